@@ -1,0 +1,537 @@
+//! The exact Euler characteristic curve (ECC) of a 1D, 2D or 3D field.
+//!
+//! The field is a cubical complex filtered by its values; the ECC lists `chi(K_t)` for every
+//! distinct value `t`, where `K_t` is the sublevel (or superlevel) complex. Two constructions:
+//!
+//! * [`Construction::TopCells`]: each voxel is a top-dimensional cell (a square in 2D, a cube in
+//!   3D); every lower cell takes the **minimum** of the voxels that contain it. Foreground voxels
+//!   touching at an edge or a corner are connected: 8-connectivity in 2D, 26 in 3D. This is the
+//!   setting of Wang, Wagner and Chen (SoCG 2022) and the default.
+//! * [`Construction::Vertices`]: each voxel is a vertex; edges, squares and cubes between them
+//!   take the **maximum** of their corners (the lower-star filtration of the Morse-Smale
+//!   literature). Foreground voxels are connected only through faces: 4-connectivity in 2D, 6 in 3D.
+//!
+//! The superlevel ECC is the sublevel ECC of `-f`, listed from the largest value down.
+//!
+//! The computation follows the paper: each voxel adds to the histogram bin of its own value the
+//! signed count of the cells it introduces ([`kernel`]); the curve is the prefix sum of that
+//! histogram. The field is streamed in slabs of whole planes with a one-voxel collar, slabs in
+//! parallel on all threads of the current rayon pool. Memory beyond the field: per thread, one
+//! padded slab of keys and (for fields of at most 2^16 distinct possible values) a histogram; for
+//! u32, i32, f32 and f64 fields, which may have as many distinct values as voxels, one packed
+//! (key, change) entry per voxel (8 bytes, 16 for u32/i32/f64) and a sort buffer of the same size.
+
+pub mod crossings;
+mod kernel;
+pub mod naive;
+mod radix;
+
+use crate::control::Control;
+use crate::field::{Dtype, Key, Sample, ScalarField};
+use crate::with_samples;
+use rayon::prelude::*;
+use std::fmt;
+use std::str::FromStr;
+
+/// How voxels become cells; see the module docs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Construction {
+    #[default]
+    #[serde(rename = "top-cells")]
+    TopCells,
+    #[serde(rename = "vertices")]
+    Vertices,
+}
+
+impl Construction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Construction::TopCells => "top-cells",
+            Construction::Vertices => "vertices",
+        }
+    }
+
+    /// One line for exports and help texts.
+    pub fn description(self) -> &'static str {
+        match self {
+            Construction::TopCells => {
+                "voxels are top-dimensional cells, lower cells take the minimum of the voxels \
+                 containing them (8-connected in 2D, 26-connected in 3D)"
+            }
+            Construction::Vertices => {
+                "voxels are vertices, higher cells take the maximum of their vertices \
+                 (4-connected in 2D, 6-connected in 3D)"
+            }
+        }
+    }
+}
+
+impl fmt::Display for Construction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Construction {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "top-cells" | "top" => Ok(Construction::TopCells),
+            "vertices" | "vertex" => Ok(Construction::Vertices),
+            _ => Err(format!("unknown construction '{s}' (expected top-cells or vertices)")),
+        }
+    }
+}
+
+/// Which sets grow along the curve.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Filtration {
+    /// `{f <= t}` for increasing `t`.
+    #[default]
+    Sublevel,
+    /// `{f >= t}` for decreasing `t`.
+    Superlevel,
+}
+
+impl Filtration {
+    pub fn name(self) -> &'static str {
+        match self {
+            Filtration::Sublevel => "sublevel",
+            Filtration::Superlevel => "superlevel",
+        }
+    }
+}
+
+/// What to do with NaN (and infinite) samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NanPolicy {
+    /// Refuse fields with NaN or infinite samples, reporting how many there are.
+    #[default]
+    Reject,
+    /// NaN voxels are absent from every sublevel set (like voxels outside the grid); infinite
+    /// samples are kept as ordinary values (-inf enters first, +inf last).
+    Absent,
+}
+
+impl NanPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            NanPolicy::Reject => "reject",
+            NanPolicy::Absent => "absent",
+        }
+    }
+}
+
+impl FromStr for NanPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "reject" => Ok(NanPolicy::Reject),
+            "absent" => Ok(NanPolicy::Absent),
+            _ => Err(format!("unknown NaN policy '{s}' (expected reject or absent)")),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EccOptions {
+    pub construction: Construction,
+    pub filtration: Filtration,
+    pub nan: NanPolicy,
+    /// Voxels per streamed slab (rounded to whole planes, at least one plane). The result does
+    /// not depend on it; tests vary it to prove that.
+    pub chunk_voxels: usize,
+}
+
+impl Default for EccOptions {
+    fn default() -> Self {
+        EccOptions {
+            construction: Construction::TopCells,
+            filtration: Filtration::Sublevel,
+            nan: NanPolicy::Reject,
+            chunk_voxels: 1 << 20,
+        }
+    }
+}
+
+/// An Euler characteristic curve: `chi[i]` is the Euler characteristic of the sublevel set at
+/// `thresholds[i]` (superlevel: thresholds decrease). Thresholds are the field's distinct values,
+/// exactly (every supported dtype converts to f64 without rounding).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ecc {
+    pub dtype: Dtype,
+    pub construction: Construction,
+    pub filtration: Filtration,
+    pub thresholds: Vec<f64>,
+    pub chi: Vec<i64>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum EccError {
+    #[error(
+        "{nan} NaN and {inf} infinite samples; pass --nan absent to leave NaN voxels out of every \
+         sublevel set and keep infinities as ordinary values"
+    )]
+    NonFinite { nan: usize, inf: usize },
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Computes the ECC of `field` on all threads of the current rayon pool.
+pub fn ecc(field: &ScalarField, opts: &EccOptions, ctl: &Control) -> Result<Ecc, EccError> {
+    if opts.nan == NanPolicy::Reject {
+        let (nan, inf) = count_non_finite(field);
+        if nan + inf > 0 {
+            return Err(EccError::NonFinite { nan, inf });
+        }
+    }
+    let geo = Geometry::of(field);
+    with_samples!(field.samples(), v => ecc_typed(v, &geo, opts, ctl))
+}
+
+/// Counts NaN and infinite samples (zero for integer fields).
+pub fn count_non_finite(field: &ScalarField) -> (usize, usize) {
+    fn count<T: Sample>(v: &[T]) -> (usize, usize) {
+        if !T::DTYPE.is_float() {
+            return (0, 0);
+        }
+        v.par_iter()
+            .fold(|| (0, 0), |(n, i), s| (n + s.is_nan() as usize, i + s.is_infinite() as usize))
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    }
+    with_samples!(field.samples(), v => count(v))
+}
+
+/// How the field is cut into lines, planes and slabs. 3D fields are streamed in slabs of
+/// z-planes, each plane `lines` rows of `x`; 1D and 2D fields in slabs of rows (a "plane" is one
+/// row), which the 2D kernel sees with absent rows above and below in 1D.
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    x: usize,
+    lines: usize,
+    planes: usize,
+    three_d: bool,
+}
+
+impl Geometry {
+    fn of(field: &ScalarField) -> Self {
+        let [x, y, z] = field.dims();
+        if field.ndim() == 3 {
+            Geometry { x, lines: y, planes: z, three_d: true }
+        } else {
+            Geometry { x, lines: 1, planes: y, three_d: false }
+        }
+    }
+
+    fn plane_voxels(&self) -> usize {
+        self.x * self.lines
+    }
+
+    /// Padded lines per padded plane, and the padding before the first line.
+    fn padded_lines(&self) -> (usize, usize) {
+        if self.three_d { (self.lines + 2, 1) } else { (1, 0) }
+    }
+
+    fn planes_per_chunk(&self, chunk_voxels: usize) -> usize {
+        (chunk_voxels / self.plane_voxels()).clamp(1, self.planes)
+    }
+}
+
+/// Keys that can be packed with a per-voxel change into one sortable entry, for fields whose
+/// distinct values are too many for a direct histogram.
+trait EccKey: Key {
+    type Entry: Copy + Send + Sync + Default;
+    fn pack(self, change: i8) -> Self::Entry;
+    fn unpack(e: Self::Entry) -> (Self, i8);
+    fn sort(entries: &mut Vec<Self::Entry>);
+}
+
+macro_rules! impl_ecc_key_32 {
+    ($t:ty) => {
+        impl EccKey for $t {
+            type Entry = u64;
+            #[inline(always)]
+            fn pack(self, change: i8) -> u64 {
+                (((self as i32 as u32) ^ 0x8000_0000) as u64) << 32 | (change as u8 ^ 0x80) as u64
+            }
+            #[inline(always)]
+            fn unpack(e: u64) -> (Self, i8) {
+                ((((e >> 32) as u32) ^ 0x8000_0000) as i32 as $t, (e as u8 ^ 0x80) as i8)
+            }
+            fn sort(entries: &mut Vec<u64>) {
+                radix::sort_by_high_32(entries);
+            }
+        }
+    };
+}
+impl_ecc_key_32!(i16);
+impl_ecc_key_32!(i32);
+
+impl EccKey for i64 {
+    type Entry = u128;
+    #[inline(always)]
+    fn pack(self, change: i8) -> u128 {
+        ((self as u64 ^ (1 << 63)) as u128) << 64 | (change as u8 ^ 0x80) as u128
+    }
+    #[inline(always)]
+    fn unpack(e: u128) -> (Self, i8) {
+        (((e >> 64) as u64 ^ (1 << 63)) as i64, (e as u8 ^ 0x80) as i8)
+    }
+    fn sort(entries: &mut Vec<u128>) {
+        entries.par_sort_unstable();
+    }
+}
+
+fn ecc_typed<T: Sample>(
+    data: &[T],
+    geo: &Geometry,
+    opts: &EccOptions,
+    ctl: &Control,
+) -> Result<Ecc, EccError>
+where
+    T::Key: EccKey,
+{
+    let sup = opts.filtration == Filtration::Superlevel;
+    let (keys, sums) = match (opts.construction, sup) {
+        (Construction::TopCells, false) => per_value::<T, false, false>(data, geo, opts, ctl)?,
+        (Construction::TopCells, true) => per_value::<T, false, true>(data, geo, opts, ctl)?,
+        (Construction::Vertices, false) => per_value::<T, true, false>(data, geo, opts, ctl)?,
+        (Construction::Vertices, true) => per_value::<T, true, true>(data, geo, opts, ctl)?,
+    };
+    let thresholds = keys
+        .iter()
+        .map(|&k| T::from_key(if sup { !k } else { k }).to_f64())
+        .collect();
+    let chi = sums
+        .iter()
+        .scan(0i64, |acc, s| {
+            *acc += s;
+            Some(*acc)
+        })
+        .collect();
+    Ok(Ecc {
+        dtype: T::DTYPE,
+        construction: opts.construction,
+        filtration: opts.filtration,
+        thresholds,
+        chi,
+    })
+}
+
+/// The distinct keys present (in filtration order) and the summed change at each.
+type PerValue<K> = (Vec<K>, Vec<i64>);
+
+fn per_value<T: Sample, const VERT: bool, const SUP: bool>(
+    data: &[T],
+    geo: &Geometry,
+    opts: &EccOptions,
+    ctl: &Control,
+) -> Result<PerValue<T::Key>, EccError>
+where
+    T::Key: EccKey,
+{
+    let pc = geo.planes_per_chunk(opts.chunk_voxels);
+    let chunk_len = pc * geo.plane_voxels();
+    let n_chunks = geo.planes.div_ceil(pc);
+    let chunk_planes = |c: usize| (c * pc, ((c + 1) * pc).min(geo.planes));
+
+    if let Some((lo, bins)) = T::BINS {
+        // Superlevel keys are bitwise NOTs, which maps [lo, lo + bins) onto [-lo - bins, -lo).
+        let lo = if SUP { -lo - bins as i64 } else { lo };
+        let hist = (0..n_chunks)
+            .into_par_iter()
+            .try_fold(
+                || (Scratch::default(), Histogram::new(lo, bins)),
+                |(mut scratch, mut hist), c| {
+                    if ctl.cancelled() {
+                        return Err(EccError::Cancelled);
+                    }
+                    let (p0, p1) = chunk_planes(c);
+                    scratch.run::<T, VERT, SUP>(data, geo, p0, p1, |_, keys, changes| {
+                        hist.add(keys, changes)
+                    });
+                    ctl.tick(((p1 - p0) * geo.plane_voxels()) as u64);
+                    Ok((scratch, hist))
+                },
+            )
+            .map(|r| r.map(|(_, h)| h))
+            .try_reduce(|| Histogram::new(lo, bins), |a, b| Ok(a.merge(b)))?;
+        Ok(hist.into_per_value())
+    } else {
+        let mut entries = vec![<T::Key as EccKey>::Entry::default(); data.len()];
+        entries
+            .par_chunks_mut(chunk_len)
+            .enumerate()
+            .try_for_each_init(Scratch::default, |scratch, (c, out)| {
+                if ctl.cancelled() {
+                    return Err(EccError::Cancelled);
+                }
+                let (p0, p1) = chunk_planes(c);
+                scratch.run::<T, VERT, SUP>(data, geo, p0, p1, |offset, keys, changes| {
+                    let dst = &mut out[offset..offset + keys.len()];
+                    for ((d, &k), &ch) in dst.iter_mut().zip(keys).zip(changes) {
+                        *d = k.pack(ch);
+                    }
+                });
+                ctl.tick(out.len() as u64);
+                Ok(())
+            })?;
+        if ctl.cancelled() {
+            return Err(EccError::Cancelled);
+        }
+        T::Key::sort(&mut entries);
+        let mut keys: Vec<T::Key> = Vec::new();
+        let mut sums: Vec<i64> = Vec::new();
+        for &e in &entries {
+            let (k, ch) = T::Key::unpack(e);
+            if k == T::Key::ABSENT {
+                break;
+            }
+            if keys.last() == Some(&k) {
+                *sums.last_mut().expect("sums has one entry per key") += ch as i64;
+            } else {
+                keys.push(k);
+                sums.push(ch as i64);
+            }
+        }
+        Ok((keys, sums))
+    }
+}
+
+/// Per-thread buffers: one padded slab of keys and one line of changes.
+#[derive(Default)]
+struct Scratch<K> {
+    slab: Vec<K>,
+    changes: Vec<i8>,
+}
+
+impl<K: EccKey> Scratch<K> {
+    /// Computes the changes of planes `p0..p1` and hands each line to `emit` as
+    /// (offset of the line within the slab, keys of the line, changes of the line).
+    fn run<T: Sample<Key = K>, const VERT: bool, const SUP: bool>(
+        &mut self,
+        data: &[T],
+        geo: &Geometry,
+        p0: usize,
+        p1: usize,
+        mut emit: impl FnMut(usize, &[K], &[i8]),
+    ) {
+        self.fill::<T, SUP>(data, geo, p0, p1);
+        let row = geo.x + 2;
+        let (lp, pad) = geo.padded_lines();
+        self.changes.resize(geo.x, 0);
+        let slab = &self.slab;
+        let line = |p: usize, l: usize| &slab[(p * lp + l) * row..][..row];
+        for p in 1..=(p1 - p0) {
+            for l in 0..geo.lines {
+                let l = l + pad;
+                if geo.three_d {
+                    let lines = [0, 1, 2].map(|dp| [0, 1, 2].map(|dl| line(p + dp - 1, l + dl - 1)));
+                    kernel::line_3d::<K, VERT>(lines, &mut self.changes);
+                } else {
+                    let rows = [0, 1, 2].map(|dp| line(p + dp - 1, l));
+                    kernel::line_2d::<K, VERT>(rows, &mut self.changes);
+                }
+                let offset = ((p - 1) * geo.lines + l - pad) * geo.x;
+                emit(offset, &line(p, l)[1..=geo.x], &self.changes);
+            }
+        }
+    }
+
+    /// Copies planes `p0 - 1 ..= p1` as keys into the slab, with absent keys for the collar.
+    fn fill<T: Sample<Key = K>, const SUP: bool>(
+        &mut self,
+        data: &[T],
+        geo: &Geometry,
+        p0: usize,
+        p1: usize,
+    ) {
+        let row = geo.x + 2;
+        let (lp, pad) = geo.padded_lines();
+        self.slab.clear();
+        self.slab.resize(row * lp * (p1 - p0 + 2), K::ABSENT);
+        for (pi, p) in (p0 as isize - 1..=p1 as isize).enumerate() {
+            if p < 0 || p as usize >= geo.planes {
+                continue;
+            }
+            for l in 0..geo.lines {
+                let src = &data[(p as usize * geo.lines + l) * geo.x..][..geo.x];
+                let dst = &mut self.slab[(pi * lp + l + pad) * row + 1..][..geo.x];
+                for (d, &s) in dst.iter_mut().zip(src) {
+                    let k = s.to_key();
+                    *d = if SUP && k != K::ABSENT { !k } else { k };
+                }
+            }
+        }
+    }
+}
+
+/// Change sums and voxel counts per possible key, for types with at most 2^16 values.
+///
+/// The hot loop adds one packed word per voxel: the voxel count in the high 32 bits and
+/// `change + 16` (never negative) in the low 32, flushed to wide totals before the low half
+/// could overflow.
+struct Histogram {
+    lo: i64,
+    packed: Vec<u64>,
+    pending: usize,
+    sums: Vec<i64>,
+    counts: Vec<u64>,
+}
+
+impl Histogram {
+    const FLUSH_AT: usize = 1 << 26;
+
+    fn new(lo: i64, bins: usize) -> Self {
+        Histogram {
+            lo,
+            packed: vec![0; bins],
+            pending: 0,
+            sums: vec![0; bins],
+            counts: vec![0; bins],
+        }
+    }
+
+    #[inline]
+    fn add<K: Key>(&mut self, keys: &[K], changes: &[i8]) {
+        if self.pending + keys.len() > Self::FLUSH_AT {
+            self.flush();
+        }
+        self.pending += keys.len();
+        for (&k, &ch) in keys.iter().zip(changes) {
+            self.packed[(k.to_i64() - self.lo) as usize] += (1 << 32) + (ch as i64 + 16) as u64;
+        }
+    }
+
+    fn flush(&mut self) {
+        for ((p, s), c) in self.packed.iter_mut().zip(&mut self.sums).zip(&mut self.counts) {
+            let count = *p >> 32;
+            *s += (*p & 0xffff_ffff) as i64 - 16 * count as i64;
+            *c += count;
+            *p = 0;
+        }
+        self.pending = 0;
+    }
+
+    fn merge(mut self, mut other: Histogram) -> Histogram {
+        self.flush();
+        other.flush();
+        for (a, b) in self.sums.iter_mut().zip(&other.sums) {
+            *a += b;
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self
+    }
+
+    fn into_per_value<K: Key>(mut self) -> PerValue<K> {
+        self.flush();
+        let present = (0..self.counts.len()).filter(|&i| self.counts[i] > 0);
+        let keys = present.clone().map(|i| K::from_i64(self.lo + i as i64)).collect();
+        let sums = present.map(|i| self.sums[i]).collect();
+        (keys, sums)
+    }
+}

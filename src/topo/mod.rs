@@ -1,0 +1,4 @@
+//! The mathematics, as plain CPU code: the reference every other backend is tested against.
+
+pub mod ecc;
+pub mod smooth;
