@@ -244,8 +244,8 @@ impl Geometry {
 trait EccKey: Key {
     type Entry: Copy + Send + Sync + Default;
     fn pack(self, change: i8) -> Self::Entry;
-    fn unpack(e: Self::Entry) -> (Self, i8);
-    fn sort(entries: &mut Vec<Self::Entry>);
+    /// Distinct keys in increasing order with the summed change at each; absent keys dropped.
+    fn group(entries: Vec<Self::Entry>) -> PerValue<Self>;
 }
 
 macro_rules! impl_ecc_key_32 {
@@ -256,12 +256,10 @@ macro_rules! impl_ecc_key_32 {
             fn pack(self, change: i8) -> u64 {
                 (((self as i32 as u32) ^ 0x8000_0000) as u64) << 32 | (change as u8 ^ 0x80) as u64
             }
-            #[inline(always)]
-            fn unpack(e: u64) -> (Self, i8) {
-                ((((e >> 32) as u32) ^ 0x8000_0000) as i32 as $t, (e as u8 ^ 0x80) as i8)
-            }
-            fn sort(entries: &mut Vec<u64>) {
-                radix::sort_by_high_32(entries);
+            fn group(entries: Vec<u64>) -> PerValue<Self> {
+                let (keys, sums) = radix::group_by_high_32(&entries);
+                drop(entries);
+                (keys.into_iter().map(|k| (k ^ 0x8000_0000) as i32 as $t).collect(), sums)
             }
         }
     };
@@ -275,12 +273,23 @@ impl EccKey for i64 {
     fn pack(self, change: i8) -> u128 {
         ((self as u64 ^ (1 << 63)) as u128) << 64 | (change as u8 ^ 0x80) as u128
     }
-    #[inline(always)]
-    fn unpack(e: u128) -> (Self, i8) {
-        (((e >> 64) as u64 ^ (1 << 63)) as i64, (e as u8 ^ 0x80) as i8)
-    }
-    fn sort(entries: &mut Vec<u128>) {
+    fn group(mut entries: Vec<u128>) -> PerValue<Self> {
         entries.par_sort_unstable();
+        let (mut keys, mut sums) = (Vec::new(), Vec::<i64>::new());
+        for e in entries {
+            let (k, ch) = (((e >> 64) as u64 ^ (1 << 63)) as i64, (e as u8 ^ 0x80) as i8 as i64);
+            if k == i64::ABSENT {
+                break;
+            }
+            match sums.last_mut() {
+                Some(s) if keys.last() == Some(&k) => *s += ch,
+                _ => {
+                    keys.push(k);
+                    sums.push(ch);
+                }
+            }
+        }
+        (keys, sums)
     }
 }
 
@@ -381,22 +390,7 @@ where
         if ctl.cancelled() {
             return Err(EccError::Cancelled);
         }
-        T::Key::sort(&mut entries);
-        let mut keys: Vec<T::Key> = Vec::new();
-        let mut sums: Vec<i64> = Vec::new();
-        for &e in &entries {
-            let (k, ch) = T::Key::unpack(e);
-            if k == T::Key::ABSENT {
-                break;
-            }
-            if keys.last() == Some(&k) {
-                *sums.last_mut().expect("sums has one entry per key") += ch as i64;
-            } else {
-                keys.push(k);
-                sums.push(ch as i64);
-            }
-        }
-        Ok((keys, sums))
+        Ok(T::Key::group(entries))
     }
 }
 
