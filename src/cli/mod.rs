@@ -1,31 +1,110 @@
-//! The command line: `topoview ecc | info | bench`.
+//! The command line: `topoview ecc | info | bench`. Plain `topoview [FILE]` is reserved for the
+//! viewer.
 
 mod bench;
+mod ecc;
+mod info;
+mod progress;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use topoview::field::Dtype;
+use topoview::io::{Endian, OpenOptions, RawSpec};
 
 #[derive(Parser, Debug)]
-#[command(name = "topoview", version, about = "The topology of images and volumes")]
+#[command(name = "topoview", version, about = "The topology of images and volumes: Euler characteristic curves of 2D images and 3D volumes")]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// A file to open in the viewer (the viewer is not built yet; see `topoview ecc`).
+    file: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Euler characteristic curves of one or more files.
+    Ecc(ecc::EccArgs),
+    /// Dims, type, spacing, value range, distinct values and memory of a file.
+    Info(info::InfoArgs),
     /// Throughput of the ECC and smoothing on synthetic fields.
     Bench(bench::BenchArgs),
+}
+
+/// How to read input files; the raw options apply to headerless files.
+#[derive(Args, Debug, Clone)]
+pub struct InputArgs {
+    /// Read the files as headerless raw samples with these dims (x fastest), e.g. 256x256x128.
+    #[arg(long, value_name = "XxYxZ", requires = "dtype")]
+    pub dims: Option<String>,
+    /// Raw sample type: u8, i8, u16, i16, u32, i32, f32, f64.
+    #[arg(long, value_parser = parse_dtype, requires = "dims")]
+    pub dtype: Option<Dtype>,
+    /// Raw byte order.
+    #[arg(long, value_parser = ["little", "big"], default_value = "little")]
+    pub endian: String,
+    /// Raw header bytes to skip.
+    #[arg(long, default_value_t = 0, value_name = "BYTES")]
+    pub offset: u64,
+    /// Volume of a 4D NIfTI file to read (default 0).
+    #[arg(long)]
+    pub volume: Option<usize>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+fn parse_dtype(s: &str) -> Result<Dtype, String> {
+    Dtype::parse(s).ok_or_else(|| format!("unknown dtype '{s}' (u8, i8, u16, i16, u32, i32, f32, f64)"))
+}
+
+impl InputArgs {
+    pub fn open_options(&self) -> anyhow::Result<OpenOptions> {
+        let raw = match (&self.dims, self.dtype) {
+            (Some(d), Some(dtype)) => Some(RawSpec {
+                dims: topoview::io::raw::parse_dims(d).map_err(anyhow::Error::msg)?,
+                dtype,
+                endian: if self.endian == "big" { Endian::Big } else { Endian::Little },
+                offset: self.offset,
+            }),
+            _ => None,
+        };
+        Ok(OpenOptions { raw, volume: self.volume })
+    }
+
+    pub fn init_threads(&self) -> anyhow::Result<()> {
+        if let Some(n) = self.threads {
+            anyhow::ensure!(n > 0, "--threads must be at least 1");
+            rayon::ThreadPoolBuilder::new().num_threads(n).build_global()?;
+        }
+        Ok(())
+    }
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Some(Command::Bench(a)) => bench::run(a),
-        None => Ok(()),
+        Some(Command::Ecc(a)) => ecc::run(a),
+        Some(Command::Info(a)) => info::run(a),
+        Some(Command::Bench(a)) => bench::run(a).map(|_| true),
+        None => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            if let Some(f) = &cli.file {
+                eprintln!(
+                    "topoview: the viewer is not part of this build yet; try `topoview info {0}` or `topoview ecc {0}`",
+                    f.display()
+                );
+                let _ = cmd.print_help();
+                return ExitCode::from(2);
+            }
+            let _ = cmd.print_help();
+            Ok(true)
+        }
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("topoview: {e:#}");
             ExitCode::FAILURE

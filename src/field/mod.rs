@@ -6,6 +6,7 @@
 //! z; a raw file's first axis in `--dims` is x. Unused axes have size 1.
 
 mod sample;
+pub mod stats;
 
 pub use sample::{Dtype, Key, Sample};
 

@@ -193,15 +193,17 @@ pub fn ecc(field: &ScalarField, opts: &EccOptions, ctl: &Control) -> Result<Ecc,
 
 /// Counts NaN and infinite samples (zero for integer fields).
 pub fn count_non_finite(field: &ScalarField) -> (usize, usize) {
-    fn count<T: Sample>(v: &[T]) -> (usize, usize) {
-        if !T::DTYPE.is_float() {
-            return (0, 0);
-        }
-        v.par_iter()
-            .fold(|| (0, 0), |(n, i), s| (n + s.is_nan() as usize, i + s.is_infinite() as usize))
-            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    with_samples!(field.samples(), v => count_non_finite_in(v))
+}
+
+/// [`count_non_finite`] on a sample slice.
+pub fn count_non_finite_in<T: Sample>(v: &[T]) -> (usize, usize) {
+    if !T::DTYPE.is_float() {
+        return (0, 0);
     }
-    with_samples!(field.samples(), v => count(v))
+    v.par_iter()
+        .fold(|| (0, 0), |(n, i), s| (n + s.is_nan() as usize, i + s.is_infinite() as usize))
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
 /// How the field is cut into lines, planes and slabs. 3D fields are streamed in slabs of

@@ -1,0 +1,174 @@
+//! `topoview ecc FILE...`: curves, zero-crossings and exports, one file after another.
+
+use super::InputArgs;
+use super::progress::Progress;
+use anyhow::Context;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use topoview::control::Control;
+use topoview::export::{EccReport, format_threshold, write_atomic};
+use topoview::field::dims_string;
+use topoview::io::open;
+use topoview::topo::ecc::crossings::{suggested_threshold, zero_crossings};
+use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy};
+use topoview::topo::smooth::{self, SigmaUnits, Smoothing};
+
+#[derive(clap::Args, Debug)]
+pub struct EccArgs {
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// top-cells: voxels are squares/cubes, lower cells take the minimum (8/26-connected);
+    /// vertices: voxels are vertices, higher cells take the maximum (4/6-connected).
+    #[arg(long, default_value = "top-cells", value_parser = ["top-cells", "vertices"])]
+    pub construction: String,
+    /// Superlevel sets {f >= t} (the sublevel ECC of -f), thresholds decreasing.
+    #[arg(long)]
+    pub superlevel: bool,
+    /// Gaussian smoothing before the ECC, sigma in voxels (or physical units with --sigma-units).
+    #[arg(long, value_name = "SIGMA")]
+    pub smooth: Option<f64>,
+    #[arg(long, default_value = "voxels", value_parser = ["voxels", "physical"])]
+    pub sigma_units: String,
+    /// Kernel radius in sigmas.
+    #[arg(long, default_value_t = Smoothing::DEFAULT_TRUNCATE)]
+    pub truncate: f64,
+    /// NaN samples: reject the file (default), or treat NaN voxels as absent.
+    #[arg(long, default_value = "reject", value_parser = ["reject", "absent"])]
+    pub nan: String,
+    /// Write the curve as CSV (`-` for standard output; a folder when several files are given).
+    #[arg(long, value_name = "OUT")]
+    pub csv: Option<PathBuf>,
+    /// Write the curve and its zero-crossings as JSON (a folder when several files are given).
+    #[arg(long, value_name = "OUT")]
+    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+/// A file's name without its extensions (`a.nii.gz` -> `a`).
+fn stem(p: &Path) -> String {
+    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    name.rsplit_once('.').map_or(name, |(s, _)| s).to_string()
+}
+
+/// Where the export of `file` goes: `out` itself for one input, `out/<stem>.ecc.<ext>` for many.
+fn target(out: &Path, file: &Path, batch: bool, ext: &str) -> PathBuf {
+    if batch { out.join(format!("{}.ecc.{ext}", stem(file))) } else { out.to_path_buf() }
+}
+
+pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
+    args.input.init_threads()?;
+    let opts = args.input.open_options()?;
+    let batch = args.files.len() > 1;
+    if batch {
+        anyhow::ensure!(args.csv.as_deref() != Some(Path::new("-")), "--csv - writes one curve; give a folder for several files");
+        let mut seen = HashSet::new();
+        for f in &args.files {
+            anyhow::ensure!(
+                seen.insert(stem(f)),
+                "two inputs are named {}: their exports would collide; export them in separate runs",
+                stem(f)
+            );
+        }
+        for out in [&args.csv, &args.json].into_iter().flatten() {
+            std::fs::create_dir_all(out).with_context(|| format!("cannot create output folder {}", out.display()))?;
+        }
+    }
+    let ecc_opts = EccOptions {
+        construction: args.construction.parse::<Construction>().map_err(anyhow::Error::msg)?,
+        filtration: if args.superlevel { Filtration::Superlevel } else { Filtration::Sublevel },
+        nan: args.nan.parse::<NanPolicy>().map_err(anyhow::Error::msg)?,
+        ..EccOptions::default()
+    };
+    let smoothing = args.smooth.map(|sigma| Smoothing {
+        sigma,
+        units: if args.sigma_units == "physical" { SigmaUnits::Physical } else { SigmaUnits::Voxels },
+        truncate: args.truncate,
+    });
+    let progress = Progress::new();
+    let files_bar = batch.then(|| progress.bar(args.files.len() as u64, "files"));
+    let mut failures = 0;
+    for file in &args.files {
+        if let Err(e) = one(file, &opts, &ecc_opts, smoothing.as_ref(), args, batch, &progress) {
+            progress.println(&format!("topoview: {e:#}"));
+            failures += 1;
+        }
+        if let Some(b) = &files_bar {
+            progress.inc(b, 1);
+        }
+    }
+    if batch && failures > 0 {
+        progress.println(&format!("topoview: {failures} of {} files failed", args.files.len()));
+    }
+    Ok(failures == 0)
+}
+
+fn one(
+    file: &Path,
+    opts: &topoview::io::OpenOptions,
+    ecc_opts: &EccOptions,
+    smoothing: Option<&Smoothing>,
+    args: &EccArgs,
+    batch: bool,
+    progress: &Progress,
+) -> anyhow::Result<()> {
+    let name = file.display().to_string();
+    let mut field = open(file, opts)?;
+    for n in &field.notes {
+        progress.println(&format!("note: {name}: {n}"));
+    }
+    if let Some(s) = smoothing {
+        let bar = progress.bar((field.len() * field.ndim()) as u64, "smoothing");
+        let tick = |n: u64| progress.inc(&bar, n);
+        field = smooth::smooth(&field, s, &Control { progress: Some(&tick), cancel: None })
+            .with_context(|| format!("{name}: smoothing"))?;
+        bar.finish_and_clear();
+    }
+    let bar = progress.bar(field.len() as u64, "ECC");
+    let tick = |n: u64| progress.inc(&bar, n);
+    let curve = ecc::ecc(&field, ecc_opts, &Control { progress: Some(&tick), cancel: None })
+        .with_context(|| name.clone())?;
+    bar.finish_and_clear();
+
+    let report = EccReport { file: &name, field: &field, ecc: &curve, smoothing, nan: ecc_opts.nan };
+    let to_stdout = args.csv.as_deref() == Some(Path::new("-"));
+    if let Some(out) = &args.csv {
+        if to_stdout {
+            print!("{}", report.csv());
+        } else {
+            let t = target(out, file, batch, "csv");
+            write_atomic(&t, report.csv().as_bytes()).with_context(|| format!("cannot write {}", t.display()))?;
+        }
+    }
+    if let Some(out) = &args.json {
+        let t = target(out, file, batch, "json");
+        let text = serde_json::to_string_pretty(&report.json())? + "\n";
+        write_atomic(&t, text.as_bytes()).with_context(|| format!("cannot write {}", t.display()))?;
+    }
+    let summary = summary(&name, &field, &curve);
+    if to_stdout { eprintln!("{summary}") } else { println!("{summary}") }
+    Ok(())
+}
+
+fn summary(name: &str, field: &topoview::field::ScalarField, c: &ecc::Ecc) -> String {
+    let fmt = |t: f64| format_threshold(t, c.dtype);
+    let crossings = zero_crossings(c);
+    let mut s = format!(
+        "{name}: {} {}, {} {} ECC over {} distinct values",
+        dims_string(field.shape()),
+        field.dtype(),
+        c.construction,
+        c.filtration.name(),
+        c.thresholds.len()
+    );
+    if let (Some(lo), Some(hi)) = (c.chi.iter().min(), c.chi.iter().max()) {
+        s += &format!("; chi from {} to {} (min {lo}, max {hi})", c.chi[0], c.chi[c.chi.len() - 1]);
+    }
+    s += &format!("; {} zero-crossing{}", crossings.len(), if crossings.len() == 1 { "" } else { "s" });
+    match (suggested_threshold(&crossings), crossings.iter().find(|x| Some(x.last_before) == suggested_threshold(&crossings))) {
+        (Some(t), Some(x)) => s += &format!("; suggested threshold {} (chi {} then {} at {})", fmt(t), x.chi_before, x.chi_after, fmt(x.first_after)),
+        _ => s += "; no positive-to-negative crossing",
+    }
+    s
+}

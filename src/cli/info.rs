@@ -1,0 +1,60 @@
+//! `topoview info FILE...`
+
+use super::InputArgs;
+use std::path::PathBuf;
+use topoview::field::dims_string;
+use topoview::field::stats::stats;
+use topoview::io::open;
+
+#[derive(clap::Args, Debug)]
+pub struct InfoArgs {
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+/// Prints a description of each file; returns false when any could not be read.
+pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
+    args.input.init_threads()?;
+    let opts = args.input.open_options()?;
+    let mut ok = true;
+    for path in &args.files {
+        let field = match open(path, &opts) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("topoview: {e}");
+                ok = false;
+                continue;
+            }
+        };
+        let s = stats(&field);
+        let sp = &field.spacing()[..field.ndim()];
+        let extent: Vec<String> = field.shape().iter().zip(sp).map(|(&n, &d)| format!("{}", n as f64 * d)).collect();
+        println!("file:            {}", path.display());
+        println!("dims:            {} ({}D, {} voxels, x fastest)", dims_string(field.shape()), field.ndim(), field.len());
+        println!("dtype:           {}", field.dtype());
+        println!("spacing:         {} (extent {})", sp.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" x "), extent.join(" x "));
+        if let Some(a) = field.affine {
+            for (i, row) in a.iter().take(3).enumerate() {
+                println!("{:<17}{}", if i == 0 { "affine:" } else { "" }, row.iter().map(|v| format!("{v:>10.4}")).collect::<String>());
+            }
+        }
+        match s.range {
+            Some((lo, hi)) => println!("range:           {lo} to {hi}"),
+            None => println!("range:           none (every sample is NaN)"),
+        }
+        println!("distinct values: {}", s.distinct);
+        if field.dtype().is_float() {
+            println!("non-finite:      {} NaN, {} infinite", s.nan, s.infinite);
+        }
+        println!("memory:          {} bytes ({:.2} MiB)", field.samples().byte_len(), field.samples().byte_len() as f64 / 1048576.0);
+        for n in &field.notes {
+            println!("note:            {n}");
+        }
+        if args.files.len() > 1 {
+            println!();
+        }
+    }
+    Ok(ok)
+}

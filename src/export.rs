@@ -1,0 +1,123 @@
+//! Writing results: ECC curves as CSV and JSON, always atomically (a temporary file in the
+//! target's folder, renamed over the target once complete), so an interrupted export never
+//! leaves a half-written file behind.
+
+use crate::field::{Dtype, ScalarField, dims_string};
+use crate::topo::ecc::crossings::{Crossing, suggested_threshold, zero_crossings};
+use crate::topo::ecc::{Ecc, NanPolicy};
+use crate::topo::smooth::Smoothing;
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Everything an export records about where a curve came from.
+pub struct EccReport<'a> {
+    pub file: &'a str,
+    pub field: &'a ScalarField,
+    pub ecc: &'a Ecc,
+    pub smoothing: Option<&'a Smoothing>,
+    pub nan: NanPolicy,
+}
+
+/// A threshold printed exactly and briefly: integers as integers, f32 values as the shortest
+/// f32 that reads back the same.
+pub fn format_threshold(t: f64, dtype: Dtype) -> String {
+    match dtype {
+        Dtype::F32 => format!("{:?}", t as f32),
+        Dtype::F64 => format!("{t:?}"),
+        _ => format!("{}", t as i64),
+    }
+}
+
+impl EccReport<'_> {
+    fn smoothing_text(&self) -> String {
+        match self.smoothing {
+            None => "none".into(),
+            Some(s) => format!(
+                "gaussian sigma={} {:?} (per axis in voxels: {:?}), truncate={}, boundary=reflect",
+                s.sigma,
+                s.units,
+                &s.sigma_voxels(self.field)[..self.field.ndim()],
+                s.truncate
+            )
+            .to_lowercase(),
+        }
+    }
+
+    /// `# key: value` header lines, then `threshold,chi`.
+    pub fn csv(&self) -> String {
+        let e = self.ecc;
+        let mut s = String::with_capacity(64 + 24 * e.chi.len());
+        s += &format!("# topoview {} Euler characteristic curve\n", env!("CARGO_PKG_VERSION"));
+        s += &format!("# file: {}\n", self.file);
+        s += &format!("# field: {} {}\n", dims_string(self.field.shape()), self.field.dtype());
+        s += &format!("# construction: {} ({})\n", e.construction, e.construction.description());
+        s += &format!("# filtration: {}\n", e.filtration.name());
+        s += &format!("# smoothing: {}\n", self.smoothing_text());
+        s += &format!("# nan: {}\n", self.nan.name());
+        s += "threshold,chi\n";
+        for (t, c) in e.thresholds.iter().zip(&e.chi) {
+            s += &format_threshold(*t, e.dtype);
+            s.push(',');
+            s += &c.to_string();
+            s.push('\n');
+        }
+        s
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        let e = self.ecc;
+        let num = |t: f64| -> serde_json::Value {
+            if t.is_finite() {
+                serde_json::from_str(&format_threshold(t, e.dtype)).unwrap_or(serde_json::Value::Null)
+            } else {
+                serde_json::Value::String(if t > 0.0 { "Infinity".into() } else { "-Infinity".into() })
+            }
+        };
+        let crossings = zero_crossings(e);
+        let cross = |c: &Crossing| {
+            serde_json::json!({
+                "direction": c.direction,
+                "last_before": num(c.last_before),
+                "first_after": num(c.first_after),
+                "chi_before": c.chi_before,
+                "chi_after": c.chi_after,
+            })
+        };
+        serde_json::json!({
+            "topoview_version": env!("CARGO_PKG_VERSION"),
+            "file": self.file,
+            "dims": self.field.shape(),
+            "dtype": self.field.dtype(),
+            "spacing": &self.field.spacing()[..self.field.ndim()],
+            "construction": e.construction,
+            "construction_description": e.construction.description(),
+            "filtration": e.filtration,
+            "smoothing": self.smoothing.map(|s| serde_json::json!({
+                "sigma": s.sigma,
+                "units": s.units,
+                "sigma_voxels": &s.sigma_voxels(self.field)[..self.field.ndim()],
+                "truncate": s.truncate,
+                "boundary": "reflect",
+            })),
+            "nan": self.nan,
+            "distinct_values": e.thresholds.len(),
+            "threshold": e.thresholds.iter().map(|&t| num(t)).collect::<Vec<_>>(),
+            "chi": e.chi,
+            "zero_crossings": crossings.iter().map(cross).collect::<Vec<_>>(),
+            "suggested_threshold": suggested_threshold(&crossings).map(num),
+        })
+    }
+}

@@ -1,0 +1,64 @@
+//! PNG and JPEG through the `image` crate: 8- and 16-bit grayscale kept as u8/u16, colour
+//! converted to luminance (with a note), alpha dropped (with a note). x is the column, y the row
+//! from the top.
+
+use super::{LUMINANCE_NOTE, luminance, make_field};
+use crate::field::{Samples, ScalarField};
+use image::DynamicImage;
+use std::path::Path;
+
+pub fn read(path: &Path) -> Result<ScalarField, String> {
+    let img = image::ImageReader::open(path)
+        .map_err(|e| super::io_message(&e))?
+        .with_guessed_format()
+        .map_err(|e| e.to_string())?
+        .decode()
+        .map_err(|e| format!("cannot decode image: {e}"))?;
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let mut notes = Vec::new();
+    let alpha = "alpha channel ignored".to_string();
+    let samples = match img {
+        DynamicImage::ImageLuma8(b) => Samples::U8(b.into_raw()),
+        DynamicImage::ImageLuma16(b) => Samples::U16(b.into_raw()),
+        DynamicImage::ImageLumaA8(b) => {
+            notes.push(alpha);
+            Samples::U8(b.into_raw().chunks_exact(2).map(|p| p[0]).collect())
+        }
+        DynamicImage::ImageLumaA16(b) => {
+            notes.push(alpha);
+            Samples::U16(b.into_raw().chunks_exact(2).map(|p| p[0]).collect())
+        }
+        DynamicImage::ImageRgb8(b) => {
+            notes.push(LUMINANCE_NOTE.into());
+            Samples::U8(luminance(&b.into_raw(), 3, |l| l as u8))
+        }
+        DynamicImage::ImageRgba8(b) => {
+            notes.extend([LUMINANCE_NOTE.into(), alpha]);
+            Samples::U8(luminance(&b.into_raw(), 4, |l| l as u8))
+        }
+        DynamicImage::ImageRgb16(b) => {
+            notes.push(LUMINANCE_NOTE.into());
+            Samples::U16(luminance(&b.into_raw(), 3, |l| l as u16))
+        }
+        DynamicImage::ImageRgba16(b) => {
+            notes.extend([LUMINANCE_NOTE.into(), alpha]);
+            Samples::U16(luminance(&b.into_raw(), 4, |l| l as u16))
+        }
+        DynamicImage::ImageRgb32F(b) => {
+            notes.push(LUMINANCE_NOTE.into());
+            Samples::F32(luminance_f32(&b.into_raw(), 3))
+        }
+        DynamicImage::ImageRgba32F(b) => {
+            notes.extend([LUMINANCE_NOTE.into(), alpha]);
+            Samples::F32(luminance_f32(&b.into_raw(), 4))
+        }
+        other => return Err(format!("unsupported pixel type {:?}", other.color())),
+    };
+    let mut field = make_field(&[w, h], samples, [1.0; 3])?;
+    field.notes = notes;
+    Ok(field)
+}
+
+pub(crate) fn luminance_f32(rgb: &[f32], channels: usize) -> Vec<f32> {
+    rgb.chunks_exact(channels).map(|p| 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2]).collect()
+}

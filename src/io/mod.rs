@@ -1,0 +1,255 @@
+//! Readers: one `open(path)` that sniffs the format, one module per format.
+//!
+//! Every reader returns an error naming the file and what is wrong with it; none panics on a
+//! bad file (the parsers are fuzzed, see `docs/FUZZING.md`). Formats: PNG and JPEG
+//! ([`image2d`]), TIFF pages and stacks ([`tiff`]), NIfTI-1 and NIfTI-2, plain or gzipped
+//! ([`nifti`]), NRRD ([`nrrd`]), MetaImage ([`metaimage`]) and headerless raw data ([`raw`]).
+
+pub mod image2d;
+pub mod metaimage;
+pub mod nifti;
+pub mod nrrd;
+pub mod raw;
+pub mod tiff;
+
+use crate::field::{Dtype, Sample, Samples, ScalarField};
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// A file that could not be read, and why; displays as `path: problem`.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("{}: {message}", path.display())]
+pub struct ReadError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl ReadError {
+    pub fn new(path: &Path, message: impl Into<String>) -> Self {
+        ReadError { path: path.to_path_buf(), message: message.into() }
+    }
+}
+
+/// Byte order of multi-byte samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Endian {
+    #[default]
+    Little,
+    Big,
+}
+
+impl Endian {
+    pub fn native() -> Endian {
+        if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little }
+    }
+}
+
+/// How to read a headerless raw file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawSpec {
+    /// x first (fastest), 1 to 3 axes.
+    pub dims: Vec<usize>,
+    pub dtype: Dtype,
+    pub endian: Endian,
+    /// Bytes to skip before the samples.
+    pub offset: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OpenOptions {
+    /// Read the file as raw samples with this layout, whatever its name.
+    pub raw: Option<RawSpec>,
+    /// Which volume of a 4D file to read (default 0).
+    pub volume: Option<usize>,
+}
+
+/// Reads the image or volume at `path`, recognising its format from its first bytes (and, for
+/// headerless raw files, from its name or `opts.raw`).
+pub fn open(path: &Path, opts: &OpenOptions) -> Result<ScalarField, ReadError> {
+    let err = |m: String| ReadError::new(path, m);
+    let meta = std::fs::metadata(path).map_err(|e| err(io_message(&e)))?;
+    if meta.is_dir() {
+        return Err(err("is a directory, not an image or volume file".into()));
+    }
+    if let Some(spec) = &opts.raw {
+        return raw::read(path, spec).map_err(err);
+    }
+    if meta.len() == 0 {
+        return Err(err("empty file (0 bytes)".into()));
+    }
+    let mut head = Vec::with_capacity(1024);
+    File::open(path)
+        .and_then(|f| f.take(1024).read_to_end(&mut head))
+        .map_err(|e| err(io_message(&e)))?;
+    let ext = extension(path);
+    let result = if head.starts_with(b"\x89PNG\r\n\x1a\n") || head.starts_with(&[0xff, 0xd8, 0xff]) {
+        image2d::read(path)
+    } else if head.starts_with(b"II*\0") || head.starts_with(b"MM\0*") || head.starts_with(b"II+\0") || head.starts_with(b"MM\0+") {
+        tiff::read(path)
+    } else if head.starts_with(b"NRRD000") {
+        nrrd::read(path)
+    } else if head.starts_with(&[0x1f, 0x8b]) || nifti::looks_like(&head) {
+        nifti::read(path, opts.volume)
+    } else if matches!(ext.as_str(), "mha" | "mhd") || metaimage::looks_like(&head) {
+        metaimage::read(path)
+    } else if let Some(spec) = raw::spec_from_name(path) {
+        raw::read(path, &spec)
+    } else if matches!(ext.as_str(), "raw" | "bin" | "dat" | "img") {
+        Err(format!(
+            "headerless .{ext} file: give its layout with --dims XxYxZ --dtype TYPE, or name it \
+             like name_256x256x256_uint8.raw"
+        ))
+    } else {
+        Err("unrecognised format (not PNG, JPEG, TIFF, NIfTI, NRRD or MetaImage); for headerless \
+             raw data pass --dims and --dtype"
+            .into())
+    };
+    result.map_err(err)
+}
+
+/// Lower-case extension, looking through a trailing `.gz`.
+pub(crate) fn extension(path: &Path) -> String {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    name.rsplit_once('.').map(|(_, e)| e.to_string()).unwrap_or_default()
+}
+
+pub(crate) fn io_message(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Opens `path` for buffered reading, with a message naming it on failure.
+pub(crate) fn open_file(path: &Path) -> Result<BufReader<File>, String> {
+    let f = File::open(path).map_err(|e| format!("{}: {}", path.display(), io_message(&e)))?;
+    if f.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(format!("{} is a directory", path.display()));
+    }
+    Ok(BufReader::with_capacity(1 << 20, f))
+}
+
+/// Skips `n` bytes of a stream; errors when it ends first.
+pub(crate) fn skip(r: &mut impl Read, n: u64, what: &str) -> Result<(), String> {
+    let got = std::io::copy(&mut r.take(n), &mut std::io::sink()).map_err(|e| e.to_string())?;
+    if got < n {
+        return Err(format!("truncated: file ends {} bytes into the {n} bytes of {what}", got));
+    }
+    Ok(())
+}
+
+/// Reads into `buf` until it is full or the stream ends; returns the bytes read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, String> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("read failed after {got} bytes of voxel data: {e}")),
+        }
+    }
+    Ok(got)
+}
+
+/// Reads `n` samples of `dtype` in byte order `endian`.
+///
+/// Memory grows with the data actually read (in steps of 64 MiB), so a header that lies about
+/// its dims makes a "truncated" error, not an allocation of the claimed size.
+pub(crate) fn read_samples(r: &mut impl Read, dtype: Dtype, n: usize, endian: Endian) -> Result<Samples, String> {
+    fn typed<T: Sample>(r: &mut impl Read, n: usize, swap: bool) -> Result<Samples, String> {
+        let size = std::mem::size_of::<T>();
+        let total = n.checked_mul(size).ok_or("voxel data size overflows")?;
+        let step = ((64 << 20) / size).max(1);
+        let mut v: Vec<T> = Vec::new();
+        while v.len() < n {
+            let old = v.len();
+            let want = step.min(n - old);
+            v.try_reserve(want).map_err(|_| format!("cannot allocate {total} bytes for the voxel data"))?;
+            v.resize(old + want, T::zeroed());
+            let got = read_full(r, bytemuck::cast_slice_mut(&mut v[old..]))?;
+            if got < want * size {
+                return Err(format!(
+                    "truncated: expected {total} bytes of voxel data, found {}",
+                    old * size + got
+                ));
+            }
+        }
+        if swap && size > 1 {
+            for s in bytemuck::cast_slice_mut::<T, u8>(&mut v).chunks_exact_mut(size) {
+                s.reverse();
+            }
+        }
+        Ok(T::wrap(v))
+    }
+    let swap = endian != Endian::native();
+    match dtype {
+        Dtype::U8 => typed::<u8>(r, n, swap),
+        Dtype::I8 => typed::<i8>(r, n, swap),
+        Dtype::U16 => typed::<u16>(r, n, swap),
+        Dtype::I16 => typed::<i16>(r, n, swap),
+        Dtype::U32 => typed::<u32>(r, n, swap),
+        Dtype::I32 => typed::<i32>(r, n, swap),
+        Dtype::F32 => typed::<f32>(r, n, swap),
+        Dtype::F64 => typed::<f64>(r, n, swap),
+    }
+}
+
+/// Samples of `dtype` from numbers parsed out of a text format; integers must be exact and in range.
+pub(crate) fn samples_from_f64(dtype: Dtype, vals: &[f64]) -> Result<Samples, String> {
+    fn ints<T: TryFrom<i64>>(vals: &[f64], dtype: Dtype) -> Result<Vec<T>, String> {
+        vals.iter()
+            .map(|&v| {
+                let i = v as i64;
+                if i as f64 != v {
+                    return Err(format!("sample {v} is not a {dtype} value"));
+                }
+                T::try_from(i).map_err(|_| format!("sample {v} is out of range for {dtype}"))
+            })
+            .collect()
+    }
+    Ok(match dtype {
+        Dtype::U8 => Samples::U8(ints(vals, dtype)?),
+        Dtype::I8 => Samples::I8(ints(vals, dtype)?),
+        Dtype::U16 => Samples::U16(ints(vals, dtype)?),
+        Dtype::I16 => Samples::I16(ints(vals, dtype)?),
+        Dtype::U32 => Samples::U32(ints(vals, dtype)?),
+        Dtype::I32 => Samples::I32(ints(vals, dtype)?),
+        Dtype::F32 => Samples::F32(vals.iter().map(|&v| v as f32).collect()),
+        Dtype::F64 => Samples::F64(vals.to_vec()),
+    })
+}
+
+/// Checks a dims list read from a header: 1 to 3 axes, none empty, product addressable.
+pub(crate) fn check_dims(dims: &[usize]) -> Result<usize, String> {
+    use crate::field::{checked_voxels, dims_string};
+    if dims.is_empty() || dims.len() > 3 {
+        return Err(format!("{} axes: topoview reads 1D, 2D and 3D data", dims.len()));
+    }
+    if let Some(a) = dims.iter().position(|&d| d == 0) {
+        return Err(format!("axis {a} has size 0 (dims {})", dims_string(dims)));
+    }
+    checked_voxels(dims).ok_or_else(|| format!("dims {} overflow: too many voxels", dims_string(dims)))
+}
+
+/// Builds the field, turning a geometry error into a message.
+pub(crate) fn make_field(dims: &[usize], samples: Samples, spacing: [f64; 3]) -> Result<ScalarField, String> {
+    ScalarField::new(dims, samples)
+        .and_then(|f| f.with_spacing(spacing))
+        .map_err(|e| e.to_string())
+}
+
+/// Rec. 709 luminance of 8- or 16-bit RGB pixels with integer truncation, as the `image` crate
+/// computes it, so PNG and TIFF colour images convert alike.
+pub(crate) fn luminance<T: Copy + Into<u32>>(rgb: &[T], channels: usize, from: impl Fn(u32) -> T) -> Vec<T> {
+    rgb.chunks_exact(channels)
+        .map(|p| from((2126 * p[0].into() + 7152 * p[1].into() + 722 * p[2].into()) / 10000))
+        .collect()
+}
+
+/// The note attached to fields converted from colour.
+pub(crate) const LUMINANCE_NOTE: &str =
+    "colour image converted to luminance (Rec. 709 weights 0.2126 R + 0.7152 G + 0.0722 B)";

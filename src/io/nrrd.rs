@@ -1,0 +1,286 @@
+//! NRRD (`.nrrd` with attached data, `.nhdr` with a detached data file): raw, gzip and ascii
+//! encodings, 1 to 3 axes, spacing from `spacings` or the lengths of `space directions`.
+
+use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
+use crate::field::{Dtype, Samples, ScalarField};
+use flate2::read::MultiGzDecoder;
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    Raw,
+    Gzip,
+    Ascii,
+}
+
+/// The fields of a NRRD header that topoview uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Header {
+    pub dtype: Dtype,
+    pub dims: Vec<usize>,
+    pub encoding: Encoding,
+    pub endian: Endian,
+    pub spacing: Option<Vec<f64>>,
+    /// Detached data file as written in the header (relative to the header's folder).
+    pub data_file: Option<String>,
+    /// Bytes to skip before the data; -1 (raw only) means "the data end the file".
+    pub byte_skip: i64,
+    pub line_skip: u64,
+}
+
+fn dtype(name: &str) -> Result<Dtype, String> {
+    Ok(match name {
+        "uchar" | "unsigned char" | "uint8" | "uint8_t" => Dtype::U8,
+        "signed char" | "int8" | "int8_t" => Dtype::I8,
+        "short" | "short int" | "signed short" | "signed short int" | "int16" | "int16_t" => Dtype::I16,
+        "ushort" | "unsigned short" | "unsigned short int" | "uint16" | "uint16_t" => Dtype::U16,
+        "int" | "signed int" | "int32" | "int32_t" => Dtype::I32,
+        "uint" | "unsigned int" | "uint32" | "uint32_t" => Dtype::U32,
+        "float" => Dtype::F32,
+        "double" => Dtype::F64,
+        "block" => return Err("type 'block' is not supported".into()),
+        _ if name.contains("long") || name.contains("64") => {
+            return Err(format!("type '{name}' (64-bit integer) is not supported"));
+        }
+        _ => return Err(format!("unknown NRRD type '{name}'")),
+    })
+}
+
+/// Parses the header lines (everything up to the blank line that precedes attached data).
+pub fn parse_header(text: &str) -> Result<Header, String> {
+    let mut lines = text.lines();
+    let magic = lines.next().unwrap_or("");
+    if !magic.starts_with("NRRD000") {
+        return Err("not a NRRD file (no NRRD000x magic)".into());
+    }
+    let (mut ty, mut dimension, mut sizes, mut encoding) = (None, None, None, None);
+    let mut h = Header {
+        dtype: Dtype::U8,
+        dims: Vec::new(),
+        encoding: Encoding::Raw,
+        endian: Endian::Little,
+        spacing: None,
+        data_file: None,
+        byte_skip: 0,
+        line_skip: 0,
+    };
+    let mut endian = None;
+    let mut directions = None;
+    for line in lines {
+        if line.is_empty() {
+            break;
+        }
+        if line.starts_with('#') || line.contains(":=") {
+            continue;
+        }
+        let Some((key, value)) = line.split_once(": ") else {
+            return Err(format!("bad header line '{}'", line.chars().take(60).collect::<String>()));
+        };
+        let value = value.trim();
+        match key.to_ascii_lowercase().as_str() {
+            "type" => ty = Some(dtype(value)?),
+            "dimension" => {
+                dimension = Some(value.parse::<usize>().map_err(|_| format!("bad dimension '{value}'"))?)
+            }
+            "sizes" => {
+                let s: Result<Vec<usize>, _> = value.split_whitespace().map(str::parse).collect();
+                sizes = Some(s.map_err(|_| format!("bad sizes '{value}'"))?);
+            }
+            "encoding" => {
+                encoding = Some(match value {
+                    "raw" => Encoding::Raw,
+                    "gzip" | "gz" => Encoding::Gzip,
+                    "ascii" | "text" | "txt" => Encoding::Ascii,
+                    _ => return Err(format!("encoding '{value}' is not supported (raw, gzip, ascii are)")),
+                })
+            }
+            "endian" => {
+                endian = Some(match value {
+                    "little" => Endian::Little,
+                    "big" => Endian::Big,
+                    _ => return Err(format!("bad endian '{value}'")),
+                })
+            }
+            "spacings" => {
+                let s: Result<Vec<f64>, _> = value.split_whitespace().map(str::parse).collect();
+                h.spacing = Some(s.map_err(|_| format!("bad spacings '{value}'"))?);
+            }
+            "space directions" => directions = Some(parse_directions(value)?),
+            "data file" | "datafile" => {
+                if value.starts_with("LIST") || value.contains('%') {
+                    return Err("multi-file data ('data file: LIST' or a pattern) is not supported".into());
+                }
+                h.data_file = Some(value.to_string());
+            }
+            "byte skip" | "byteskip" => {
+                h.byte_skip = value.parse().map_err(|_| format!("bad byte skip '{value}'"))?;
+                if h.byte_skip < -1 {
+                    return Err(format!("bad byte skip {}", h.byte_skip));
+                }
+            }
+            "line skip" | "lineskip" => h.line_skip = value.parse().map_err(|_| format!("bad line skip '{value}'"))?,
+            _ => {}
+        }
+    }
+    h.dtype = ty.ok_or("header has no 'type' field")?;
+    let dimension = dimension.ok_or("header has no 'dimension' field")?;
+    h.dims = sizes.ok_or("header has no 'sizes' field")?;
+    h.encoding = encoding.ok_or("header has no 'encoding' field")?;
+    if h.dims.len() != dimension {
+        return Err(format!("dimension {dimension} but {} sizes", h.dims.len()));
+    }
+    check_dims(&h.dims)?;
+    if h.dtype.size() > 1 && h.encoding != Encoding::Ascii {
+        h.endian = endian.ok_or("header has no 'endian' field for multi-byte samples")?;
+    }
+    if h.byte_skip == -1 && h.encoding != Encoding::Raw {
+        return Err("byte skip -1 is only allowed with raw encoding".into());
+    }
+    if let Some(dirs) = directions {
+        if dirs.len() != dimension {
+            return Err(format!("{} space directions for {dimension} axes", dirs.len()));
+        }
+        h.spacing = Some(dirs.iter().map(|d| d.as_ref().map_or(f64::NAN, |v| v.iter().map(|x| x * x).sum::<f64>().sqrt())).collect());
+    }
+    Ok(h)
+}
+
+/// `(1,0,0) (0,1,0) none` into vectors (None for non-spatial axes).
+fn parse_directions(value: &str) -> Result<Vec<Option<Vec<f64>>>, String> {
+    value
+        .split_whitespace()
+        .map(|t| {
+            if t == "none" {
+                return Ok(None);
+            }
+            let inner = t.strip_prefix('(').and_then(|t| t.strip_suffix(')')).ok_or(format!("bad space direction '{t}'"))?;
+            let v: Result<Vec<f64>, _> = inner.split(',').map(|x| x.trim().parse::<f64>()).collect();
+            v.map(Some).map_err(|_| format!("bad space direction '{t}'"))
+        })
+        .collect()
+}
+
+pub fn read(path: &Path) -> Result<ScalarField, String> {
+    let mut r = open_file(path)?;
+    let mut text = String::new();
+    let mut line = Vec::new();
+    let mut blank = false;
+    while text.len() < 1 << 20 {
+        line.clear();
+        if r.read_until(b'\n', &mut line).map_err(|e| e.to_string())? == 0 {
+            break;
+        }
+        let l = String::from_utf8_lossy(&line);
+        let l = l.trim_end_matches(['\n', '\r']);
+        if l.is_empty() {
+            blank = true;
+            break;
+        }
+        text.push_str(l);
+        text.push('\n');
+    }
+    let h = parse_header(&text)?;
+    let n = check_dims(&h.dims)?;
+    let samples = match &h.data_file {
+        Some(f) => {
+            let data_path: PathBuf = path.parent().unwrap_or(Path::new(".")).join(f);
+            let d = open_file(&data_path).map_err(|e| format!("data file: {e}"))?;
+            let len = std::fs::metadata(&data_path).map(|m| m.len()).ok();
+            read_data(d, &h, n, len).map_err(|e| format!("data file {}: {e}", data_path.display()))?
+        }
+        None if !blank => return Err("header has no data file and no attached data".into()),
+        None => {
+            let available = if h.byte_skip == -1 { Some(remaining_after_header(path)?) } else { None };
+            read_data(r, &h, n, available)?
+        }
+    };
+    let mut spacing = [1.0; 3];
+    let mut notes = Vec::new();
+    if let Some(s) = &h.spacing {
+        for (a, &v) in s.iter().enumerate().take(3) {
+            if v.is_finite() && v > 0.0 {
+                spacing[a] = v;
+            } else {
+                notes.push(format!("axis {a} has no usable spacing; using 1"));
+            }
+        }
+    }
+    let mut field = make_field(&h.dims, samples, spacing)?;
+    field.notes = notes;
+    Ok(field)
+}
+
+/// Bytes after the attached header, counted exactly (for `byte skip: -1`).
+fn remaining_after_header(path: &Path) -> Result<u64, String> {
+    let mut r = open_file(path)?;
+    let mut consumed = 0u64;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let k = r.read_until(b'\n', &mut line).map_err(|e| e.to_string())?;
+        if k == 0 {
+            break;
+        }
+        consumed += k as u64;
+        if line == b"\n" || line == b"\r\n" {
+            break;
+        }
+    }
+    let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    Ok(len.saturating_sub(consumed))
+}
+
+/// Reads the samples from a stream positioned at the data; `available` is the number of bytes
+/// the stream holds, when known (needed for `byte skip: -1`).
+fn read_data(mut r: impl BufRead, h: &Header, n: usize, available: Option<u64>) -> Result<Samples, String> {
+    for _ in 0..h.line_skip {
+        let mut l = Vec::new();
+        if r.read_until(b'\n', &mut l).map_err(|e| e.to_string())? == 0 {
+            return Err("data end inside the skipped lines".into());
+        }
+    }
+    match h.encoding {
+        Encoding::Raw => {
+            if h.byte_skip == -1 {
+                let need = (n * h.dtype.size()) as u64;
+                let have = available.ok_or("byte skip -1 needs a plain file")?;
+                let extra = have.checked_sub(need).ok_or_else(|| {
+                    format!("truncated: expected {need} bytes of voxel data, found {have}")
+                })?;
+                skip(&mut r, extra, "the skipped bytes")?;
+            } else {
+                skip(&mut r, h.byte_skip as u64, "the skipped bytes")?;
+            }
+            read_samples(&mut r, h.dtype, n, h.endian)
+        }
+        Encoding::Gzip => {
+            let mut z = MultiGzDecoder::new(r);
+            skip(&mut z, h.byte_skip as u64, "the skipped bytes")?;
+            read_samples(&mut z, h.dtype, n, h.endian).map_err(|e| {
+                if e.contains("invalid") || e.contains("corrupt") { format!("bad gzip data: {e}") } else { e }
+            })
+        }
+        Encoding::Ascii => {
+            skip(&mut r, h.byte_skip as u64, "the skipped bytes")?;
+            read_ascii(r, h.dtype, n)
+        }
+    }
+}
+
+/// Whitespace- or comma-separated numbers.
+fn read_ascii(mut r: impl Read, dtype: Dtype, n: usize) -> Result<Samples, String> {
+    let mut text = String::new();
+    r.read_to_string(&mut text).map_err(|e| format!("ascii data: {e}"))?;
+    let mut vals = Vec::with_capacity(n.min(1 << 24));
+    for tok in text.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()) {
+        if vals.len() == n {
+            break;
+        }
+        vals.push(tok.parse::<f64>().map_err(|_| format!("bad ascii sample '{tok}'"))?);
+    }
+    if vals.len() < n {
+        return Err(format!("truncated: expected {n} ascii samples, found {}", vals.len()));
+    }
+    super::samples_from_f64(dtype, &vals)
+}
