@@ -22,3 +22,19 @@ pub fn field_of(dtype: Dtype, dims: &[usize], vals: &[f64]) -> ScalarField {
 pub fn data(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
+
+/// The first `edge` voxels along each axis of `f` (a corner crop), as an f64 field.
+pub fn crop(f: &ScalarField, edge: usize) -> ScalarField {
+    let d = f.dims();
+    let e: Vec<usize> = f.shape().iter().map(|&n| n.min(edge)).collect();
+    let [ex, ey, ez] = [e[0], *e.get(1).unwrap_or(&1), *e.get(2).unwrap_or(&1)];
+    let mut v = Vec::with_capacity(ex * ey * ez);
+    for z in 0..ez {
+        for y in 0..ey {
+            for x in 0..ex {
+                v.push(f.samples().get_f64(x + d[0] * (y + d[1] * z)));
+            }
+        }
+    }
+    field_of(f.dtype(), &e, &v)
+}
