@@ -44,9 +44,11 @@ fn one_bright_voxel_leaves_a_hole_or_a_void() {
     for c in BOTH {
         let e = curve(&[5, 5], &grid([5, 5, 1], |x, y, _| if (x, y) == (2, 2) { 9.0 } else { 1.0 }), c);
         assert_eq!(e.chi, vec![0, 1], "2D {c}: an annulus, then a disc");
-        let e = curve(&[5, 5, 5], &grid([5, 5, 5], |x, y, z| if (x, y, z) == (2, 2, 2) { 9.0 } else { 1.0 }), c);
+        let e =
+            curve(&[5, 5, 5], &grid([5, 5, 5], |x, y, z| if (x, y, z) == (2, 2, 2) { 9.0 } else { 1.0 }), c);
         assert_eq!(e.chi, vec![2, 1], "3D {c}: a shell around a void, then a ball");
-        let e = curve(&[5, 5, 5], &grid([5, 5, 5], |x, y, z| if (x, y, z) == (0, 2, 2) { 9.0 } else { 1.0 }), c);
+        let e =
+            curve(&[5, 5, 5], &grid([5, 5, 5], |x, y, z| if (x, y, z) == (0, 2, 2) { 9.0 } else { 1.0 }), c);
         assert_eq!(e.chi, vec![1, 1], "3D {c}: a dent on the boundary");
     }
 }
@@ -57,7 +59,11 @@ fn checkerboards() {
         let v = grid([n, n, 1], |x, y, _| ((x + y) % 2) as f64);
         let nn = (n * n) as i64;
         // Top-cells: the dark squares touch at corners; V - E + F = (n+1)^2 - 2 - 2n^2 + n^2/2.
-        assert_eq!(curve(&[n, n], &v, Construction::TopCells).chi, vec![-nn / 2 + 2 * n as i64 - 1, 1], "n={n}");
+        assert_eq!(
+            curve(&[n, n], &v, Construction::TopCells).chi,
+            vec![-nn / 2 + 2 * n as i64 - 1, 1],
+            "n={n}"
+        );
         // Vertices: the dark pixels are isolated points.
         assert_eq!(curve(&[n, n], &v, Construction::Vertices).chi, vec![nn / 2, 1], "n={n}");
         let v3 = grid([n, n, n], |x, y, z| ((x + y + z) % 2) as f64);
@@ -84,7 +90,9 @@ fn hollow_cube_is_a_sphere() {
 
 #[test]
 fn rings_are_circles() {
-    let ring = |x: usize, y: usize| (1..=5).contains(&x) && (1..=5).contains(&y) && (x == 1 || x == 5 || y == 1 || y == 5);
+    let ring = |x: usize, y: usize| {
+        (1..=5).contains(&x) && (1..=5).contains(&y) && (x == 1 || x == 5 || y == 1 || y == 5)
+    };
     let v = grid([7, 7, 1], |x, y, _| if ring(x, y) { 0.0 } else { 1.0 });
     let v3 = grid([7, 7, 3], |x, y, z| if z == 1 && ring(x, y) { 0.0 } else { 1.0 });
     for c in BOTH {
@@ -92,7 +100,8 @@ fn rings_are_circles() {
         assert_eq!(curve(&[7, 7, 3], &v3, c).chi, vec![0, 1], "solid torus {c}");
     }
     // A diagonal ring is closed only with 8-connectivity (top-cells).
-    let diamond = grid([5, 5, 1], |x, y, _| if (x as i32 - 2).abs() + (y as i32 - 2).abs() == 2 { 0.0 } else { 1.0 });
+    let diamond =
+        grid([5, 5, 1], |x, y, _| if (x as i32 - 2).abs() + (y as i32 - 2).abs() == 2 { 0.0 } else { 1.0 });
     assert_eq!(curve(&[5, 5], &diamond, Construction::TopCells).chi, vec![0, 1]);
     assert_eq!(curve(&[5, 5], &diamond, Construction::Vertices).chi, vec![8, 1]);
 }
@@ -100,10 +109,18 @@ fn rings_are_circles() {
 #[test]
 fn superlevel_is_sublevel_of_the_negation() {
     let f = open(&data("nipy_some_blobs.nii"), &OpenOptions::default()).unwrap();
-    let neg = f.with_samples(topoview::field::Samples::F64((0..f.len()).map(|i| -f.samples().get_f64(i)).collect())).unwrap();
+    let neg = f
+        .with_samples(topoview::field::Samples::F64((0..f.len()).map(|i| -f.samples().get_f64(i)).collect()))
+        .unwrap();
     for c in BOTH {
-        let sup = ecc(&f, &EccOptions { construction: c, filtration: Filtration::Superlevel, ..EccOptions::default() }, &Control::default()).unwrap();
-        let sub = ecc(&neg, &EccOptions { construction: c, ..EccOptions::default() }, &Control::default()).unwrap();
+        let sup = ecc(
+            &f,
+            &EccOptions { construction: c, filtration: Filtration::Superlevel, ..EccOptions::default() },
+            &Control::default(),
+        )
+        .unwrap();
+        let sub =
+            ecc(&neg, &EccOptions { construction: c, ..EccOptions::default() }, &Control::default()).unwrap();
         assert_eq!(sup.chi, sub.chi);
         assert_eq!(sup.thresholds, sub.thresholds.iter().map(|t| -t).collect::<Vec<_>>());
     }
@@ -111,13 +128,20 @@ fn superlevel_is_sublevel_of_the_negation() {
 
 #[test]
 fn emri_copies_give_identical_curves() {
-    let names = ["pydicom_emri_small.nii.gz", "pydicom_emri_small_64x64x10_uint16_le.raw", "pydicom_emri_small_stack_uint16.tif"];
+    let names = [
+        "pydicom_emri_small.nii.gz",
+        "pydicom_emri_small_64x64x10_uint16_le.raw",
+        "pydicom_emri_small_stack_uint16.tif",
+    ];
     for c in BOTH {
         for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
             let opts = EccOptions { construction: c, filtration, nan: NanPolicy::Reject, chunk_voxels: 4096 };
             let curves: Vec<Ecc> = names
                 .iter()
-                .map(|n| ecc(&open(&data(n), &OpenOptions::default()).unwrap(), &opts, &Control::default()).unwrap())
+                .map(|n| {
+                    ecc(&open(&data(n), &OpenOptions::default()).unwrap(), &opts, &Control::default())
+                        .unwrap()
+                })
                 .collect();
             assert_eq!(curves[0], curves[1]);
             assert_eq!(curves[0], curves[2]);
@@ -130,13 +154,26 @@ fn emri_copies_give_identical_curves() {
 fn every_bundled_file_matches_the_naive_count() {
     // The naive reference allocates per cell, so the 8.7M-voxel MNI template is cropped.
     use topoview::topo::ecc::naive;
-    for name in ["camera.png", "coins.png", "mpl_jacksboro_dem_int16.tif", "mni152_t1_09a.nii.gz", "nipy_some_blobs.nii", "pydicom_emri_small.nii.gz", "multipage_2x15x10.tif", "nibabel_standard_4x5x7.nii.gz"] {
+    for name in [
+        "camera.png",
+        "coins.png",
+        "mpl_jacksboro_dem_int16.tif",
+        "mni152_t1_09a.nii.gz",
+        "nipy_some_blobs.nii",
+        "pydicom_emri_small.nii.gz",
+        "multipage_2x15x10.tif",
+        "nibabel_standard_4x5x7.nii.gz",
+    ] {
         let f = open(&data(name), &OpenOptions::default()).unwrap();
         let crop = if f.len() > 1 << 20 { common::crop(&f, 48) } else { f };
         for c in BOTH {
             for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
                 let opts = EccOptions { construction: c, filtration, ..EccOptions::default() };
-                assert_eq!(ecc(&crop, &opts, &Control::default()).unwrap(), naive::ecc(&crop, c, filtration), "{name} {c}");
+                assert_eq!(
+                    ecc(&crop, &opts, &Control::default()).unwrap(),
+                    naive::ecc(&crop, c, filtration),
+                    "{name} {c}"
+                );
             }
         }
     }

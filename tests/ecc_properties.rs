@@ -6,7 +6,7 @@ use common::field_of;
 use proptest::prelude::*;
 use topoview::control::Control;
 use topoview::field::Dtype;
-use topoview::topo::ecc::{self, naive, Construction, EccOptions, Filtration, NanPolicy};
+use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy, naive};
 
 fn dtype() -> impl Strategy<Value = Dtype> {
     prop::sample::select(Dtype::ALL.to_vec())
@@ -37,14 +37,15 @@ fn values(dtype: Dtype, n: usize, levels: u32) -> impl Strategy<Value = Vec<f64>
 }
 
 fn case() -> impl Strategy<Value = (Dtype, Vec<usize>, Vec<f64>)> {
-    (dtype(), 1usize..=3, prop::sample::select(vec![1u32, 2, 3, 5, 40, 100_000]))
-        .prop_flat_map(|(dt, ndim, levels)| {
+    (dtype(), 1usize..=3, prop::sample::select(vec![1u32, 2, 3, 5, 40, 100_000])).prop_flat_map(
+        |(dt, ndim, levels)| {
             let max = if ndim == 3 { 4 } else { 6 };
             prop::collection::vec(1usize..=max, ndim).prop_flat_map(move |dims| {
                 let n = dims.iter().product();
                 (Just(dt), Just(dims), values(dt, n, levels))
             })
-        })
+        },
+    )
 }
 
 fn all_options(chunk_voxels: usize) -> Vec<EccOptions> {

@@ -38,13 +38,20 @@ fn axis_order_is_x_fastest() {
     assert_eq!((blobs.shape(), blobs.dtype()), (&[27, 32, 23][..], Dtype::F32));
     // A raw file read with explicit flags, first axis x.
     let spec = RawSpec { dims: vec![64, 64, 10], dtype: Dtype::U16, endian: Endian::Little, offset: 0 };
-    let raw = open(&data("pydicom_emri_small_64x64x10_uint16_le.raw"), &OpenOptions { raw: Some(spec), volume: None }).unwrap();
+    let raw = open(
+        &data("pydicom_emri_small_64x64x10_uint16_le.raw"),
+        &OpenOptions { raw: Some(spec), volume: None },
+    )
+    .unwrap();
     let nii_emri = read(&data("pydicom_emri_small.nii.gz"));
     assert_eq!(raw.samples(), nii_emri.samples());
     // Voxel (x=5, y=7, z=3) of the raw file is sample 5 + 64 * (7 + 64 * 3).
     let bytes = std::fs::read(data("pydicom_emri_small_64x64x10_uint16_le.raw")).unwrap();
     let i = 5 + 64 * (7 + 64 * 3);
-    assert_eq!(raw.samples().get_f64(raw.index(5, 7, 3)), u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]) as f64);
+    assert_eq!(
+        raw.samples().get_f64(raw.index(5, 7, 3)),
+        u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]) as f64
+    );
 }
 
 #[test]
@@ -69,7 +76,7 @@ struct Nifti {
 impl Nifti {
     fn bytes(&self, data_le: &[u8], elem: usize) -> Vec<u8> {
         let v1 = self.version == 1;
-        let (len, off) = if v1 { (348, 352) } else { (540, 544) };
+        let (len, off): (i32, usize) = if v1 { (348, 352) } else { (540, 544) };
         let mut h = vec![0u8; off];
         let big = self.big;
         let put = |h: &mut Vec<u8>, at: usize, mut b: Vec<u8>| {
@@ -78,7 +85,7 @@ impl Nifti {
             }
             h[at..at + b.len()].copy_from_slice(&b);
         };
-        put(&mut h, 0, (len as i32).to_le_bytes().to_vec());
+        put(&mut h, 0, len.to_le_bytes().to_vec());
         let mut dim = vec![self.dims.len() as i64];
         dim.extend(&self.dims);
         dim.resize(8, 1);
@@ -141,12 +148,23 @@ fn nifti_every_dtype_version_byte_order_and_gzip() {
     let tmp = tempfile::tempdir().unwrap();
     let vals: Vec<f64> = (0..60).map(|i| ((i * 37) % 101) as f64 - 20.0).collect();
     for dt in Dtype::ALL {
-        let vals: Vec<f64> = vals.iter().map(|v| if matches!(dt, Dtype::U8 | Dtype::U16 | Dtype::U32) { v.abs() } else { *v }).collect();
+        let vals: Vec<f64> = vals
+            .iter()
+            .map(|v| if matches!(dt, Dtype::U8 | Dtype::U16 | Dtype::U32) { v.abs() } else { *v })
+            .collect();
         let want = field_of(dt, &[3, 4, 5], &vals);
         let (bytes, elem) = le_bytes(want.samples());
         for version in [1, 2] {
             for big in [false, true] {
-                let n = Nifti { version, big, dims: vec![3, 4, 5], datatype: code(dt), slope: 0.0, inter: 0.0, pixdim: [0.5, 2.0, 3.0] };
+                let n = Nifti {
+                    version,
+                    big,
+                    dims: vec![3, 4, 5],
+                    datatype: code(dt),
+                    slope: 0.0,
+                    inter: 0.0,
+                    pixdim: [0.5, 2.0, 3.0],
+                };
                 let file = n.bytes(&bytes, elem);
                 let p = tmp.path().join(format!("{dt}_{version}_{big}.nii"));
                 std::fs::write(&p, &file).unwrap();
@@ -155,7 +173,10 @@ fn nifti_every_dtype_version_byte_order_and_gzip() {
                 assert_eq!(got.shape(), &[3, 4, 5]);
                 assert_eq!(got.spacing(), [0.5, 2.0, 3.0]);
                 let gz = tmp.path().join(format!("{dt}_{version}_{big}.nii.gz"));
-                let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+                let mut enc = flate2::write::GzEncoder::new(
+                    std::fs::File::create(&gz).unwrap(),
+                    flate2::Compression::fast(),
+                );
                 enc.write_all(&file).unwrap();
                 enc.finish().unwrap();
                 assert_eq!(read(&gz).samples(), want.samples(), "{dt} v{version} big={big} gz");
@@ -173,7 +194,15 @@ fn nifti_scaling_follows_nibabel() {
         std::fs::write(&p, n.bytes(&b, e)).unwrap();
         read(&p)
     };
-    let base = |dt: Dtype, version: u8, slope: f64, inter: f64| Nifti { version, big: false, dims: vec![4], datatype: code(dt), slope, inter, pixdim: [1.0; 3] };
+    let base = |dt: Dtype, version: u8, slope: f64, inter: f64| Nifti {
+        version,
+        big: false,
+        dims: vec![4],
+        datatype: code(dt),
+        slope,
+        inter,
+        pixdim: [1.0; 3],
+    };
     let i16s = Samples::I16(vec![-3, 0, 7, 1000]);
     // Identity scaling keeps integers.
     assert_eq!(write("a.nii", base(Dtype::I16, 1, 1.0, 0.0), &i16s).samples(), &i16s);
@@ -202,7 +231,15 @@ fn nifti_4d_picks_a_volume() {
     let tmp = tempfile::tempdir().unwrap();
     let s = Samples::U8((0..16).collect());
     let (b, e) = le_bytes(&s);
-    let n = Nifti { version: 1, big: false, dims: vec![2, 2, 2, 2], datatype: 2, slope: 0.0, inter: 0.0, pixdim: [1.0; 3] };
+    let n = Nifti {
+        version: 1,
+        big: false,
+        dims: vec![2, 2, 2, 2],
+        datatype: 2,
+        slope: 0.0,
+        inter: 0.0,
+        pixdim: [1.0; 3],
+    };
     let p = tmp.path().join("four.nii");
     std::fs::write(&p, n.bytes(&b, e)).unwrap();
     let first = read(&p);
@@ -228,7 +265,11 @@ fn nrrd_attached_detached_gzip_ascii() {
     let tmp = tempfile::tempdir().unwrap();
     let emri = read(&data("pydicom_emri_small.nii.gz"));
     let (bytes, _) = le_bytes(emri.samples());
-    let head = |enc: &str, extra: &str| format!("NRRD0004\n# a comment\ntype: unsigned short\ndimension: 3\nsizes: 64 64 10\nendian: little\nencoding: {enc}\nspace directions: (0.5,0,0) (0,0.5,0) (0,0,3)\nkey:=value\n{extra}");
+    let head = |enc: &str, extra: &str| {
+        format!(
+            "NRRD0004\n# a comment\ntype: unsigned short\ndimension: 3\nsizes: 64 64 10\nendian: little\nencoding: {enc}\nspace directions: (0.5,0,0) (0,0.5,0) (0,0,3)\nkey:=value\n{extra}"
+        )
+    };
     let p = tmp.path().join("a.nrrd");
     std::fs::write(&p, [head("raw", "\n").as_bytes(), &bytes].concat()).unwrap();
     let a = read(&p);
@@ -259,7 +300,11 @@ fn metaimage_local_detached_and_compressed() {
     let tmp = tempfile::tempdir().unwrap();
     let emri = read(&data("pydicom_emri_small.nii.gz"));
     let (bytes, _) = le_bytes(emri.samples());
-    let head = |extra: &str, file: &str| format!("ObjectType = Image\nNDims = 3\nDimSize = 64 64 10\nElementType = MET_USHORT\nElementSpacing = 1 1 2.5\nElementByteOrderMSB = False\n{extra}ElementDataFile = {file}\n");
+    let head = |extra: &str, file: &str| {
+        format!(
+            "ObjectType = Image\nNDims = 3\nDimSize = 64 64 10\nElementType = MET_USHORT\nElementSpacing = 1 1 2.5\nElementByteOrderMSB = False\n{extra}ElementDataFile = {file}\n"
+        )
+    };
     let p = tmp.path().join("a.mha");
     std::fs::write(&p, [head("", "LOCAL").as_bytes(), &bytes].concat()).unwrap();
     let a = read(&p);
@@ -274,13 +319,15 @@ fn metaimage_local_detached_and_compressed() {
     let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
     z.write_all(&bytes).unwrap();
     let p = tmp.path().join("c.mha");
-    std::fs::write(&p, [head("CompressedData = True\n", "LOCAL").as_bytes(), &z.finish().unwrap()].concat()).unwrap();
+    std::fs::write(&p, [head("CompressedData = True\n", "LOCAL").as_bytes(), &z.finish().unwrap()].concat())
+        .unwrap();
     assert_eq!(read(&p).samples(), emri.samples());
 
     // Big-endian samples.
     let be: Vec<u8> = bytes.chunks(2).flat_map(|c| [c[1], c[0]]).collect();
     let p = tmp.path().join("d.mha");
-    std::fs::write(&p, [head("", "LOCAL").replace("MSB = False", "MSB = True").as_bytes(), &be].concat()).unwrap();
+    std::fs::write(&p, [head("", "LOCAL").replace("MSB = False", "MSB = True").as_bytes(), &be].concat())
+        .unwrap();
     assert_eq!(read(&p).samples(), emri.samples());
 }
 

@@ -81,7 +81,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = if args.threads.is_empty() { vec![1, cores] } else { args.threads.clone() };
     let e = args.size;
-    println!("topoview {} bench: {} logical cores, best of {}", env!("CARGO_PKG_VERSION"), cores, args.repeat);
+    println!(
+        "topoview {} bench: {} logical cores, best of {}",
+        env!("CARGO_PKG_VERSION"),
+        cores,
+        args.repeat
+    );
     println!("{:<34} {:>7} {:>10} {:>10} {:>12}", "case", "threads", "seconds", "GVox/s", "GVox/s/core");
     let cases: Vec<(String, ScalarField, Option<Smoothing>)> = vec![
         (format!("ECC 3D u8 noise {e}^3"), noise_u8(&[e, e, e]), None),

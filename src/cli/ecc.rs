@@ -62,7 +62,10 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
     let opts = args.input.open_options()?;
     let batch = args.files.len() > 1;
     if batch {
-        anyhow::ensure!(args.csv.as_deref() != Some(Path::new("-")), "--csv - writes one curve; give a folder for several files");
+        anyhow::ensure!(
+            args.csv.as_deref() != Some(Path::new("-")),
+            "--csv - writes one curve; give a folder for several files"
+        );
         let mut seen = HashSet::new();
         for f in &args.files {
             anyhow::ensure!(
@@ -72,7 +75,8 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
             );
         }
         for out in [&args.csv, &args.json].into_iter().flatten() {
-            std::fs::create_dir_all(out).with_context(|| format!("cannot create output folder {}", out.display()))?;
+            std::fs::create_dir_all(out)
+                .with_context(|| format!("cannot create output folder {}", out.display()))?;
         }
     }
     let ecc_opts = EccOptions {
@@ -138,7 +142,8 @@ fn one(
             print!("{}", report.csv());
         } else {
             let t = target(out, file, batch, "csv");
-            write_atomic(&t, report.csv().as_bytes()).with_context(|| format!("cannot write {}", t.display()))?;
+            write_atomic(&t, report.csv().as_bytes())
+                .with_context(|| format!("cannot write {}", t.display()))?;
         }
     }
     if let Some(out) = &args.json {
@@ -147,7 +152,11 @@ fn one(
         write_atomic(&t, text.as_bytes()).with_context(|| format!("cannot write {}", t.display()))?;
     }
     let summary = summary(&name, &field, &curve);
-    if to_stdout { eprintln!("{summary}") } else { println!("{summary}") }
+    if to_stdout {
+        eprintln!("{summary}")
+    } else {
+        println!("{summary}")
+    }
     Ok(())
 }
 
@@ -166,8 +175,19 @@ fn summary(name: &str, field: &topoview::field::ScalarField, c: &ecc::Ecc) -> St
         s += &format!("; chi from {} to {} (min {lo}, max {hi})", c.chi[0], c.chi[c.chi.len() - 1]);
     }
     s += &format!("; {} zero-crossing{}", crossings.len(), if crossings.len() == 1 { "" } else { "s" });
-    match (suggested_threshold(&crossings), crossings.iter().find(|x| Some(x.last_before) == suggested_threshold(&crossings))) {
-        (Some(t), Some(x)) => s += &format!("; suggested threshold {} (chi {} then {} at {})", fmt(t), x.chi_before, x.chi_after, fmt(x.first_after)),
+    match (
+        suggested_threshold(&crossings),
+        crossings.iter().find(|x| Some(x.last_before) == suggested_threshold(&crossings)),
+    ) {
+        (Some(t), Some(x)) => {
+            s += &format!(
+                "; suggested threshold {} (chi {} then {} at {})",
+                fmt(t),
+                x.chi_before,
+                x.chi_after,
+                fmt(x.first_after)
+            )
+        }
         _ => s += "; no positive-to-negative crossing",
     }
     s

@@ -30,14 +30,28 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
         };
         let s = stats(&field);
         let sp = &field.spacing()[..field.ndim()];
-        let extent: Vec<String> = field.shape().iter().zip(sp).map(|(&n, &d)| format!("{}", n as f64 * d)).collect();
+        let extent: Vec<String> =
+            field.shape().iter().zip(sp).map(|(&n, &d)| format!("{}", n as f64 * d)).collect();
         println!("file:            {}", path.display());
-        println!("dims:            {} ({}D, {} voxels, x fastest)", dims_string(field.shape()), field.ndim(), field.len());
+        println!(
+            "dims:            {} ({}D, {} voxels, x fastest)",
+            dims_string(field.shape()),
+            field.ndim(),
+            field.len()
+        );
         println!("dtype:           {}", field.dtype());
-        println!("spacing:         {} (extent {})", sp.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" x "), extent.join(" x "));
+        println!(
+            "spacing:         {} (extent {})",
+            sp.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" x "),
+            extent.join(" x ")
+        );
         if let Some(a) = field.affine {
             for (i, row) in a.iter().take(3).enumerate() {
-                println!("{:<17}{}", if i == 0 { "affine:" } else { "" }, row.iter().map(|v| format!("{v:>10.4}")).collect::<String>());
+                println!(
+                    "{:<17}{}",
+                    if i == 0 { "affine:" } else { "" },
+                    row.iter().map(|v| format!("{v:>10.4}")).collect::<String>()
+                );
             }
         }
         match s.range {
@@ -48,7 +62,11 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
         if field.dtype().is_float() {
             println!("non-finite:      {} NaN, {} infinite", s.nan, s.infinite);
         }
-        println!("memory:          {} bytes ({:.2} MiB)", field.samples().byte_len(), field.samples().byte_len() as f64 / 1048576.0);
+        println!(
+            "memory:          {} bytes ({:.2} MiB)",
+            field.samples().byte_len(),
+            field.samples().byte_len() as f64 / 1048576.0
+        );
         for n in &field.notes {
             println!("note:            {n}");
         }

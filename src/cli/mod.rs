@@ -13,7 +13,11 @@ use topoview::field::Dtype;
 use topoview::io::{Endian, OpenOptions, RawSpec};
 
 #[derive(Parser, Debug)]
-#[command(name = "topoview", version, about = "The topology of images and volumes: Euler characteristic curves of 2D images and 3D volumes")]
+#[command(
+    name = "topoview",
+    version,
+    about = "The topology of images and volumes: Euler characteristic curves of 2D images and 3D volumes"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

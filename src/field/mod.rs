@@ -125,11 +125,7 @@ impl ScalarField {
         }
         let expected = checked_voxels(dims).ok_or_else(|| FieldError::TooLarge(dims_string(dims)))?;
         if expected != samples.len() {
-            return Err(FieldError::LengthMismatch {
-                dims: dims_string(dims),
-                expected,
-                got: samples.len(),
-            });
+            return Err(FieldError::LengthMismatch { dims: dims_string(dims), expected, got: samples.len() });
         }
         let mut d = [1; 3];
         d[..dims.len()].copy_from_slice(dims);

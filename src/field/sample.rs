@@ -24,16 +24,8 @@ pub enum Dtype {
 }
 
 impl Dtype {
-    pub const ALL: [Dtype; 8] = [
-        Dtype::U8,
-        Dtype::I8,
-        Dtype::U16,
-        Dtype::I16,
-        Dtype::U32,
-        Dtype::I32,
-        Dtype::F32,
-        Dtype::F64,
-    ];
+    pub const ALL: [Dtype; 8] =
+        [Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16, Dtype::U32, Dtype::I32, Dtype::F32, Dtype::F64];
 
     /// Bytes per sample.
     pub fn size(self) -> usize {
@@ -113,9 +105,7 @@ impl_key!(i32);
 impl_key!(i64);
 
 /// A native sample type.
-pub trait Sample:
-    bytemuck::Pod + Send + Sync + PartialOrd + fmt::Debug + fmt::Display + 'static
-{
+pub trait Sample: bytemuck::Pod + Send + Sync + PartialOrd + fmt::Debug + fmt::Display + 'static {
     const DTYPE: Dtype;
     type Key: Key;
     /// For types with at most 2^16 values: the smallest key and the number of keys, so that a
@@ -250,7 +240,18 @@ mod tests {
         check_order(&[i16::MIN, -1, 0, i16::MAX]);
         check_order(&[0u32, 1, u32::MAX - 1, u32::MAX]);
         check_order(&[i32::MIN, -1, 0, i32::MAX]);
-        let f = [f32::NEG_INFINITY, -f32::MAX, -1.5, -f32::MIN_POSITIVE, -1e-45, 0.0, 1e-45, 2.5, f32::MAX, f32::INFINITY];
+        let f = [
+            f32::NEG_INFINITY,
+            -f32::MAX,
+            -1.5,
+            -f32::MIN_POSITIVE,
+            -1e-45,
+            0.0,
+            1e-45,
+            2.5,
+            f32::MAX,
+            f32::INFINITY,
+        ];
         check_order(&f);
         let d = [f64::NEG_INFINITY, -1e300, -1.0, -5e-324, 0.0, 5e-324, 1.0, f64::MAX, f64::INFINITY];
         check_order(&d);

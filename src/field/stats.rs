@@ -16,10 +16,13 @@ pub struct Stats {
 
 pub fn stats(field: &ScalarField) -> Stats {
     fn typed<T: Sample>(v: &[T]) -> Stats {
-        let mut keys: Vec<T::Key> = v.par_iter().map(|s| s.to_key()).filter(|&k| k != T::Key::ABSENT).collect();
+        let mut keys: Vec<T::Key> =
+            v.par_iter().map(|s| s.to_key()).filter(|&k| k != T::Key::ABSENT).collect();
         keys.par_sort_unstable();
         keys.dedup();
-        let range = keys.first().map(|&lo| (T::from_key(lo).to_f64(), T::from_key(*keys.last().expect("non-empty")).to_f64()));
+        let range = keys
+            .first()
+            .map(|&lo| (T::from_key(lo).to_f64(), T::from_key(*keys.last().expect("non-empty")).to_f64()));
         let (nan, infinite) = crate::topo::ecc::count_non_finite_in(v);
         Stats { range, distinct: keys.len(), nan, infinite }
     }

@@ -99,10 +99,10 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
     h.data_file = data_file.ok_or("header has no ElementDataFile")?;
     h.dtype = ty.ok_or("header has no ElementType")?;
     h.dims = dims.ok_or("header has no DimSize")?;
-    if let Some(n) = ndims {
-        if n != h.dims.len() {
-            return Err(format!("NDims {n} but DimSize has {} sizes", h.dims.len()));
-        }
+    if let Some(n) = ndims
+        && n != h.dims.len()
+    {
+        return Err(format!("NDims {n} but DimSize has {} sizes", h.dims.len()));
     }
     check_dims(&h.dims)?;
     if h.header_size < -1 || (h.header_size == -1 && h.compressed) {
@@ -137,11 +137,15 @@ pub fn read(path: &Path) -> Result<ScalarField, String> {
         (Box::new(r), len.saturating_sub(consumed))
     } else {
         let p = path.parent().unwrap_or(Path::new(".")).join(&h.data_file);
-        let len = std::fs::metadata(&p).map_err(|e| format!("data file {}: {}", p.display(), super::io_message(&e)))?.len();
+        let len = std::fs::metadata(&p)
+            .map_err(|e| format!("data file {}: {}", p.display(), super::io_message(&e)))?
+            .len();
         (Box::new(open_file(&p)?), len)
     };
     let skip_bytes = if h.header_size == -1 {
-        available.checked_sub(need).ok_or_else(|| format!("truncated: expected {need} bytes of voxel data, found {available}"))?
+        available
+            .checked_sub(need)
+            .ok_or_else(|| format!("truncated: expected {need} bytes of voxel data, found {available}"))?
     } else {
         h.header_size as u64
     };

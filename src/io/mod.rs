@@ -79,13 +79,15 @@ pub fn open(path: &Path, opts: &OpenOptions) -> Result<ScalarField, ReadError> {
         return Err(err("empty file (0 bytes)".into()));
     }
     let mut head = Vec::with_capacity(1024);
-    File::open(path)
-        .and_then(|f| f.take(1024).read_to_end(&mut head))
-        .map_err(|e| err(io_message(&e)))?;
+    File::open(path).and_then(|f| f.take(1024).read_to_end(&mut head)).map_err(|e| err(io_message(&e)))?;
     let ext = extension(path);
     let result = if head.starts_with(b"\x89PNG\r\n\x1a\n") || head.starts_with(&[0xff, 0xd8, 0xff]) {
         image2d::read(path)
-    } else if head.starts_with(b"II*\0") || head.starts_with(b"MM\0*") || head.starts_with(b"II+\0") || head.starts_with(b"MM\0+") {
+    } else if head.starts_with(b"II*\0")
+        || head.starts_with(b"MM\0*")
+        || head.starts_with(b"II+\0")
+        || head.starts_with(b"MM\0+")
+    {
         tiff::read(path)
     } else if head.starts_with(b"NRRD000") {
         nrrd::read(path)
@@ -159,7 +161,12 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, String> {
 ///
 /// Memory grows with the data actually read (in steps of 64 MiB), so a header that lies about
 /// its dims makes a "truncated" error, not an allocation of the claimed size.
-pub(crate) fn read_samples(r: &mut impl Read, dtype: Dtype, n: usize, endian: Endian) -> Result<Samples, String> {
+pub(crate) fn read_samples(
+    r: &mut impl Read,
+    dtype: Dtype,
+    n: usize,
+    endian: Endian,
+) -> Result<Samples, String> {
     fn typed<T: Sample>(r: &mut impl Read, n: usize, swap: bool) -> Result<Samples, String> {
         let size = std::mem::size_of::<T>();
         let total = n.checked_mul(size).ok_or("voxel data size overflows")?;
@@ -237,9 +244,7 @@ pub(crate) fn check_dims(dims: &[usize]) -> Result<usize, String> {
 
 /// Builds the field, turning a geometry error into a message.
 pub(crate) fn make_field(dims: &[usize], samples: Samples, spacing: [f64; 3]) -> Result<ScalarField, String> {
-    ScalarField::new(dims, samples)
-        .and_then(|f| f.with_spacing(spacing))
-        .map_err(|e| e.to_string())
+    ScalarField::new(dims, samples).and_then(|f| f.with_spacing(spacing)).map_err(|e| e.to_string())
 }
 
 /// Rec. 709 luminance of 8- or 16-bit RGB pixels with integer truncation, as the `image` crate

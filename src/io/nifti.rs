@@ -90,7 +90,8 @@ pub fn parse_header(b: &[u8]) -> Result<Header, String> {
         return Err(format!("truncated NIfTI-{version} header: {} of {len} bytes", b.len()));
     }
     let f = Fields { b, e: endian };
-    let (magic_at, ndim, dim_at) = if version == 1 { (344, f.i16(40) as i64, 42) } else { (4, f.i64(16), 24) };
+    let (magic_at, ndim, dim_at) =
+        if version == 1 { (344, f.i16(40) as i64, 42) } else { (4, f.i64(16), 24) };
     let magic = &b[magic_at..magic_at + 4];
     let paired = match (version, magic) {
         (1, b"n+1\0") | (2, b"n+2\0") => false,
@@ -103,7 +104,8 @@ pub fn parse_header(b: &[u8]) -> Result<Header, String> {
     let dims: Vec<i64> = (0..ndim as usize)
         .map(|i| if version == 1 { f.i16(dim_at + 2 * i) as i64 } else { f.i64(dim_at + 8 * i) })
         .collect();
-    let pixdim: [f64; 8] = std::array::from_fn(|i| if version == 1 { f.f32(76 + 4 * i) } else { f.f64(104 + 8 * i) });
+    let pixdim: [f64; 8] =
+        std::array::from_fn(|i| if version == 1 { f.f32(76 + 4 * i) } else { f.f64(104 + 8 * i) });
     let h = if version == 1 {
         Header {
             version,
@@ -220,10 +222,8 @@ pub fn read(path: &Path, volume: Option<usize>) -> Result<ScalarField, String> {
     }
     let (stored, channels) = datatype(h.datatype)?;
     let voxel_bytes = stored.size() * channels;
-    let vol_bytes = n
-        .checked_mul(voxel_bytes)
-        .and_then(|b| u64::try_from(b).ok())
-        .ok_or("volume size overflows")?;
+    let vol_bytes =
+        n.checked_mul(voxel_bytes).and_then(|b| u64::try_from(b).ok()).ok_or("volume size overflows")?;
 
     let header_end = (len + 4) as f64;
     let offset = if h.paired {
@@ -281,7 +281,8 @@ fn reader(path: &Path) -> Result<Box<dyn Read>, String> {
 fn paired_image(hdr: &Path) -> Result<PathBuf, String> {
     let s = hdr.to_string_lossy();
     let stem = s.strip_suffix(".gz").unwrap_or(&s);
-    let stem = stem.strip_suffix(".hdr").ok_or("a ni1/ni2 header must be a .hdr file with its .img beside it")?;
+    let stem =
+        stem.strip_suffix(".hdr").ok_or("a ni1/ni2 header must be a .hdr file with its .img beside it")?;
     let candidates = [format!("{stem}.img"), format!("{stem}.img.gz")];
     candidates
         .iter()
@@ -400,7 +401,8 @@ pub fn write_nifti1(path: &Path, field: &ScalarField) -> std::io::Result<()> {
     let dims = field.shape();
     h[40..42].copy_from_slice(&(dims.len() as i16).to_le_bytes());
     for (i, &d) in dims.iter().enumerate() {
-        let d = i16::try_from(d).map_err(|_| std::io::Error::other("NIfTI-1 axes hold at most 32767 voxels"))?;
+        let d =
+            i16::try_from(d).map_err(|_| std::io::Error::other("NIfTI-1 axes hold at most 32767 voxels"))?;
         h[42 + 2 * i..44 + 2 * i].copy_from_slice(&d.to_le_bytes());
     }
     for i in dims.len()..7 {
@@ -416,10 +418,10 @@ pub fn write_nifti1(path: &Path, field: &ScalarField) -> std::io::Result<()> {
     h[112..116].copy_from_slice(&1f32.to_le_bytes());
     if let Some(a) = field.affine {
         h[254..256].copy_from_slice(&1i16.to_le_bytes());
-        for r in 0..3 {
-            for c in 0..4 {
+        for (r, row) in a.iter().take(3).enumerate() {
+            for (c, v) in row.iter().enumerate() {
                 let at = 280 + 16 * r + 4 * c;
-                h[at..at + 4].copy_from_slice(&(a[r][c] as f32).to_le_bytes());
+                h[at..at + 4].copy_from_slice(&(*v as f32).to_le_bytes());
             }
         }
     }

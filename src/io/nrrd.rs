@@ -119,7 +119,9 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
                     return Err(format!("bad byte skip {}", h.byte_skip));
                 }
             }
-            "line skip" | "lineskip" => h.line_skip = value.parse().map_err(|_| format!("bad line skip '{value}'"))?,
+            "line skip" | "lineskip" => {
+                h.line_skip = value.parse().map_err(|_| format!("bad line skip '{value}'"))?
+            }
             _ => {}
         }
     }
@@ -141,7 +143,11 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
         if dirs.len() != dimension {
             return Err(format!("{} space directions for {dimension} axes", dirs.len()));
         }
-        h.spacing = Some(dirs.iter().map(|d| d.as_ref().map_or(f64::NAN, |v| v.iter().map(|x| x * x).sum::<f64>().sqrt())).collect());
+        h.spacing = Some(
+            dirs.iter()
+                .map(|d| d.as_ref().map_or(f64::NAN, |v| v.iter().map(|x| x * x).sum::<f64>().sqrt()))
+                .collect(),
+        );
     }
     Ok(h)
 }
@@ -154,7 +160,10 @@ fn parse_directions(value: &str) -> Result<Vec<Option<Vec<f64>>>, String> {
             if t == "none" {
                 return Ok(None);
             }
-            let inner = t.strip_prefix('(').and_then(|t| t.strip_suffix(')')).ok_or(format!("bad space direction '{t}'"))?;
+            let inner = t
+                .strip_prefix('(')
+                .and_then(|t| t.strip_suffix(')'))
+                .ok_or(format!("bad space direction '{t}'"))?;
             let v: Result<Vec<f64>, _> = inner.split(',').map(|x| x.trim().parse::<f64>()).collect();
             v.map(Some).map_err(|_| format!("bad space direction '{t}'"))
         })
@@ -245,9 +254,9 @@ fn read_data(mut r: impl BufRead, h: &Header, n: usize, available: Option<u64>) 
             if h.byte_skip == -1 {
                 let need = (n * h.dtype.size()) as u64;
                 let have = available.ok_or("byte skip -1 needs a plain file")?;
-                let extra = have.checked_sub(need).ok_or_else(|| {
-                    format!("truncated: expected {need} bytes of voxel data, found {have}")
-                })?;
+                let extra = have
+                    .checked_sub(need)
+                    .ok_or_else(|| format!("truncated: expected {need} bytes of voxel data, found {have}"))?;
                 skip(&mut r, extra, "the skipped bytes")?;
             } else {
                 skip(&mut r, h.byte_skip as u64, "the skipped bytes")?;

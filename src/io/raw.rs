@@ -19,9 +19,9 @@ pub fn spec_from_name(path: &Path) -> Option<RawSpec> {
     let stem = path.file_name()?.to_str()?;
     let stem = stem.strip_suffix(".raw").or_else(|| stem.strip_suffix(".RAW"))?;
     let tokens: Vec<&str> = stem.split('_').collect();
-    let (endian, rest) = match tokens.last()? {
-        &"le" => (Some(Endian::Little), &tokens[..tokens.len() - 1]),
-        &"be" => (Some(Endian::Big), &tokens[..tokens.len() - 1]),
+    let (endian, rest) = match *tokens.last()? {
+        "le" => (Some(Endian::Little), &tokens[..tokens.len() - 1]),
+        "be" => (Some(Endian::Big), &tokens[..tokens.len() - 1]),
         _ => (None, &tokens[..]),
     };
     if rest.len() < 2 {

@@ -104,11 +104,11 @@ pub fn smooth(field: &ScalarField, s: &Smoothing, ctl: &Control) -> Result<Scala
     let mut data: Vec<f32> = with_samples!(field.samples(), v => v.par_iter().map(|x| x.to_f32()).collect());
     let mut tmp = vec![0f32; data.len()];
     let [nx, ny, nz] = field.dims();
-    for axis in 0..field.ndim() {
+    for (axis, &sigma) in sig.iter().enumerate().take(field.ndim()) {
         if ctl.cancelled() {
             return Err(SmoothError::Cancelled);
         }
-        let w = taps(sig[axis], s.truncate);
+        let w = taps(sigma, s.truncate);
         if w.len() == 1 {
             continue;
         }
@@ -120,9 +120,7 @@ pub fn smooth(field: &ScalarField, s: &Smoothing, ctl: &Control) -> Result<Scala
         std::mem::swap(&mut data, &mut tmp);
         ctl.tick(data.len() as u64);
     }
-    Ok(field
-        .with_samples(Samples::F32(data))
-        .expect("smoothing keeps the field's shape"))
+    Ok(field.with_samples(Samples::F32(data)).expect("smoothing keeps the field's shape"))
 }
 
 /// Filters every row along x (contiguous).

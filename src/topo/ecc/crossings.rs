@@ -55,10 +55,7 @@ pub fn zero_crossings(ecc: &Ecc) -> Vec<Crossing> {
 
 /// `last_before` of the first positive-to-negative crossing, if any.
 pub fn suggested_threshold(crossings: &[Crossing]) -> Option<f64> {
-    crossings
-        .iter()
-        .find(|c| c.direction == Direction::PositiveToNegative)
-        .map(|c| c.last_before)
+    crossings.iter().find(|c| c.direction == Direction::PositiveToNegative).map(|c| c.last_before)
 }
 
 #[cfg(test)]

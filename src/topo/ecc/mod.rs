@@ -295,12 +295,7 @@ impl EccKey for i64 {
     }
 }
 
-fn ecc_typed<T: Sample>(
-    data: &[T],
-    geo: &Geometry,
-    opts: &EccOptions,
-    ctl: &Control,
-) -> Result<Ecc, EccError>
+fn ecc_typed<T: Sample>(data: &[T], geo: &Geometry, opts: &EccOptions, ctl: &Control) -> Result<Ecc, EccError>
 where
     T::Key: EccKey,
 {
@@ -311,10 +306,7 @@ where
         (Construction::Vertices, false) => per_value::<T, true, false>(data, geo, opts, ctl)?,
         (Construction::Vertices, true) => per_value::<T, true, true>(data, geo, opts, ctl)?,
     };
-    let thresholds = keys
-        .iter()
-        .map(|&k| T::from_key(if sup { !k } else { k }).to_f64())
-        .collect();
+    let thresholds = keys.iter().map(|&k| T::from_key(if sup { !k } else { k }).to_f64()).collect();
     let chi = sums
         .iter()
         .scan(0i64, |acc, s| {
@@ -322,13 +314,7 @@ where
             Some(*acc)
         })
         .collect();
-    Ok(Ecc {
-        dtype: T::DTYPE,
-        construction: opts.construction,
-        filtration: opts.filtration,
-        thresholds,
-        chi,
-    })
+    Ok(Ecc { dtype: T::DTYPE, construction: opts.construction, filtration: opts.filtration, thresholds, chi })
 }
 
 /// The distinct keys present (in filtration order) and the summed change at each.
@@ -360,9 +346,8 @@ where
                         return Err(EccError::Cancelled);
                     }
                     let (p0, p1) = chunk_planes(c);
-                    scratch.run::<T, VERT, SUP>(data, geo, p0, p1, |_, keys, changes| {
-                        hist.add(keys, changes)
-                    });
+                    scratch
+                        .run::<T, VERT, SUP>(data, geo, p0, p1, |_, keys, changes| hist.add(keys, changes));
                     ctl.tick(((p1 - p0) * geo.plane_voxels()) as u64);
                     Ok((scratch, hist))
                 },
@@ -372,10 +357,9 @@ where
         Ok(hist.into_per_value())
     } else {
         let mut entries = vec![<T::Key as EccKey>::Entry::default(); data.len()];
-        entries
-            .par_chunks_mut(chunk_len)
-            .enumerate()
-            .try_for_each_init(Scratch::default, |scratch, (c, out)| {
+        entries.par_chunks_mut(chunk_len).enumerate().try_for_each_init(
+            Scratch::default,
+            |scratch, (c, out)| {
                 if ctl.cancelled() {
                     return Err(EccError::Cancelled);
                 }
@@ -388,7 +372,8 @@ where
                 });
                 ctl.tick(out.len() as u64);
                 Ok(())
-            })?;
+            },
+        )?;
         if ctl.cancelled() {
             return Err(EccError::Cancelled);
         }
@@ -481,13 +466,7 @@ impl Histogram {
     const FLUSH_AT: usize = 1 << 26;
 
     fn new(lo: i64, bins: usize) -> Self {
-        Histogram {
-            lo,
-            packed: vec![0; bins],
-            pending: 0,
-            sums: vec![0; bins],
-            counts: vec![0; bins],
-        }
+        Histogram { lo, packed: vec![0; bins], pending: 0, sums: vec![0; bins], counts: vec![0; bins] }
     }
 
     #[inline]

@@ -35,7 +35,11 @@ pub fn ecc(field: &ScalarField, construction: Construction, filtration: Filtrati
             .map(|(&x, &n)| {
                 if top {
                     // Voxel coordinate k sits at 2k + 1; the cell at x touches k with |2k+1-x| <= 1.
-                    if x % 2 == 1 { vec![x / 2] } else { [x / 2, x / 2 + 1].iter().filter(|&&k| k >= 1 && k <= n).map(|k| k - 1).collect() }
+                    if x % 2 == 1 {
+                        vec![x / 2]
+                    } else {
+                        [x / 2, x / 2 + 1].iter().filter(|&&k| k >= 1 && k <= n).map(|k| k - 1).collect()
+                    }
                 } else if x % 2 == 0 {
                     vec![x / 2]
                 } else {
@@ -69,10 +73,10 @@ pub fn ecc(field: &ScalarField, construction: Construction, filtration: Filtrati
         }
         // Top-cells: a cell exists once any voxel around it does (absent ones never enter);
         // vertices: a cell needs all its corners.
-        if let Some(cv) = cell_value {
-            if top || !absent {
-                cells.push((cv, dim));
-            }
+        if let Some(cv) = cell_value
+            && (top || !absent)
+        {
+            cells.push((cv, dim));
         }
         for a in 0..c.len() {
             c[a] += 1;
@@ -96,7 +100,7 @@ pub fn ecc(field: &ScalarField, construction: Construction, filtration: Filtrati
     let (mut at, mut sum) = (0, 0i64);
     for &t in &values {
         while at < cells.len() && cells[at].0 <= t {
-            sum += if cells[at].1 % 2 == 0 { 1 } else { -1 };
+            sum += if cells[at].1.is_multiple_of(2) { 1 } else { -1 };
             at += 1;
         }
         chi.push(sum);
