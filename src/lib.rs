@@ -11,4 +11,5 @@ pub mod control;
 pub mod export;
 pub mod field;
 pub mod io;
+pub mod mem;
 pub mod topo;

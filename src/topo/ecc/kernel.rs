@@ -26,6 +26,7 @@ pub(super) type Lines2<'a, K> = [&'a [K]; 3];
 pub(super) type Lines3<'a, K> = [[&'a [K]; 3]; 3];
 
 /// Changes for one line of a 2D field: `rows[dy]` is the padded row at y + dy - 1.
+#[inline(always)]
 pub(super) fn line_2d<K: Key, const VERT: bool>(rows: Lines2<'_, K>, out: &mut [i8]) {
     let n = out.len();
     let [r0, r1, r2] = rows.map(|r| &r[..n + 2]);
@@ -44,6 +45,7 @@ pub(super) fn line_2d<K: Key, const VERT: bool>(rows: Lines2<'_, K>, out: &mut [
 }
 
 /// Changes for one line of a 3D field: `lines[dz][dy]` is the padded line at (y + dy - 1, z + dz - 1).
+#[inline(always)]
 pub(super) fn line_3d<K: Key, const VERT: bool>(lines: Lines3<'_, K>, out: &mut [i8]) {
     let n = out.len();
     let l = lines.map(|p| p.map(|r| &r[..n + 2]));

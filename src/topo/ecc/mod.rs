@@ -19,12 +19,14 @@
 //! parallel on all threads of the current rayon pool. Memory beyond the field: per thread, one
 //! padded slab of keys and (for fields of at most 2^16 distinct possible values) a histogram; for
 //! u32, i32, f32 and f64 fields, which may have as many distinct values as voxels, one packed
-//! (key, change) entry per voxel (8 bytes, 16 for u32/i32/f64) and a sort buffer of the same size.
+//! (key, change) entry per voxel (8 bytes, 16 for u32/i32/f64; see [`buckets`]) and the curve
+//! itself (16 bytes per distinct value).
 
+mod buckets;
 pub mod crossings;
+mod histogram;
 mod kernel;
 pub mod naive;
-mod radix;
 
 use crate::control::Control;
 use crate::field::{Dtype, Key, Sample, ScalarField};
@@ -241,13 +243,14 @@ impl Geometry {
     }
 }
 
-/// Keys that can be packed with a per-voxel change into one sortable entry, for fields whose
-/// distinct values are too many for a direct histogram.
+/// Keys that pack with a per-voxel change into one entry, for fields with too many distinct
+/// values for a direct histogram (see [`buckets`]).
 trait EccKey: Key {
-    type Entry: Copy + Send + Sync + Default;
+    type Entry: buckets::Packed + Default;
     fn pack(self, change: i8) -> Self::Entry;
-    /// Distinct keys in increasing order with the summed change at each; absent keys dropped.
-    fn group(entries: Vec<Self::Entry>) -> PerValue<Self>;
+    /// The key as order-preserving offset-binary bits.
+    fn bits(self) -> u64;
+    fn from_bits(bits: u64) -> Self;
 }
 
 macro_rules! impl_ecc_key_32 {
@@ -256,12 +259,15 @@ macro_rules! impl_ecc_key_32 {
             type Entry = u64;
             #[inline(always)]
             fn pack(self, change: i8) -> u64 {
-                (((self as i32 as u32) ^ 0x8000_0000) as u64) << 32 | (change as u8 ^ 0x80) as u64
+                self.bits() << 32 | (change as u8 ^ 0x80) as u64
             }
-            fn group(entries: Vec<u64>) -> PerValue<Self> {
-                let (keys, sums) = radix::group_by_high_32(&entries);
-                drop(entries);
-                (keys.into_iter().map(|k| (k ^ 0x8000_0000) as i32 as $t).collect(), sums)
+            #[inline(always)]
+            fn bits(self) -> u64 {
+                ((self as i32 as u32) ^ 0x8000_0000) as u64
+            }
+            #[inline(always)]
+            fn from_bits(bits: u64) -> Self {
+                ((bits as u32) ^ 0x8000_0000) as i32 as $t
             }
         }
     };
@@ -273,26 +279,30 @@ impl EccKey for i64 {
     type Entry = u128;
     #[inline(always)]
     fn pack(self, change: i8) -> u128 {
-        ((self as u64 ^ (1 << 63)) as u128) << 64 | (change as u8 ^ 0x80) as u128
+        (self.bits() as u128) << 64 | (change as u8 ^ 0x80) as u128
     }
-    fn group(mut entries: Vec<u128>) -> PerValue<Self> {
-        entries.par_sort_unstable();
-        let (mut keys, mut sums) = (Vec::new(), Vec::<i64>::new());
-        for e in entries {
-            let (k, ch) = (((e >> 64) as u64 ^ (1 << 63)) as i64, (e as u8 ^ 0x80) as i8 as i64);
-            if k == i64::ABSENT {
-                break;
-            }
-            match sums.last_mut() {
-                Some(s) if keys.last() == Some(&k) => *s += ch,
-                _ => {
-                    keys.push(k);
-                    sums.push(ch);
-                }
-            }
-        }
-        (keys, sums)
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        self as u64 ^ (1 << 63)
     }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        (bits ^ (1 << 63)) as i64
+    }
+}
+
+/// The key of a sample in the filtration's order: NOT of the key for superlevel sets (absent
+/// stays absent).
+#[inline(always)]
+fn filtration_key<T: Sample, const SUP: bool>(s: T) -> T::Key {
+    let k = s.to_key();
+    if SUP && k != T::Key::ABSENT { !k } else { k }
+}
+
+/// The threshold (sample value) of a filtration key.
+#[inline(always)]
+fn threshold<T: Sample, const SUP: bool>(k: T::Key) -> f64 {
+    T::from_key(if SUP { !k } else { k }).to_f64()
 }
 
 fn ecc_typed<T: Sample>(data: &[T], geo: &Geometry, opts: &EccOptions, ctl: &Control) -> Result<Ecc, EccError>
@@ -300,37 +310,33 @@ where
     T::Key: EccKey,
 {
     let sup = opts.filtration == Filtration::Superlevel;
-    let (keys, sums) = match (opts.construction, sup) {
+    let (thresholds, mut chi) = match (opts.construction, sup) {
         (Construction::TopCells, false) => per_value::<T, false, false>(data, geo, opts, ctl)?,
         (Construction::TopCells, true) => per_value::<T, false, true>(data, geo, opts, ctl)?,
         (Construction::Vertices, false) => per_value::<T, true, false>(data, geo, opts, ctl)?,
         (Construction::Vertices, true) => per_value::<T, true, true>(data, geo, opts, ctl)?,
     };
-    let thresholds = keys.iter().map(|&k| T::from_key(if sup { !k } else { k }).to_f64()).collect();
-    let chi = sums
-        .iter()
-        .scan(0i64, |acc, s| {
-            *acc += s;
-            Some(*acc)
-        })
-        .collect();
+    let mut acc = 0i64;
+    for c in chi.iter_mut() {
+        acc += *c;
+        *c = acc;
+    }
     Ok(Ecc { dtype: T::DTYPE, construction: opts.construction, filtration: opts.filtration, thresholds, chi })
 }
 
-/// The distinct keys present (in filtration order) and the summed change at each.
-type PerValue<K> = (Vec<K>, Vec<i64>);
+/// The thresholds present (in filtration order) and the summed change at each.
+type PerValue = (Vec<f64>, Vec<i64>);
 
 fn per_value<T: Sample, const VERT: bool, const SUP: bool>(
     data: &[T],
     geo: &Geometry,
     opts: &EccOptions,
     ctl: &Control,
-) -> Result<PerValue<T::Key>, EccError>
+) -> Result<PerValue, EccError>
 where
     T::Key: EccKey,
 {
     let pc = geo.planes_per_chunk(opts.chunk_voxels);
-    let chunk_len = pc * geo.plane_voxels();
     let n_chunks = geo.planes.div_ceil(pc);
     let chunk_planes = |c: usize| (c * pc, ((c + 1) * pc).min(geo.planes));
 
@@ -340,7 +346,7 @@ where
         let hist = (0..n_chunks)
             .into_par_iter()
             .try_fold(
-                || (Scratch::default(), Histogram::new(lo, bins)),
+                || (Scratch::default(), histogram::Histogram::new(lo, bins)),
                 |(mut scratch, mut hist), c| {
                     if ctl.cancelled() {
                         return Err(EccError::Cancelled);
@@ -353,31 +359,10 @@ where
                 },
             )
             .map(|r| r.map(|(_, h)| h))
-            .try_reduce(|| Histogram::new(lo, bins), |a, b| Ok(a.merge(b)))?;
-        Ok(hist.into_per_value())
+            .try_reduce(|| histogram::Histogram::new(lo, bins), |a, b| Ok(a.merge(b)))?;
+        Ok(hist.into_per_value(|k| threshold::<T, SUP>(k)))
     } else {
-        let mut entries = vec![<T::Key as EccKey>::Entry::default(); data.len()];
-        entries.par_chunks_mut(chunk_len).enumerate().try_for_each_init(
-            Scratch::default,
-            |scratch, (c, out)| {
-                if ctl.cancelled() {
-                    return Err(EccError::Cancelled);
-                }
-                let (p0, p1) = chunk_planes(c);
-                scratch.run::<T, VERT, SUP>(data, geo, p0, p1, |offset, keys, changes| {
-                    let dst = &mut out[offset..offset + keys.len()];
-                    for ((d, &k), &ch) in dst.iter_mut().zip(keys).zip(changes) {
-                        *d = k.pack(ch);
-                    }
-                });
-                ctl.tick(out.len() as u64);
-                Ok(())
-            },
-        )?;
-        if ctl.cancelled() {
-            return Err(EccError::Cancelled);
-        }
-        Ok(T::Key::group(entries))
+        buckets::per_value::<T, VERT, SUP>(data, geo, pc, ctl)
     }
 }
 
@@ -392,6 +377,38 @@ impl<K: EccKey> Scratch<K> {
     /// Computes the changes of planes `p0..p1` and hands each line to `emit` as
     /// (offset of the line within the slab, keys of the line, changes of the line).
     fn run<T: Sample<Key = K>, const VERT: bool, const SUP: bool>(
+        &mut self,
+        data: &[T],
+        geo: &Geometry,
+        p0: usize,
+        p1: usize,
+        emit: impl FnMut(usize, &[K], &[i8]),
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            return unsafe { self.run_avx2::<T, VERT, SUP>(data, geo, p0, p1, emit) };
+        }
+        self.run_generic::<T, VERT, SUP>(data, geo, p0, p1, emit)
+    }
+
+    /// [`Self::run`] compiled for AVX2, which doubles the lanes of the kernel's comparisons; the
+    /// portable build targets SSE2 only.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn run_avx2<T: Sample<Key = K>, const VERT: bool, const SUP: bool>(
+        &mut self,
+        data: &[T],
+        geo: &Geometry,
+        p0: usize,
+        p1: usize,
+        emit: impl FnMut(usize, &[K], &[i8]),
+    ) {
+        self.run_generic::<T, VERT, SUP>(data, geo, p0, p1, emit)
+    }
+
+    #[inline(always)]
+    fn run_generic<T: Sample<Key = K>, const VERT: bool, const SUP: bool>(
         &mut self,
         data: &[T],
         geo: &Geometry,
@@ -422,6 +439,7 @@ impl<K: EccKey> Scratch<K> {
     }
 
     /// Copies planes `p0 - 1 ..= p1` as keys into the slab, with absent keys for the collar.
+    #[inline(always)]
     fn fill<T: Sample<Key = K>, const SUP: bool>(
         &mut self,
         data: &[T],
@@ -441,72 +459,9 @@ impl<K: EccKey> Scratch<K> {
                 let src = &data[(p as usize * geo.lines + l) * geo.x..][..geo.x];
                 let dst = &mut self.slab[(pi * lp + l + pad) * row + 1..][..geo.x];
                 for (d, &s) in dst.iter_mut().zip(src) {
-                    let k = s.to_key();
-                    *d = if SUP && k != K::ABSENT { !k } else { k };
+                    *d = filtration_key::<T, SUP>(s);
                 }
             }
         }
-    }
-}
-
-/// Change sums and voxel counts per possible key, for types with at most 2^16 values.
-///
-/// The hot loop adds one packed word per voxel: the voxel count in the high 32 bits and
-/// `change + 16` (never negative) in the low 32, flushed to wide totals before the low half
-/// could overflow.
-struct Histogram {
-    lo: i64,
-    packed: Vec<u64>,
-    pending: usize,
-    sums: Vec<i64>,
-    counts: Vec<u64>,
-}
-
-impl Histogram {
-    const FLUSH_AT: usize = 1 << 26;
-
-    fn new(lo: i64, bins: usize) -> Self {
-        Histogram { lo, packed: vec![0; bins], pending: 0, sums: vec![0; bins], counts: vec![0; bins] }
-    }
-
-    #[inline]
-    fn add<K: Key>(&mut self, keys: &[K], changes: &[i8]) {
-        if self.pending + keys.len() > Self::FLUSH_AT {
-            self.flush();
-        }
-        self.pending += keys.len();
-        for (&k, &ch) in keys.iter().zip(changes) {
-            self.packed[(k.to_i64() - self.lo) as usize] += (1 << 32) + (ch as i64 + 16) as u64;
-        }
-    }
-
-    fn flush(&mut self) {
-        for ((p, s), c) in self.packed.iter_mut().zip(&mut self.sums).zip(&mut self.counts) {
-            let count = *p >> 32;
-            *s += (*p & 0xffff_ffff) as i64 - 16 * count as i64;
-            *c += count;
-            *p = 0;
-        }
-        self.pending = 0;
-    }
-
-    fn merge(mut self, mut other: Histogram) -> Histogram {
-        self.flush();
-        other.flush();
-        for (a, b) in self.sums.iter_mut().zip(&other.sums) {
-            *a += b;
-        }
-        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
-            *a += b;
-        }
-        self
-    }
-
-    fn into_per_value<K: Key>(mut self) -> PerValue<K> {
-        self.flush();
-        let present = (0..self.counts.len()).filter(|&i| self.counts[i] > 0);
-        let keys = present.clone().map(|i| K::from_i64(self.lo + i as i64)).collect();
-        let sums = present.map(|i| self.sums[i]).collect();
-        (keys, sums)
     }
 }

@@ -1,0 +1,68 @@
+//! Per-value change sums for fields of at most 2^16 possible values (u8, i8, u16, i16): a
+//! histogram indexed by key.
+
+use super::PerValue;
+use crate::field::Key;
+
+/// Change sums and voxel counts per possible key, for types with at most 2^16 values.
+///
+/// The hot loop adds one packed word per voxel: the voxel count in the high 32 bits and
+/// `change + 16` (never negative) in the low 32, flushed to wide totals before the low half
+/// could overflow.
+pub(super) struct Histogram {
+    lo: i64,
+    packed: Vec<u64>,
+    pending: usize,
+    sums: Vec<i64>,
+    counts: Vec<u64>,
+}
+
+impl Histogram {
+    const FLUSH_AT: usize = 1 << 26;
+
+    pub(super) fn new(lo: i64, bins: usize) -> Self {
+        Histogram { lo, packed: vec![0; bins], pending: 0, sums: vec![0; bins], counts: vec![0; bins] }
+    }
+
+    #[inline(always)]
+    pub(super) fn add<K: Key>(&mut self, keys: &[K], changes: &[i8]) {
+        if self.pending + keys.len() > Self::FLUSH_AT {
+            self.flush();
+        }
+        self.pending += keys.len();
+        for (&k, &ch) in keys.iter().zip(changes) {
+            self.packed[(k.to_i64() - self.lo) as usize] += (1 << 32) + (ch as i64 + 16) as u64;
+        }
+    }
+
+    fn flush(&mut self) {
+        for ((p, s), c) in self.packed.iter_mut().zip(&mut self.sums).zip(&mut self.counts) {
+            let count = *p >> 32;
+            *s += (*p & 0xffff_ffff) as i64 - 16 * count as i64;
+            *c += count;
+            *p = 0;
+        }
+        self.pending = 0;
+    }
+
+    pub(super) fn merge(mut self, mut other: Histogram) -> Histogram {
+        self.flush();
+        other.flush();
+        for (a, b) in self.sums.iter_mut().zip(&other.sums) {
+            *a += b;
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self
+    }
+
+    /// Thresholds present (keys mapped by `threshold`) and the change sum at each.
+    pub(super) fn into_per_value<K: Key>(mut self, threshold: impl Fn(K) -> f64) -> PerValue {
+        self.flush();
+        let present = (0..self.counts.len()).filter(|&i| self.counts[i] > 0);
+        let thresholds = present.clone().map(|i| threshold(K::from_i64(self.lo + i as i64))).collect();
+        let sums = present.map(|i| self.sums[i]).collect();
+        (thresholds, sums)
+    }
+}
