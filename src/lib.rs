@@ -7,6 +7,7 @@
 //! thread), `cuda` (kernels from `kernels/`), `app` and `render` (the viewer, shaders in
 //! `shaders/`).
 
+pub mod bench;
 pub mod control;
 pub mod export;
 pub mod field;

@@ -1,0 +1,12 @@
+//! `cargo bench`: the same table as `topoview bench`. The edge of the test volumes comes from
+//! TOPOVIEW_BENCH_SIZE (default 256, so that a plain `cargo bench` stays quick; the issue's
+//! figures use 512: `topoview bench` or TOPOVIEW_BENCH_SIZE=512 cargo bench).
+
+fn main() {
+    let size = std::env::var("TOPOVIEW_BENCH_SIZE").ok().and_then(|s| s.parse().ok()).unwrap_or(256);
+    let cfg = topoview::bench::BenchConfig { size, repeat: 3, threads: Vec::new() };
+    if let Err(e) = topoview::bench::run(&cfg) {
+        eprintln!("bench: {e}");
+        std::process::exit(1);
+    }
+}

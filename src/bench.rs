@@ -1,0 +1,117 @@
+//! Throughput of the in-memory ECC and smoothing on synthetic fields, shared by `topoview bench`
+//! and `cargo bench`. Figures are printed, never asserted.
+
+use crate::control::Control;
+use crate::field::{Samples, ScalarField};
+use crate::topo::ecc::{self, EccOptions};
+use crate::topo::smooth::{self, Smoothing};
+use std::time::Instant;
+
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// Edge of the 3D test volumes (the 2D image has 16 times the edge, squared).
+    pub size: usize,
+    /// Timed runs per case; the best is reported.
+    pub repeat: usize,
+    /// Thread counts to measure (empty: 1 and all cores).
+    pub threads: Vec<usize>,
+}
+
+/// xorshift64*: a fast, seedable stream for synthetic data (not for statistics).
+pub fn noise(seed: u64) -> impl FnMut() -> u64 {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    move || {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        s.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+/// Uniform u8 noise (the SoCG paper's "uniform noise" data).
+pub fn noise_u8(dims: &[usize]) -> ScalarField {
+    use rayon::prelude::*;
+    let n: usize = dims.iter().product();
+    let mut v = vec![0u8; n];
+    v.par_chunks_mut(1 << 16).enumerate().for_each(|(c, chunk)| {
+        let mut r = noise(c as u64 + 1);
+        for x in chunk {
+            *x = (r() >> 56) as u8;
+        }
+    });
+    ScalarField::new(dims, Samples::U8(v)).expect("bench dims are valid")
+}
+
+/// f32 values that are all distinct and scattered: voxel i holds the float with bits
+/// 0x3f80_0000 + (i * odd mod 2^k), an injective map onto finite positive floats.
+pub fn distinct_f32(dims: &[usize]) -> ScalarField {
+    use rayon::prelude::*;
+    let n: usize = dims.iter().product();
+    let k = n.next_power_of_two().trailing_zeros().max(1);
+    assert!(k <= 28, "at most 2^28 voxels keep the bits inside finite floats");
+    let mask = (1u64 << k) - 1;
+    let v: Vec<f32> = (0..n as u64)
+        .into_par_iter()
+        .map(|i| f32::from_bits(0x3f80_0000 + ((i.wrapping_mul(0x9E37_79B1) & mask) as u32)))
+        .collect();
+    ScalarField::new(dims, Samples::F32(v)).expect("bench dims are valid")
+}
+
+fn best_of(repeat: usize, mut f: impl FnMut()) -> f64 {
+    (0..repeat.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Peak resident memory of this process so far, in MiB (Linux only).
+pub fn peak_rss_mib() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+pub fn run(args: &BenchConfig) -> Result<(), rayon::ThreadPoolBuildError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = if args.threads.is_empty() { vec![1, cores] } else { args.threads.clone() };
+    let e = args.size;
+    println!(
+        "topoview {} bench: {} logical cores, best of {}",
+        env!("CARGO_PKG_VERSION"),
+        cores,
+        args.repeat
+    );
+    println!("{:<34} {:>7} {:>10} {:>10} {:>12}", "case", "threads", "seconds", "GVox/s", "GVox/s/core");
+    let cases: Vec<(String, ScalarField, Option<Smoothing>)> = vec![
+        (format!("ECC 3D u8 noise {e}^3"), noise_u8(&[e, e, e]), None),
+        (format!("ECC 3D f32 all-distinct {e}^3"), distinct_f32(&[e, e, e]), None),
+        (format!("ECC 2D u8 noise {}^2", 16 * e), noise_u8(&[16 * e, 16 * e]), None),
+        (format!("smooth 3D f32 sigma=2 {e}^3"), distinct_f32(&[e, e, e]), Some(Smoothing::voxels(2.0))),
+    ];
+    for (name, field, smoothing) in &cases {
+        for &t in &threads {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build()?;
+            let secs = pool.install(|| {
+                best_of(args.repeat, || match smoothing {
+                    None => {
+                        ecc::ecc(field, &EccOptions::default(), &Control::default())
+                            .expect("bench fields are finite");
+                    }
+                    Some(s) => {
+                        smooth::smooth(field, s, &Control::default()).expect("valid sigma");
+                    }
+                })
+            });
+            let gvox = field.len() as f64 / secs / 1e9;
+            println!("{name:<34} {t:>7} {secs:>10.4} {gvox:>10.3} {:>12.3}", gvox / t as f64);
+        }
+    }
+    if let Some(mib) = peak_rss_mib() {
+        println!("peak resident memory: {mib:.0} MiB");
+    }
+    Ok(())
+}
