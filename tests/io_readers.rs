@@ -347,3 +347,76 @@ fn raw_flags_offset_and_big_endian() {
     assert!(err.message.contains("raw size mismatch"), "{err}");
     assert!(open(&p, &OpenOptions::default()).unwrap_err().message.contains("--dims"));
 }
+
+#[test]
+fn tiff_stacks_of_every_sample_type() {
+    use tiff::encoder::{TiffEncoder, colortype};
+    let tmp = tempfile::tempdir().unwrap();
+    macro_rules! stack {
+        ($name:expr, $ct:ty, $variant:ident, $vals:expr) => {{
+            let vals = $vals;
+            let p = tmp.path().join($name);
+            let mut enc = TiffEncoder::new(std::fs::File::create(&p).unwrap()).unwrap();
+            for page in vals.chunks(12) {
+                enc.write_image::<$ct>(4, 3, page).unwrap();
+            }
+            drop(enc);
+            let f = read(&p);
+            assert_eq!(f.shape(), &[4, 3, vals.len() / 12], "{}", $name);
+            assert_eq!(f.samples(), &Samples::$variant(vals.to_vec()), "{}", $name);
+        }};
+    }
+    stack!("f32.tif", colortype::Gray32Float, F32, (0..24).map(|i| i as f32 * -0.5).collect::<Vec<_>>());
+    stack!("f64.tif", colortype::Gray64Float, F64, (0..36).map(|i| i as f64 * 1e-3).collect::<Vec<_>>());
+    stack!("i16.tif", colortype::GrayI16, I16, (0..24).map(|i| i as i16 * -1000).collect::<Vec<_>>());
+    stack!("i8.tif", colortype::GrayI8, I8, (0..24).map(|i| i as i8 - 6).collect::<Vec<_>>());
+    stack!("u16.tif", colortype::Gray16, U16, (0..24).map(|i| i as u16 * 2000).collect::<Vec<_>>());
+    stack!("i32.tif", colortype::GrayI32, I32, (0..24).map(|i| i * -100000).collect::<Vec<_>>());
+    stack!("u32.tif", colortype::Gray32, U32, (0..24).map(|i| i * 100000).collect::<Vec<_>>());
+    // Pages of different sizes are refused.
+    let p = tmp.path().join("mixed.tif");
+    let mut enc = TiffEncoder::new(std::fs::File::create(&p).unwrap()).unwrap();
+    enc.write_image::<colortype::Gray8>(2, 2, &[1, 2, 3, 4]).unwrap();
+    enc.write_image::<colortype::Gray8>(1, 2, &[1, 2]).unwrap();
+    drop(enc);
+    assert!(open(&p, &OpenOptions::default()).unwrap_err().message.contains("pages of a stack must match"));
+}
+
+#[test]
+fn png_16_bit_and_jpeg() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vals: Vec<u16> = (0..35).map(|i| i * 1871).collect();
+    let img = image::ImageBuffer::<image::Luma<u16>, Vec<u16>>::from_raw(7, 5, vals.clone()).unwrap();
+    let p = tmp.path().join("a.png");
+    img.save(&p).unwrap();
+    let f = read(&p);
+    assert_eq!((f.shape(), f.samples()), (&[7, 5][..], &Samples::U16(vals)));
+    let gray = image::GrayImage::from_fn(16, 8, |x, y| image::Luma([(x * 16 + y) as u8]));
+    let p = tmp.path().join("b.jpg");
+    gray.save(&p).unwrap();
+    let f = read(&p);
+    assert_eq!((f.shape(), f.dtype()), (&[16, 8][..], Dtype::U8));
+}
+
+#[test]
+fn nifti_header_and_image_pair() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Samples::I16(vec![5, -6, 7, -8, 9, -10]);
+    let (b, e) = le_bytes(&s);
+    let n = Nifti {
+        version: 1,
+        big: true,
+        dims: vec![3, 2],
+        datatype: 4,
+        slope: 1.0,
+        inter: 0.0,
+        pixdim: [1.0; 3],
+    };
+    let mut file = n.bytes(&[], e);
+    file.truncate(348);
+    file[344..348].copy_from_slice(b"ni1\0");
+    std::fs::write(tmp.path().join("p.hdr"), &file).unwrap();
+    let be: Vec<u8> = b.chunks(2).flat_map(|c| [c[1], c[0]]).collect();
+    std::fs::write(tmp.path().join("p.img"), be).unwrap();
+    assert_eq!(read(&tmp.path().join("p.hdr")).samples(), &s);
+}

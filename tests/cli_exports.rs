@@ -1,0 +1,83 @@
+//! The command line's exports, as a user would read them.
+
+mod common;
+
+use std::process::Command;
+
+fn topoview(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_topoview")).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn csv_and_json_record_their_provenance() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("c.csv");
+    let json = tmp.path().join("c.json");
+    let input = common::data("pydicom_emri_small.nii.gz");
+    let (ok, out, err) = topoview(&[
+        "ecc",
+        input.to_str().unwrap(),
+        "--construction",
+        "vertices",
+        "--smooth",
+        "1.5",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("vertices sublevel ECC"), "{out}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.contains("# construction: vertices"));
+    assert!(text.contains("# smoothing: gaussian sigma=1.5"));
+    assert!(text.contains("# file: "));
+    let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(rows[0], "threshold,chi");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["construction"], "vertices");
+    assert_eq!(v["dims"], serde_json::json!([64, 64, 10]));
+    assert_eq!(v["smoothing"]["truncate"], 3.0);
+    let chi = v["chi"].as_array().unwrap();
+    assert_eq!(chi.len(), rows.len() - 1);
+    assert_eq!(chi.len(), v["distinct_values"].as_u64().unwrap() as usize);
+    // The CSV and the JSON hold the same curve.
+    for (row, (t, c)) in rows[1..].iter().zip(v["threshold"].as_array().unwrap().iter().zip(chi)) {
+        let (a, b) = row.split_once(',').unwrap();
+        assert_eq!(a.parse::<f64>().unwrap(), t.as_f64().unwrap());
+        assert_eq!(b.parse::<i64>().unwrap(), c.as_i64().unwrap());
+    }
+    assert!(v["zero_crossings"].is_array());
+}
+
+#[test]
+fn csv_to_stdout_and_info() {
+    let input = common::data("coins.png");
+    let (ok, out, _) = topoview(&["ecc", input.to_str().unwrap(), "--csv", "-", "--superlevel"]);
+    assert!(ok);
+    assert!(out.contains("# filtration: superlevel"));
+    let t: Vec<i64> = out
+        .lines()
+        .filter(|l| !l.starts_with('#') && *l != "threshold,chi")
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(t.len(), 250);
+    assert!(t.windows(2).all(|w| w[0] > w[1]), "superlevel thresholds decrease");
+    let (ok, out, _) = topoview(&["info", input.to_str().unwrap()]);
+    assert!(ok);
+    assert!(out.contains("384x303") && out.contains("distinct values: 250"), "{out}");
+}
+
+#[test]
+fn threads_option_gives_the_same_curve() {
+    let input = common::data("nipy_some_blobs.nii");
+    let (_, a, _) = topoview(&["ecc", input.to_str().unwrap(), "--csv", "-", "--threads", "1"]);
+    let (_, b, _) = topoview(&["ecc", input.to_str().unwrap(), "--csv", "-"]);
+    assert_eq!(a, b);
+    assert!(a.lines().count() > 7000);
+}
