@@ -42,6 +42,20 @@ pub fn noise_u8(dims: &[usize]) -> ScalarField {
     ScalarField::new(dims, Samples::U8(v)).expect("bench dims are valid")
 }
 
+/// f32 noise quantised to `levels` values in [0, 1) (the SoCG paper's GRFs have 1024 levels).
+pub fn levels_f32(dims: &[usize], levels: u32) -> ScalarField {
+    use rayon::prelude::*;
+    let n: usize = dims.iter().product();
+    let mut v = vec![0f32; n];
+    v.par_chunks_mut(1 << 16).enumerate().for_each(|(c, chunk)| {
+        let mut r = noise(c as u64 + 7);
+        for x in chunk {
+            *x = (r() % levels as u64) as f32 / levels as f32;
+        }
+    });
+    ScalarField::new(dims, Samples::F32(v)).expect("bench dims are valid")
+}
+
 /// f32 values that are all distinct and scattered: voxel i holds the float with bits
 /// 0x3f80_0000 + (i * odd mod 2^k), an injective map onto finite positive floats.
 pub fn distinct_f32(dims: &[usize]) -> ScalarField {
@@ -89,6 +103,7 @@ pub fn run(args: &BenchConfig) -> Result<(), rayon::ThreadPoolBuildError> {
     let cases: Vec<(String, ScalarField, Option<Smoothing>)> = vec![
         (format!("ECC 3D u8 noise {e}^3"), noise_u8(&[e, e, e]), None),
         (format!("ECC 3D f32 all-distinct {e}^3"), distinct_f32(&[e, e, e]), None),
+        (format!("ECC 3D f32 1024 levels {e}^3"), levels_f32(&[e, e, e], 1024), None),
         (format!("ECC 2D u8 noise {}^2", 16 * e), noise_u8(&[16 * e, 16 * e]), None),
         (format!("smooth 3D f32 sigma=2 {e}^3"), distinct_f32(&[e, e, e]), Some(Smoothing::voxels(2.0))),
     ];

@@ -12,8 +12,11 @@ use tiff::decoder::{Decoder, DecodingResult, Limits};
 pub fn read(path: &Path) -> Result<ScalarField, String> {
     let f = open_file(path)?;
     let bad = |e: tiff::TiffError| format!("bad TIFF: {e}");
+    // A page's buffer is allocated before its strips are read, so a lying header could ask for
+    // gigabytes: allow what the file could hold at deflate's best ratio (about 1032:1).
+    let len = std::fs::metadata(path).map(|m| m.len() as usize).unwrap_or(0);
     let mut limits = Limits::default();
-    limits.decoding_buffer_size = 1 << 32;
+    limits.decoding_buffer_size = len.saturating_mul(1032).max(256 << 20);
     let mut dec = Decoder::new(f).map_err(bad)?.with_limits(limits);
     let mut pages: Vec<Samples> = Vec::new();
     let mut notes = Vec::new();
