@@ -155,17 +155,8 @@ pub fn read(path: &Path) -> Result<ScalarField, String> {
     } else {
         read_samples(&mut data, h.dtype, n, h.endian)?
     };
-    let mut spacing = [1.0; 3];
     let mut notes = Vec::new();
-    if let Some(s) = &h.spacing {
-        for (a, &v) in s.iter().enumerate().take(h.dims.len()) {
-            if v.is_finite() && v > 0.0 {
-                spacing[a] = v;
-            } else {
-                notes.push(format!("axis {a} spacing {v} is unusable; using 1"));
-            }
-        }
-    }
+    let spacing = h.spacing.as_deref().map_or([1.0; 3], |s| super::spacing_from(s, h.dims.len(), &mut notes));
     let mut field = make_field(&h.dims, samples, spacing)?;
     field.notes = notes;
     Ok(field)

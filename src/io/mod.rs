@@ -242,6 +242,20 @@ pub(crate) fn check_dims(dims: &[usize]) -> Result<usize, String> {
     checked_voxels(dims).ok_or_else(|| format!("dims {} overflow: too many voxels", dims_string(dims)))
 }
 
+/// Voxel spacing from a header's per-axis values: a value that is not finite and positive
+/// becomes 1, with a note.
+pub(crate) fn spacing_from(values: &[f64], ndim: usize, notes: &mut Vec<String>) -> [f64; 3] {
+    let mut spacing = [1.0; 3];
+    for (a, &v) in values.iter().enumerate().take(ndim.min(3)) {
+        if v.is_finite() && v > 0.0 {
+            spacing[a] = v;
+        } else {
+            notes.push(format!("axis {a} has no usable spacing ({v}); using 1"));
+        }
+    }
+    spacing
+}
+
 /// Builds the field, turning a geometry error into a message.
 pub(crate) fn make_field(dims: &[usize], samples: Samples, spacing: [f64; 3]) -> Result<ScalarField, String> {
     ScalarField::new(dims, samples).and_then(|f| f.with_spacing(spacing)).map_err(|e| e.to_string())

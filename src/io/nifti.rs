@@ -256,15 +256,8 @@ pub fn read(path: &Path, volume: Option<usize>) -> Result<ScalarField, String> {
     };
     let samples = scale(samples, &h, &mut notes)?;
 
-    let mut spacing = [1.0; 3];
-    for (a, s) in spacing.iter_mut().enumerate().take(spatial.len()) {
-        let p = h.pixdim[a + 1].abs();
-        if p.is_finite() && p > 0.0 {
-            *s = p;
-        } else {
-            notes.push(format!("pixdim[{}] = {} is not a spacing; using 1", a + 1, h.pixdim[a + 1]));
-        }
-    }
+    let pixdim: Vec<f64> = h.pixdim[1..4].iter().map(|p| p.abs()).collect();
+    let spacing = super::spacing_from(&pixdim, spatial.len(), &mut notes);
     let mut field = make_field(&spatial, samples, spacing)?;
     field.affine = Some(affine(&h, spacing));
     field.notes = notes;

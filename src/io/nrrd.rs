@@ -204,17 +204,8 @@ pub fn read(path: &Path) -> Result<ScalarField, String> {
             read_data(r, &h, n, available)?
         }
     };
-    let mut spacing = [1.0; 3];
     let mut notes = Vec::new();
-    if let Some(s) = &h.spacing {
-        for (a, &v) in s.iter().enumerate().take(3) {
-            if v.is_finite() && v > 0.0 {
-                spacing[a] = v;
-            } else {
-                notes.push(format!("axis {a} has no usable spacing; using 1"));
-            }
-        }
-    }
+    let spacing = h.spacing.as_deref().map_or([1.0; 3], |s| super::spacing_from(s, h.dims.len(), &mut notes));
     let mut field = make_field(&h.dims, samples, spacing)?;
     field.notes = notes;
     Ok(field)
