@@ -1,4 +1,5 @@
 //! The mathematics, as plain CPU code: the reference every other backend is tested against.
 
 pub mod ecc;
+pub mod msc;
 pub mod smooth;

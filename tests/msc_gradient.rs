@@ -1,0 +1,141 @@
+//! The discrete gradient: a valid acyclic matching inside lower stars, the Morse equality, and
+//! minimality against brute-force persistence of the whole complex.
+
+mod common;
+
+use common::field_of;
+use proptest::prelude::*;
+use topoview::field::Dtype;
+use topoview::topo::msc::gradient::Gradient;
+use topoview::topo::msc::grid::CellGrid;
+use topoview::topo::msc::persistence::{brute_force, top_vertex};
+use topoview::topo::msc::{discrete_gradient, morse_sum, vertex_keys};
+
+fn check_matching(g: &Gradient, keys: &[i64]) {
+    let grid = g.grid;
+    for c in 0..grid.n_cells() {
+        if let Some(p) = g.partner(c) {
+            assert_eq!(g.partner(p), Some(c), "pairs are mutual");
+            assert_eq!(grid.dim(p).abs_diff(grid.dim(c)), 1);
+            assert_eq!(
+                top_vertex(&grid, keys, p),
+                top_vertex(&grid, keys, c),
+                "pairs stay in one lower star"
+            );
+        } else {
+            assert!(g.is_critical(c));
+        }
+    }
+}
+
+/// No closed V-path: the graph alpha -> alpha' (alpha paired up with beta, alpha' another facet
+/// of beta) has no cycle, in every dimension.
+fn check_acyclic(g: &Gradient) {
+    let grid = g.grid;
+    let n = grid.n_cells();
+    let next = |a: usize| -> Vec<usize> {
+        match g.partner(a) {
+            Some(b) if grid.dim(b) > grid.dim(a) => grid.facets(b).filter(|&f| f != a).collect(),
+            _ => Vec::new(),
+        }
+    };
+    let mut state = vec![0u8; n]; // 0 new, 1 on stack, 2 done
+    for s in 0..n {
+        if state[s] != 0 {
+            continue;
+        }
+        let mut stack = vec![(s, next(s), 0usize)];
+        state[s] = 1;
+        while let Some((v, succ, i)) = stack.last_mut() {
+            if *i < succ.len() {
+                let w = succ[*i];
+                *i += 1;
+                assert_ne!(state[w], 1, "closed V-path through cell {w}");
+                if state[w] == 0 {
+                    state[w] = 1;
+                    let nw = next(w);
+                    stack.push((w, nw, 0));
+                }
+            } else {
+                state[*v] = 2;
+                stack.pop();
+            }
+        }
+    }
+}
+
+/// Critical cells per dimension required by the persistence of the lower-star filtration: both
+/// cells of every pair created and destroyed in different lower stars, and every essential cell.
+fn required(grid: &CellGrid, keys: &[i64]) -> [usize; 4] {
+    let mut need = [0; 4];
+    for p in brute_force(grid, keys) {
+        match p.death {
+            None => need[p.dim] += 1,
+            Some(d) if top_vertex(grid, keys, p.birth) != top_vertex(grid, keys, d) => {
+                need[p.dim] += 1;
+                need[p.dim + 1] += 1;
+            }
+            _ => {}
+        }
+    }
+    need
+}
+
+fn check_all(dims: &[usize], vals: &[f64]) {
+    let f = field_of(Dtype::F64, dims, vals);
+    let g = discrete_gradient(&f).unwrap();
+    let keys = vertex_keys(&f).unwrap();
+    check_matching(&g, &keys);
+    check_acyclic(&g);
+    assert_eq!(morse_sum(&g), 1);
+    let crit = g.critical_cells().map(|c| c.len());
+    assert_eq!(crit, required(&g.grid, &keys), "minimal gradient for {dims:?} {vals:?}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn gradient_is_valid_and_minimal(
+        (dims, vals) in (2usize..=3).prop_flat_map(|nd| prop::collection::vec(1usize..=(if nd == 3 { 4 } else { 7 }), nd))
+            .prop_flat_map(|dims| {
+                let n: usize = dims.iter().product();
+                (Just(dims), prop::collection::vec(prop::sample::select(vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0, 13.0, 21.0, 34.0]), n))
+            })
+    ) {
+        check_all(&dims, &vals);
+    }
+}
+
+#[test]
+fn distinct_values_on_larger_grids() {
+    let mut s = 12345u64;
+    for dims in [vec![9, 8], vec![6, 5, 4], vec![5, 5, 5]] {
+        let n: usize = dims.iter().product();
+        let vals: Vec<f64> = (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s % 100_000) as f64
+            })
+            .collect();
+        check_all(&dims, &vals);
+    }
+}
+
+#[test]
+fn single_bump_has_one_maximum() {
+    // A Gaussian bump: one maximum, one minimum on the boundary corner... the counts follow from
+    // minimality: a function with one interior maximum on a box has 1 min and 1 max in 2D here.
+    let (nx, ny) = (9, 7);
+    let vals: Vec<f64> = (0..nx * ny)
+        .map(|i| {
+            let (x, y) = ((i % nx) as f64 - 4.0, (i / nx) as f64 - 3.0);
+            (-(x * x + y * y) / 6.0).exp()
+        })
+        .collect();
+    let g = discrete_gradient(&field_of(Dtype::F64, &[nx, ny], &vals)).unwrap();
+    let c = g.critical_cells().map(|c| c.len());
+    assert_eq!(c[2], 1, "one maximum");
+    assert_eq!(c[0] - c[1] + c[2], 1);
+}
