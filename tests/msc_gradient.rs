@@ -139,3 +139,49 @@ fn single_bump_has_one_maximum() {
     assert_eq!(c[2], 1, "one maximum");
     assert_eq!(c[0] - c[1] + c[2], 1);
 }
+
+/// Persistence through the Morse complex equals brute-force persistence of the whole complex,
+/// pair for pair (as lower-star vertices), leaving out pairs inside one lower star.
+fn check_persistence(dims: &[usize], vals: &[f64]) {
+    use topoview::topo::msc::morse;
+    let f = field_of(Dtype::F64, dims, vals);
+    let g = discrete_gradient(&f).unwrap();
+    let keys = vertex_keys(&f).unwrap();
+    let grid = g.grid;
+    let as_vertices = |pairs: Vec<topoview::topo::msc::persistence::CellPair>| {
+        let mut v: Vec<(usize, usize, Option<usize>)> = pairs
+            .into_iter()
+            .map(|p| (p.dim, top_vertex(&grid, keys.as_slice(), p.birth), p.death.map(|d| top_vertex(&grid, keys.as_slice(), d))))
+            .filter(|&(_, b, d)| d != Some(b))
+            .collect();
+        v.sort();
+        v
+    };
+    let want = as_vertices(brute_force(&grid, keys.as_slice()));
+    let got = as_vertices(morse::persistence(&g, keys.as_slice()));
+    assert_eq!(got, want, "{dims:?} {vals:?}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn morse_complex_persistence_equals_brute_force(
+        (dims, vals) in (2usize..=3).prop_flat_map(|nd| prop::collection::vec(1usize..=(if nd == 3 { 4 } else { 7 }), nd))
+            .prop_flat_map(|dims| {
+                let n: usize = dims.iter().product();
+                (Just(dims), prop::collection::vec(prop::sample::select(vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0, 13.0]), n))
+            })
+    ) {
+        check_persistence(&dims, &vals);
+    }
+}
+
+#[test]
+fn morse_persistence_on_larger_grids() {
+    let mut s = 777u64;
+    for dims in [vec![12, 9], vec![7, 6, 5], vec![6, 6, 6]] {
+        let n: usize = dims.iter().product();
+        let vals: Vec<f64> = (0..n).map(|_| { s ^= s << 13; s ^= s >> 7; s ^= s << 17; (s % 50) as f64 }).collect();
+        check_persistence(&dims, &vals);
+    }
+}

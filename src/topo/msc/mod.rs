@@ -8,6 +8,7 @@
 
 pub mod gradient;
 pub mod grid;
+pub mod morse;
 pub mod persistence;
 
 use crate::field::{Key, Sample, ScalarField};
