@@ -151,7 +151,13 @@ fn check_persistence(dims: &[usize], vals: &[f64]) {
     let as_vertices = |pairs: Vec<topoview::topo::msc::persistence::CellPair>| {
         let mut v: Vec<(usize, usize, Option<usize>)> = pairs
             .into_iter()
-            .map(|p| (p.dim, top_vertex(&grid, keys.as_slice(), p.birth), p.death.map(|d| top_vertex(&grid, keys.as_slice(), d))))
+            .map(|p| {
+                (
+                    p.dim,
+                    top_vertex(&grid, keys.as_slice(), p.birth),
+                    p.death.map(|d| top_vertex(&grid, keys.as_slice(), d)),
+                )
+            })
             .filter(|&(_, b, d)| d != Some(b))
             .collect();
         v.sort();
@@ -181,7 +187,14 @@ fn morse_persistence_on_larger_grids() {
     let mut s = 777u64;
     for dims in [vec![12, 9], vec![7, 6, 5], vec![6, 6, 6]] {
         let n: usize = dims.iter().product();
-        let vals: Vec<f64> = (0..n).map(|_| { s ^= s << 13; s ^= s >> 7; s ^= s << 17; (s % 50) as f64 }).collect();
+        let vals: Vec<f64> = (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s % 50) as f64
+            })
+            .collect();
         check_persistence(&dims, &vals);
     }
 }

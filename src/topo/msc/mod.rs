@@ -56,3 +56,38 @@ pub fn morse_sum(g: &Gradient) -> i64 {
         .map(|(k, c)| if k % 2 == 0 { c.len() as i64 } else { -(c.len() as i64) })
         .sum()
 }
+
+/// One point of a persistence diagram, with the critical cells that create and destroy it.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct DiagramPoint {
+    pub dim: usize,
+    pub birth: f64,
+    /// None for an essential class (it never dies).
+    pub death: Option<f64>,
+    pub birth_cell: grid::Cell,
+    pub death_cell: Option<grid::Cell>,
+}
+
+/// The persistence diagram of the lower-star filtration of `field` (computed on the Morse
+/// complex of `g`), sorted by dimension and birth; pairs whose values are equal (zero
+/// persistence, possible with ties) are left out, as persistence libraries do.
+pub fn diagram(field: &ScalarField, g: &Gradient, keys: &[i64]) -> Vec<DiagramPoint> {
+    let value = |c: grid::Cell| field.samples().get_f64(persistence::top_vertex(&g.grid, keys, c));
+    let mut out: Vec<DiagramPoint> = morse::persistence(g, keys)
+        .into_iter()
+        .map(|p| DiagramPoint {
+            dim: p.dim,
+            birth: value(p.birth),
+            death: p.death.map(value),
+            birth_cell: p.birth,
+            death_cell: p.death,
+        })
+        .filter(|p| p.death != Some(p.birth))
+        .collect();
+    out.sort_by(|a, b| {
+        (a.dim, a.birth, a.death.unwrap_or(f64::INFINITY))
+            .partial_cmp(&(b.dim, b.birth, b.death.unwrap_or(f64::INFINITY)))
+            .expect("finite values")
+    });
+    out
+}

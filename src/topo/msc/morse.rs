@@ -67,10 +67,10 @@ pub fn descending(g: &Gradient, sigma: Cell) -> Vec<(Cell, Multiplicity)> {
     }
     let mut paths: HashMap<Cell, Multiplicity> = HashMap::new();
     for &s in &starts {
-        paths.entry(s).or_insert(Multiplicity { count: 0, overflowed: false }).add(Multiplicity {
-            count: 1,
-            overflowed: false,
-        });
+        paths
+            .entry(s)
+            .or_insert(Multiplicity { count: 0, overflowed: false })
+            .add(Multiplicity { count: 1, overflowed: false });
     }
     let mut out = Vec::new();
     for &c in order.iter().rev() {
@@ -89,12 +89,8 @@ pub fn descending(g: &Gradient, sigma: Cell) -> Vec<(Cell, Multiplicity)> {
 
 /// Critical cells in a filtration order: by their lower star's vertex, then dimension.
 pub fn filtration_order(g: &Gradient, order: &(impl VertexOrder + ?Sized)) -> Vec<(Cell, usize)> {
-    let mut crit: Vec<(Cell, usize)> = g
-        .critical_cells()
-        .iter()
-        .flatten()
-        .map(|&c| (c, top_vertex(&g.grid, order, c)))
-        .collect();
+    let mut crit: Vec<(Cell, usize)> =
+        g.critical_cells().iter().flatten().map(|&c| (c, top_vertex(&g.grid, order, c))).collect();
     crit.sort_by(|&(a, ta), &(b, tb)| {
         if ta != tb {
             if order.less(ta, tb) { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater }
