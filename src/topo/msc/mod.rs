@@ -6,6 +6,7 @@
 //! maximum of its vertices (the lower-star filtration), with ties in value broken by voxel index
 //! (a higher index is higher).
 
+pub mod complex;
 pub mod gradient;
 pub mod grid;
 pub mod morse;
@@ -90,4 +91,30 @@ pub fn diagram(field: &ScalarField, g: &Gradient, keys: &[i64]) -> Vec<DiagramPo
             .expect("finite values")
     });
     out
+}
+
+/// Everything `topoview msc` computes for a field.
+pub struct Analysis {
+    pub gradient: Gradient,
+    pub complex: complex::MorseSmale,
+    pub diagram: Vec<DiagramPoint>,
+    /// Seconds spent per stage: gradient, arcs and manifolds, persistence.
+    pub seconds: [f64; 3],
+}
+
+/// Gradient, Morse-Smale complex and persistence diagram of a 2D or 3D field. Progress is
+/// reported in stages (3 ticks for the complex, 1 for the gradient, 1 for persistence).
+pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Analysis, MscError> {
+    let t = std::time::Instant::now();
+    let keys = vertex_keys(field)?;
+    let gradient = gradient::gradient(cell_grid(field), keys.as_slice());
+    debug_assert_eq!(morse_sum(&gradient), 1, "Morse equality on a box");
+    ctl.tick(1);
+    let t1 = t.elapsed().as_secs_f64();
+    let complex = complex::build(&gradient, &keys, |v| field.samples().get_f64(v), ctl);
+    let t2 = t.elapsed().as_secs_f64();
+    let diagram = diagram(field, &gradient, &keys);
+    ctl.tick(1);
+    let t3 = t.elapsed().as_secs_f64();
+    Ok(Analysis { gradient, complex, diagram, seconds: [t1, t2 - t1, t3 - t2] })
 }

@@ -21,10 +21,9 @@ pub struct Multiplicity {
 }
 
 impl Multiplicity {
-    fn add(&mut self, other: Multiplicity) {
-        let (sum, o) = self.count.overflowing_add(other.count);
-        self.count = sum;
-        self.overflowed |= o || other.overflowed;
+    pub fn plus(self, other: Multiplicity) -> Multiplicity {
+        let (count, o) = self.count.overflowing_add(other.count);
+        Multiplicity { count, overflowed: self.overflowed || other.overflowed || o }
     }
 
     pub fn is_odd(&self) -> bool {
@@ -32,58 +31,71 @@ impl Multiplicity {
     }
 }
 
-/// The (k-1)-cells that follow `a` on a descending V-path: the other facets of `a`'s partner, if
-/// `a` is paired upwards; none if `a` is critical or paired downwards.
-fn successors(g: &Gradient, a: Cell) -> impl Iterator<Item = Cell> + '_ {
+/// Critical (k-1)-cells reached by descending V-paths from the critical k-cell `sigma`, in
+/// cell-id order, each with the number of paths to it and one of those paths as the cells it
+/// visits (`sigma` first, the target last).
+pub fn descending(g: &Gradient, sigma: Cell) -> Vec<(Cell, Multiplicity, Vec<Cell>)> {
     let grid = &g.grid;
-    let up = g.partner(a).filter(|&b| grid.dim(b) > grid.dim(a));
-    up.into_iter().flat_map(move |b| grid.facets(b).filter(move |&f| f != a))
-}
-
-/// Critical (k-1)-cells reached by descending V-paths from the critical k-cell `sigma`, with the
-/// number of paths to each, in cell-id order.
-pub fn descending(g: &Gradient, sigma: Cell) -> Vec<(Cell, Multiplicity)> {
-    let grid = &g.grid;
+    let next = |a: Cell| -> Vec<Cell> {
+        match g.partner(a) {
+            Some(b) if grid.dim(b) > grid.dim(a) => grid.facets(b).filter(|&f| f != a).collect(),
+            _ => Vec::new(),
+        }
+    };
     let starts: Vec<Cell> = grid.facets(sigma).collect();
-    // Depth-first post-order over the reachable DAG, then counts in topological order.
-    let mut order = Vec::new();
-    let mut seen: HashMap<Cell, ()> = HashMap::new();
+    let mut post = Vec::new();
+    let mut parent: HashMap<Cell, Cell> = HashMap::new(); // first cell that reached each cell
     for &s in &starts {
-        if seen.insert(s, ()).is_some() {
+        if parent.contains_key(&s) {
             continue;
         }
-        let mut stack: Vec<(Cell, Vec<Cell>)> = vec![(s, successors(g, s).collect())];
+        parent.insert(s, sigma);
+        let mut stack: Vec<(Cell, Vec<Cell>)> = vec![(s, next(s))];
         while let Some((c, succ)) = stack.last_mut() {
+            let c = *c;
             if let Some(w) = succ.pop() {
-                if seen.insert(w, ()).is_none() {
-                    let ws = successors(g, w).collect();
-                    stack.push((w, ws));
+                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(w) {
+                    e.insert(c);
+                    stack.push((w, next(w)));
                 }
             } else {
-                order.push(*c);
+                post.push(c);
                 stack.pop();
             }
         }
     }
+    let zero = Multiplicity { count: 0, overflowed: false };
     let mut paths: HashMap<Cell, Multiplicity> = HashMap::new();
     for &s in &starts {
-        paths
-            .entry(s)
-            .or_insert(Multiplicity { count: 0, overflowed: false })
-            .add(Multiplicity { count: 1, overflowed: false });
+        let m = paths.entry(s).or_insert(zero);
+        *m = m.plus(Multiplicity { count: 1, overflowed: false });
     }
     let mut out = Vec::new();
-    for &c in order.iter().rev() {
+    for &c in post.iter().rev() {
         let Some(&m) = paths.get(&c) else { continue };
         if g.is_critical(c) {
-            out.push((c, m));
+            // Walk the first-reach parents back to sigma, with each step's gradient partner.
+            let mut cells = vec![c];
+            let mut at = c;
+            while let Some(&p) = parent.get(&at) {
+                if p == sigma {
+                    break;
+                }
+                cells.push(g.partner(p).expect("a path goes on through a paired cell"));
+                cells.push(p);
+                at = p;
+            }
+            cells.push(sigma);
+            cells.reverse();
+            out.push((c, m, cells));
             continue;
         }
-        for w in successors(g, c) {
-            paths.entry(w).or_insert(Multiplicity { count: 0, overflowed: false }).add(m);
+        for w in next(c) {
+            let e = paths.entry(w).or_insert(zero);
+            *e = e.plus(m);
         }
     }
-    out.sort_by_key(|&(c, _)| c);
+    out.sort_by_key(|(c, _, _)| *c);
     out
 }
 
@@ -113,7 +125,7 @@ pub fn persistence(g: &Gradient, order: &(impl VertexOrder + ?Sized)) -> Vec<Cel
             if g.grid.dim(c) == 0 {
                 return Vec::new();
             }
-            descending(g, c).into_iter().filter(|(_, m)| m.is_odd()).map(|(t, _)| pos[&t]).collect()
+            descending(g, c).into_iter().filter(|(_, m, _)| m.is_odd()).map(|(t, _, _)| pos[&t]).collect()
         })
         .collect();
     let (pairs, essential) = reduce(columns);

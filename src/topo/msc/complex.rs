@@ -1,0 +1,170 @@
+//! The Morse-Smale complex proper: critical points, the arcs between them (with multiplicity
+//! and a polyline), and the manifolds (basins of minima, mountains of maxima) as label fields.
+
+use super::gradient::Gradient;
+use super::grid::{Cell, CellGrid};
+use super::morse::{Multiplicity, descending};
+use super::persistence::top_vertex;
+use crate::control::Control;
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// Label of cells that flow out of the domain instead of reaching an extremum.
+pub const NO_LABEL: u32 = u32::MAX;
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CriticalPoint {
+    /// 0 minimum, 1 1-saddle, 2 2-saddle (3D) or maximum (2D), 3 maximum (3D).
+    pub index: u8,
+    pub cell: Cell,
+    /// Doubled-grid coordinates of the cell.
+    pub cell_coords: [usize; 3],
+    /// Centre of the cell in voxel coordinates (half-integers for edges, squares, cubes).
+    pub position: [f64; 3],
+    /// The voxel whose lower star holds the cell, and its value (the cell's filtration value).
+    pub vertex: usize,
+    pub value: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arc {
+    /// Index (into the critical points) of the end of higher index.
+    pub upper: usize,
+    /// Index of the end of lower index (one less).
+    pub lower: usize,
+    /// Number of distinct V-paths between the two.
+    pub multiplicity: Multiplicity,
+    /// Cell centres (voxel coordinates) of one V-path, from `upper` to `lower`.
+    pub polyline: Vec<[f64; 3]>,
+}
+
+pub struct MorseSmale {
+    pub grid: CellGrid,
+    pub critical: Vec<CriticalPoint>,
+    pub arcs: Vec<Arc>,
+    /// Per voxel: the critical point index of the minimum its descending V-path reaches
+    /// (ascending manifolds of minima).
+    pub basins: Vec<u32>,
+    /// Per top-dimensional cell (the dual grid: one fewer along each axis): the critical point
+    /// index of the maximum its ascending V-path reaches, or [`NO_LABEL`] where the path leaves
+    /// the domain (descending manifolds of maxima).
+    pub mountains: Vec<u32>,
+}
+
+/// Cell centre in voxel coordinates.
+pub fn position(grid: &CellGrid, c: Cell) -> [f64; 3] {
+    grid.coords(c).map(|x| x as f64 / 2.0)
+}
+
+pub fn build(g: &Gradient, keys: &[i64], value: impl Fn(usize) -> f64 + Sync, ctl: &Control) -> MorseSmale {
+    let grid = g.grid;
+    let crit_cells = g.critical_cells();
+    let critical: Vec<CriticalPoint> = crit_cells
+        .iter()
+        .flatten()
+        .map(|&c| {
+            let v = top_vertex(&grid, keys, c);
+            CriticalPoint {
+                index: grid.dim(c) as u8,
+                cell: c,
+                cell_coords: grid.coords(c),
+                position: position(&grid, c),
+                vertex: v,
+                value: value(v),
+            }
+        })
+        .collect();
+    let id_of: HashMap<Cell, usize> = critical.iter().enumerate().map(|(i, p)| (p.cell, i)).collect();
+    ctl.tick(1);
+    let arcs: Vec<Arc> = critical
+        .par_iter()
+        .enumerate()
+        .filter(|(_, p)| p.index > 0)
+        .flat_map_iter(|(i, p)| {
+            descending(g, p.cell)
+                .into_iter()
+                .map(|(t, m, path)| Arc {
+                    upper: i,
+                    lower: id_of[&t],
+                    multiplicity: m,
+                    polyline: path.iter().map(|&c| position(&grid, c)).collect(),
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    ctl.tick(1);
+    let basins = basins(g, &id_of);
+    let mountains = mountains(g, &id_of);
+    ctl.tick(1);
+    MorseSmale { grid, critical, arcs, basins, mountains }
+}
+
+/// Follows `next` from every element to a fixed point by pointer jumping (log rounds, each in
+/// parallel); `NO_LABEL` entries stay.
+fn jump_to_roots(mut next: Vec<u32>) -> Vec<u32> {
+    loop {
+        let jumped: Vec<u32> =
+            next.par_iter().map(|&n| if n == NO_LABEL { NO_LABEL } else { next[n as usize] }).collect();
+        if jumped == next {
+            return next;
+        }
+        next = jumped;
+    }
+}
+
+/// Ascending manifolds of minima: each vertex follows its gradient edge down to a minimum.
+fn basins(g: &Gradient, id_of: &HashMap<Cell, usize>) -> Vec<u32> {
+    let grid = &g.grid;
+    let n: usize = grid.vdims.iter().product();
+    let next: Vec<u32> = (0..n)
+        .into_par_iter()
+        .map(|v| {
+            let c = grid.vertex_cell(v);
+            match g.partner(c) {
+                // The vertex pairs with an edge of its lower star; the edge's other end is lower.
+                Some(e) => grid.facets(e).find(|&f| f != c).map_or(NO_LABEL, |w| grid.cell_vertex(w) as u32),
+                None => v as u32,
+            }
+        })
+        .collect();
+    jump_to_roots(next)
+        .into_par_iter()
+        .map(|root| if root == NO_LABEL { NO_LABEL } else { id_of[&grid.vertex_cell(root as usize)] as u32 })
+        .collect()
+}
+
+/// Descending manifolds of maxima on the dual grid of top cells: each top cell follows its
+/// gradient facet to the top cell on the other side, up to a maximum.
+fn mountains(g: &Gradient, id_of: &HashMap<Cell, usize>) -> Vec<u32> {
+    let grid = &g.grid;
+    let d = grid.ndim;
+    let dual: Vec<usize> = (0..3).map(|a| if a < d { grid.vdims[a] - 1 } else { 1 }).collect();
+    let n: usize = dual.iter().product();
+    if n == 0 || dual.contains(&0) {
+        return Vec::new();
+    }
+    let top_cell = |i: usize| -> Cell {
+        let p = [i % dual[0], (i / dual[0]) % dual[1], i / (dual[0] * dual[1])];
+        grid.id(std::array::from_fn(|a| if a < d { 2 * p[a] + 1 } else { 0 }))
+    };
+    let dual_index = |c: Cell| -> usize {
+        let p = grid.coords(c);
+        let q: [usize; 3] = std::array::from_fn(|a| if a < d { p[a] / 2 } else { 0 });
+        q[0] + dual[0] * (q[1] + dual[1] * q[2])
+    };
+    let next: Vec<u32> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let c = top_cell(i);
+            match g.partner(c) {
+                // Paired with a facet: go on through it to the top cell on its other side.
+                Some(f) => grid.cofacets(f).find(|&b| b != c).map_or(NO_LABEL, |b| dual_index(b) as u32),
+                None => i as u32,
+            }
+        })
+        .collect();
+    jump_to_roots(next)
+        .into_par_iter()
+        .map(|root| if root == NO_LABEL { NO_LABEL } else { id_of[&top_cell(root as usize)] as u32 })
+        .collect()
+}
