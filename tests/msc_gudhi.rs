@@ -3,8 +3,9 @@
 
 mod common;
 
+use topoview::control::Control;
 use topoview::io::{OpenOptions, open};
-use topoview::topo::msc::{diagram, discrete_gradient, vertex_keys};
+use topoview::topo::msc::{analyse, diagram, discrete_gradient, vertex_keys};
 
 fn check(field_file: &str, expected: &str) {
     let f = open(&common::data(field_file), &OpenOptions::default()).unwrap();
@@ -12,6 +13,9 @@ fn check(field_file: &str, expected: &str) {
     let keys = vertex_keys(&f).unwrap();
     let got: Vec<(usize, f64, Option<f64>)> =
         diagram(&f, &g, &keys).iter().map(|p| (p.dim, p.birth, p.death)).collect();
+    // The pipeline of `topoview msc` (Morse boundary from the arcs) gives the same diagram.
+    let a = analyse(&f, &Control::default()).unwrap();
+    assert_eq!(a.diagram, diagram(&f, &g, &keys));
     let text = std::fs::read_to_string(common::data(&format!("gudhi/{expected}.json"))).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut want: Vec<(usize, f64, Option<f64>)> = v["pairs"]

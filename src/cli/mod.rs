@@ -4,6 +4,7 @@
 mod bench;
 mod ecc;
 mod info;
+mod msc;
 mod progress;
 
 use clap::{Args, Parser, Subcommand};
@@ -31,6 +32,8 @@ enum Command {
     Ecc(ecc::EccArgs),
     /// Dims, type, spacing, value range, distinct values and memory of a file.
     Info(info::InfoArgs),
+    /// Morse-Smale complex: critical points, arcs, manifolds and persistence diagram.
+    Msc(msc::MscArgs),
     /// Throughput of the ECC and smoothing on synthetic fields.
     Bench(bench::BenchArgs),
 }
@@ -90,6 +93,7 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Some(Command::Ecc(a)) => ecc::run(a),
         Some(Command::Info(a)) => info::run(a),
+        Some(Command::Msc(a)) => msc::run(a),
         Some(Command::Bench(a)) => bench::run(a).map(|_| true),
         None => {
             use clap::CommandFactory;

@@ -377,7 +377,8 @@ fn affine(h: &Header, spacing: [f64; 3]) -> [[f64; 4]; 4] {
     m
 }
 
-/// Writes a minimal NIfTI-1 single file (for tests, exports of masks and label fields).
+/// Writes a NIfTI-1 single file (gzipped when the name ends in `.gz`) with the field's spacing
+/// and, when it has one, its affine as the sform: exports of masks and label fields.
 pub fn write_nifti1(path: &Path, field: &ScalarField) -> std::io::Result<()> {
     let (code, bitpix) = match field.dtype() {
         Dtype::U8 => (2i16, 8i16),
@@ -423,6 +424,12 @@ pub fn write_nifti1(path: &Path, field: &ScalarField) -> std::io::Result<()> {
     with_samples!(field.samples(), v => bytes.extend_from_slice(bytemuck::cast_slice(v)));
     if cfg!(target_endian = "big") {
         return Err(std::io::Error::other("writing NIfTI on big-endian hosts is not supported"));
+    }
+    if path.to_string_lossy().ends_with(".gz") {
+        use std::io::Write;
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&bytes)?;
+        bytes = z.finish()?;
     }
     crate::export::write_atomic(path, &bytes)
 }

@@ -76,27 +76,93 @@ pub fn build(g: &Gradient, keys: &[i64], value: impl Fn(usize) -> f64 + Sync, ct
         .collect();
     let id_of: HashMap<Cell, usize> = critical.iter().enumerate().map(|(i, p)| (p.cell, i)).collect();
     ctl.tick(1);
-    let arcs: Vec<Arc> = critical
-        .par_iter()
-        .enumerate()
-        .filter(|(_, p)| p.index > 0)
-        .flat_map_iter(|(i, p)| {
-            descending(g, p.cell)
-                .into_iter()
-                .map(|(t, m, path)| Arc {
-                    upper: i,
-                    lower: id_of[&t],
-                    multiplicity: m,
-                    polyline: path.iter().map(|&c| position(&grid, c)).collect(),
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    ctl.tick(1);
     let basins = basins(g, &id_of);
     let mountains = mountains(g, &id_of);
     ctl.tick(1);
+    let nd = grid.ndim;
+    let raw: Vec<RawArc> = critical
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(i, p)| {
+            let mut out = Vec::new();
+            let k = p.index as usize;
+            if k == 1 {
+                out.extend(saddle_to_minima(g, i, p.cell, &id_of));
+            }
+            if k + 1 == nd {
+                out.extend(saddle_to_maxima(g, i, p.cell, &id_of));
+            }
+            if k == 2 && nd == 3 {
+                // Between saddles V-paths split and merge: count them on the DAG.
+                out.extend(descending(g, p.cell).into_iter().map(|(t, m, path)| (i, id_of[&t], m, path)));
+            }
+            out
+        })
+        .collect();
+    let arcs = merge(raw, &grid);
+    ctl.tick(1);
     MorseSmale { grid, critical, arcs, basins, mountains }
+}
+
+const ONE: Multiplicity = Multiplicity { count: 1, overflowed: false };
+
+/// Arcs from the 1-saddle `sigma` (critical point `id`) down to minima: from each of its two
+/// vertices the V-path is unique (a vertex pairs with one edge, whose other end is lower).
+fn saddle_to_minima(g: &Gradient, id: usize, sigma: Cell, id_of: &HashMap<Cell, usize>) -> Vec<RawArc> {
+    let grid = &g.grid;
+    grid.facets(sigma)
+        .map(|mut u| {
+            let mut cells = vec![sigma, u];
+            while let Some(e) = g.partner(u) {
+                let w = grid.facets(e).find(|&f| f != u).expect("an edge has two vertices");
+                cells.extend([e, w]);
+                u = w;
+            }
+            (id, id_of[&u], ONE, cells)
+        })
+        .collect()
+}
+
+/// Arcs from maxima down to the (d-1)-saddle `sigma` (critical point `id`), traced from the
+/// saddle upwards: from each top cell beside it the ascending V-path is unique (a top cell pairs
+/// with one facet, whose other top cell is higher); a path that leaves the domain makes no arc.
+fn saddle_to_maxima(g: &Gradient, id: usize, sigma: Cell, id_of: &HashMap<Cell, usize>) -> Vec<RawArc> {
+    let grid = &g.grid;
+    grid.cofacets(sigma)
+        .filter_map(|mut b| {
+            let mut cells = vec![sigma, b];
+            while let Some(f) = g.partner(b) {
+                let next = grid.cofacets(f).find(|&c| c != b)?;
+                cells.extend([f, next]);
+                b = next;
+            }
+            cells.reverse();
+            Some((id_of[&b], id, ONE, cells))
+        })
+        .collect()
+}
+
+/// (upper id, lower id, multiplicity, cells of one path from upper to lower).
+type RawArc = (usize, usize, Multiplicity, Vec<Cell>);
+
+/// One arc per pair of ends: multiplicities summed, the first path kept.
+fn merge(mut raw: Vec<RawArc>, grid: &CellGrid) -> Vec<Arc> {
+    raw.sort_by_key(|a| (a.0, a.1));
+    let mut out: Vec<Arc> = Vec::with_capacity(raw.len());
+    for (upper, lower, m, cells) in raw {
+        match out.last_mut() {
+            Some(last) if last.upper == upper && last.lower == lower => {
+                last.multiplicity = last.multiplicity.plus(m)
+            }
+            _ => out.push(Arc {
+                upper,
+                lower,
+                multiplicity: m,
+                polyline: cells.iter().map(|&c| position(grid, c)).collect(),
+            }),
+        }
+    }
+    out
 }
 
 /// Follows `next` from every element to a fixed point by pointer jumping (log rounds, each in

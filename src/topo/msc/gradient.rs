@@ -69,22 +69,48 @@ impl VertexOrder for [i64] {
     }
 }
 
-const MAX_STAR: usize = 27;
+/// Lower-star cells are addressed by their offset from the vertex on the doubled grid,
+/// `d` in {-1, 0, 1}^3, as the slot `(dx + 1) + 3 (dy + 1) + 9 (dz + 1)`; the vertex is slot 13.
+/// A star cell's facets inside the star are its offsets with one non-zero entry zeroed (the other
+/// facet along that axis does not contain the vertex), so sets of slots are u32 bit masks.
+const CENTER: usize = 13;
 
-/// The lower star of one vertex: its cells (the vertex first) with their ordering keys.
-struct Star {
-    len: usize,
-    cells: [Cell; MAX_STAR],
-    /// Other corners, highest first (voxel indices), and how many.
-    others: [[usize; 7]; MAX_STAR],
-    n_others: [u8; MAX_STAR],
-    assigned: [bool; MAX_STAR],
+fn offset(slot: usize) -> [i64; 3] {
+    [(slot % 3) as i64 - 1, ((slot / 3) % 3) as i64 - 1, (slot / 9) as i64 - 1]
 }
 
-impl Star {
-    fn position(&self, c: Cell) -> Option<usize> {
-        self.cells[..self.len].iter().position(|&x| x == c)
+fn slot(d: [i64; 3]) -> usize {
+    ((d[0] + 1) + 3 * (d[1] + 1) + 9 * (d[2] + 1)) as usize
+}
+
+/// FACETS[s]: mask of the slots of the facets of slot s that contain the vertex.
+const fn facet_masks() -> [u32; 27] {
+    let mut m = [0u32; 27];
+    let mut s = 0;
+    while s < 27 {
+        let d = [(s % 3) as i64 - 1, ((s / 3) % 3) as i64 - 1, (s / 9) as i64 - 1];
+        let mut a = 0;
+        while a < 3 {
+            if d[a] != 0 {
+                let mut e = d;
+                e[a] = 0;
+                m[s] |= 1 << ((e[0] + 1) + 3 * (e[1] + 1) + 9 * (e[2] + 1));
+            }
+            a += 1;
+        }
+        s += 1;
     }
+    m
+}
+const FACETS: [u32; 27] = facet_masks();
+
+/// The lower star of one vertex.
+struct Star {
+    /// Slots present.
+    present: u32,
+    /// Other corners of each slot, highest first (voxel indices), and how many.
+    others: [[usize; 7]; 27],
+    n_others: [u8; 27],
 }
 
 /// Computes the gradient of a field given by its vertex order, on all threads.
@@ -95,25 +121,30 @@ pub fn gradient(grid: CellGrid, order: &(impl VertexOrder + ?Sized)) -> Gradient
     Gradient { grid, codes: codes.into_iter().map(AtomicU8::into_inner).collect() }
 }
 
-fn set_pair(grid: &CellGrid, codes: &[AtomicU8], a: Cell, b: Cell) {
-    let (pa, pb) = (grid.coords(a), grid.coords(b));
-    let axis = (0..3).find(|&i| pa[i] != pb[i]).expect("paired cells differ along one axis");
-    let up = (pb[axis] > pa[axis]) as u8;
-    codes[a].store(PAIRED + 2 * axis as u8 + up, Ordering::Relaxed);
-    codes[b].store(PAIRED + 2 * axis as u8 + (1 - up), Ordering::Relaxed);
-}
-
 fn process_lower_star(grid: &CellGrid, order: &(impl VertexOrder + ?Sized), v: usize, codes: &[AtomicU8]) {
     let star = lower_star(grid, order, v);
-    let mut star = star;
-    let vc = star.cells[0];
-    if star.len == 1 {
-        codes[vc].store(CRITICAL, Ordering::Relaxed);
+    let vc = grid.vertex_cell(v);
+    let cell = |s: usize| -> Cell {
+        let d = offset(s);
+        (vc as i64 + d[0] + grid.cdims[0] as i64 * (d[1] + grid.cdims[1] as i64 * d[2])) as Cell
+    };
+    // Pairs a facet slot with a slot one dimension up; codes name the partner's direction.
+    let pair = |f: usize, s: usize| {
+        let (df, ds) = (offset(f), offset(s));
+        let axis = (0..3).find(|&a| df[a] != ds[a]).expect("paired slots differ along one axis");
+        let up = (ds[axis] > df[axis]) as u8;
+        codes[cell(f)].store(PAIRED + 2 * axis as u8 + up, Ordering::Relaxed);
+        codes[cell(s)].store(PAIRED + 2 * axis as u8 + (1 - up), Ordering::Relaxed);
+    };
+    let critical = |s: usize| codes[cell(s)].store(CRITICAL, Ordering::Relaxed);
+    if star.present == 1 << CENTER {
+        critical(CENTER);
         return;
     }
     // G-order: lexicographic on the other corners, highest first; a prefix comes first.
-    let less = |s: &Star, i: usize, j: usize| -> bool {
-        let (a, b) = (&s.others[i][..s.n_others[i] as usize], &s.others[j][..s.n_others[j] as usize]);
+    let less = |i: usize, j: usize| -> bool {
+        let (a, b) =
+            (&star.others[i][..star.n_others[i] as usize], &star.others[j][..star.n_others[j] as usize]);
         for (&x, &y) in a.iter().zip(b) {
             if x != y {
                 return order.less(x, y);
@@ -121,118 +152,115 @@ fn process_lower_star(grid: &CellGrid, order: &(impl VertexOrder + ?Sized), v: u
         }
         a.len() < b.len()
     };
-    let unpaired_faces = |s: &Star, i: usize| -> (usize, usize) {
-        let mut count = 0;
-        let mut last = usize::MAX;
-        for f in grid.facets(s.cells[i]) {
-            if let Some(j) = s.position(f)
-                && !s.assigned[j]
-            {
-                count += 1;
-                last = j;
+    let min_of = |mask: u32| -> Option<usize> {
+        let mut best: Option<usize> = None;
+        let mut m = mask;
+        while m != 0 {
+            let s = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if best.is_none_or(|b| less(s, b)) {
+                best = Some(s);
             }
         }
-        (count, last)
+        best
     };
-    let pop_min = |s: &Star, q: &mut Vec<usize>| -> Option<usize> {
-        let (k, _) = q.iter().enumerate().min_by(|a, b| {
-            if less(s, *a.1, *b.1) {
-                std::cmp::Ordering::Less
-            } else if less(s, *b.1, *a.1) {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })?;
-        Some(q.swap_remove(k))
-    };
-    let push_cofacets = |s: &Star, of: usize, q: &mut Vec<usize>| {
-        for cf in grid.cofacets(s.cells[of]) {
-            if let Some(j) = s.position(cf)
-                && !s.assigned[j]
-                && unpaired_faces(s, j).0 == 1
-                && !q.contains(&j)
-            {
-                q.push(j);
+    let mut assigned: u32 = 0;
+    let unpaired = |assigned: u32, s: usize| FACETS[s] & !assigned;
+    // Star slots with exactly one unpaired facet among the cofacets of slot `of`.
+    let ready_cofacets = |assigned: u32, of: usize| -> u32 {
+        let mut m = star.present & !assigned;
+        let mut out = 0;
+        while m != 0 {
+            let s = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if FACETS[s] & (1 << of) != 0 && unpaired(assigned, s).count_ones() == 1 {
+                out |= 1 << s;
             }
         }
+        out
     };
 
-    // The lowest edge pairs with the vertex.
-    let edges: Vec<usize> = (1..star.len).filter(|&i| star.n_others[i] == 1).collect();
-    let delta = *edges
-        .iter()
-        .min_by(
-            |&&a, &&b| if less(&star, a, b) { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater },
-        )
-        .expect("a non-trivial lower star has an edge");
-    set_pair(grid, codes, vc, star.cells[delta]);
-    star.assigned[0] = true;
-    star.assigned[delta] = true;
-    let mut pq_zero: Vec<usize> = edges.into_iter().filter(|&e| e != delta).collect();
-    let mut pq_one: Vec<usize> = Vec::new();
-    push_cofacets(&star, delta, &mut pq_one);
-    while !pq_one.is_empty() || !pq_zero.is_empty() {
-        while let Some(a) = pop_min(&star, &mut pq_one) {
-            if star.assigned[a] {
-                continue;
+    let edges: u32 = {
+        let mut e = 0;
+        let mut m = star.present & !(1 << CENTER);
+        while m != 0 {
+            let s = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if star.n_others[s] == 1 {
+                e |= 1 << s;
             }
-            let (count, face) = unpaired_faces(&star, a);
-            if count == 0 {
-                if !pq_zero.contains(&a) {
-                    pq_zero.push(a);
-                }
-                continue;
-            }
-            set_pair(grid, codes, star.cells[face], star.cells[a]);
-            star.assigned[face] = true;
-            star.assigned[a] = true;
-            pq_zero.retain(|&x| x != face);
-            push_cofacets(&star, a, &mut pq_one);
-            push_cofacets(&star, face, &mut pq_one);
         }
-        if let Some(g) = pop_min(&star, &mut pq_zero) {
-            if star.assigned[g] {
+        e
+    };
+    // The lowest edge pairs with the vertex.
+    let delta = min_of(edges).expect("a non-trivial lower star has an edge");
+    pair(CENTER, delta);
+    assigned |= 1 << CENTER | 1 << delta;
+    let mut pq_zero: u32 = edges & !(1 << delta);
+    let mut pq_one: u32 = ready_cofacets(assigned, delta);
+    while pq_one != 0 || pq_zero != 0 {
+        while let Some(a) = min_of(pq_one) {
+            pq_one &= !(1 << a);
+            if assigned & (1 << a) != 0 {
                 continue;
             }
-            codes[star.cells[g]].store(CRITICAL, Ordering::Relaxed);
-            star.assigned[g] = true;
-            push_cofacets(&star, g, &mut pq_one);
+            let faces = unpaired(assigned, a);
+            if faces == 0 {
+                pq_zero |= 1 << a;
+                continue;
+            }
+            let face = faces.trailing_zeros() as usize;
+            pair(face, a);
+            assigned |= 1 << face | 1 << a;
+            pq_zero &= !(1 << face);
+            pq_one |= ready_cofacets(assigned, a) | ready_cofacets(assigned, face);
+        }
+        if let Some(g) = min_of(pq_zero) {
+            pq_zero &= !(1 << g);
+            if assigned & (1 << g) != 0 {
+                continue;
+            }
+            critical(g);
+            assigned |= 1 << g;
+            pq_one |= ready_cofacets(assigned, g);
         }
     }
-    debug_assert!(star.assigned[..star.len].iter().all(|&a| a), "every cell of the lower star is assigned");
+    debug_assert_eq!(assigned, star.present, "every cell of the lower star is assigned");
 }
 
-/// The cells whose highest corner is `v`, the vertex first.
+/// The cells whose highest corner is `v`, by slot.
 fn lower_star(grid: &CellGrid, order: &(impl VertexOrder + ?Sized), v: usize) -> Star {
-    let vc = grid.vertex_cell(v);
-    let mut s = Star {
-        len: 1,
-        cells: [vc; MAX_STAR],
-        others: [[0; 7]; MAX_STAR],
-        n_others: [0; MAX_STAR],
-        assigned: [false; MAX_STAR],
+    let mut s = Star { present: 1 << CENTER, others: [[0; 7]; 27], n_others: [0; 27] };
+    let [nx, ny, _] = grid.vdims;
+    let p = [v % nx, (v / nx) % ny, v / (nx * ny)];
+    let axis_range = |a: usize| -> std::ops::RangeInclusive<i64> {
+        if a >= grid.ndim {
+            return 0..=0;
+        }
+        let lo = if p[a] == 0 { 0 } else { -1 };
+        let hi = if p[a] + 1 == grid.vdims[a] { 0 } else { 1 };
+        lo..=hi
     };
-    let p = grid.coords(vc);
-    let range = |a: usize| if a < grid.ndim { -1i64..=1 } else { 0..=0 };
-    for dz in range(2) {
-        for dy in range(1) {
-            for dx in range(0) {
-                if (dx, dy, dz) == (0, 0, 0) {
+    for dz in axis_range(2) {
+        for dy in axis_range(1) {
+            for dx in axis_range(0) {
+                let d = [dx, dy, dz];
+                if d == [0, 0, 0] {
                     continue;
                 }
-                let q = [p[0] as i64 + dx, p[1] as i64 + dy, p[2] as i64 + dz];
-                if (0..3).any(|a| q[a] < 0 || q[a] >= grid.cdims[a] as i64) {
-                    continue;
-                }
-                let c = grid.id(q.map(|x| x as usize));
+                // Corners: p + e with e_a in {0, d_a}.
                 let mut others = [0usize; 7];
                 let mut k = 0;
                 let mut lower = true;
-                for u in grid.corners(c) {
-                    if u == v {
+                for m in 1..8usize {
+                    let e = [(m & 1) as i64 * dx, ((m >> 1) & 1) as i64 * dy, ((m >> 2) & 1) as i64 * dz];
+                    // Skip masks that name an axis where d is 0 (duplicates of smaller masks).
+                    if (0..3).any(|a| (m >> a) & 1 == 1 && d[a] == 0) {
                         continue;
                     }
+                    let u = ((p[0] as i64 + e[0])
+                        + nx as i64 * ((p[1] as i64 + e[1]) + ny as i64 * (p[2] as i64 + e[2])))
+                        as usize;
                     if !order.less(u, v) {
                         lower = false;
                         break;
@@ -243,15 +271,13 @@ fn lower_star(grid: &CellGrid, order: &(impl VertexOrder + ?Sized), v: usize) ->
                 if !lower {
                     continue;
                 }
-                // Highest first.
-                let o = &mut others[..k];
-                o.sort_by(|&a, &b| {
+                others[..k].sort_unstable_by(|&a, &b| {
                     if order.less(b, a) { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater }
                 });
-                s.cells[s.len] = c;
-                s.others[s.len] = others;
-                s.n_others[s.len] = k as u8;
-                s.len += 1;
+                let sl = slot(d);
+                s.present |= 1 << sl;
+                s.others[sl] = others;
+                s.n_others[sl] = k as u8;
             }
         }
     }

@@ -73,8 +73,18 @@ pub struct DiagramPoint {
 /// complex of `g`), sorted by dimension and birth; pairs whose values are equal (zero
 /// persistence, possible with ties) are left out, as persistence libraries do.
 pub fn diagram(field: &ScalarField, g: &Gradient, keys: &[i64]) -> Vec<DiagramPoint> {
+    diagram_of_pairs(field, g, keys, morse::persistence(g, keys))
+}
+
+/// Diagram points (values, zero-persistence pairs left out, sorted) of persistence pairs.
+fn diagram_of_pairs(
+    field: &ScalarField,
+    g: &Gradient,
+    keys: &[i64],
+    pairs: Vec<persistence::CellPair>,
+) -> Vec<DiagramPoint> {
     let value = |c: grid::Cell| field.samples().get_f64(persistence::top_vertex(&g.grid, keys, c));
-    let mut out: Vec<DiagramPoint> = morse::persistence(g, keys)
+    let mut out: Vec<DiagramPoint> = pairs
         .into_iter()
         .map(|p| DiagramPoint {
             dim: p.dim,
@@ -113,7 +123,15 @@ pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Ana
     let t1 = t.elapsed().as_secs_f64();
     let complex = complex::build(&gradient, &keys, |v| field.samples().get_f64(v), ctl);
     let t2 = t.elapsed().as_secs_f64();
-    let diagram = diagram(field, &gradient, &keys);
+    // The arcs already counted every V-path: the Morse boundary is their odd part.
+    let mut boundary: std::collections::HashMap<grid::Cell, Vec<grid::Cell>> = Default::default();
+    for arc in complex.arcs.iter().filter(|a| a.multiplicity.is_odd()) {
+        boundary.entry(complex.critical[arc.upper].cell).or_default().push(complex.critical[arc.lower].cell);
+    }
+    let pairs = morse::persistence_with(&gradient, keys.as_slice(), |c| {
+        boundary.get(&c).cloned().unwrap_or_default()
+    });
+    let diagram = diagram_of_pairs(field, &gradient, &keys, pairs);
     ctl.tick(1);
     let t3 = t.elapsed().as_secs_f64();
     Ok(Analysis { gradient, complex, diagram, seconds: [t1, t2 - t1, t3 - t2] })

@@ -117,16 +117,28 @@ pub fn filtration_order(g: &Gradient, order: &(impl VertexOrder + ?Sized)) -> Ve
 /// are the critical cells reached by an odd number of V-paths). Every pair has cells in
 /// different lower stars (positive persistence in the vertex order).
 pub fn persistence(g: &Gradient, order: &(impl VertexOrder + ?Sized)) -> Vec<CellPair> {
+    persistence_with(g, order, |c| {
+        descending(g, c).into_iter().filter(|(_, m, _)| m.is_odd()).map(|(t, _, _)| t).collect()
+    })
+}
+
+/// [`persistence`] with the Morse boundary (critical cells reached by an odd number of V-paths)
+/// given by `boundary`, for callers that have already counted the paths.
+pub fn persistence_with(
+    g: &Gradient,
+    order: &(impl VertexOrder + ?Sized),
+    boundary: impl Fn(Cell) -> Vec<Cell> + Sync,
+) -> Vec<CellPair> {
+    use rayon::prelude::*;
     let crit = filtration_order(g, order);
     let pos: HashMap<Cell, usize> = crit.iter().enumerate().map(|(i, &(c, _))| (c, i)).collect();
     let columns: Vec<Vec<usize>> = crit
-        .iter()
-        .map(|&(c, _)| {
-            if g.grid.dim(c) == 0 {
-                return Vec::new();
-            }
-            descending(g, c).into_iter().filter(|(_, m, _)| m.is_odd()).map(|(t, _, _)| pos[&t]).collect()
-        })
+        .par_iter()
+        .map(
+            |&(c, _)| {
+                if g.grid.dim(c) == 0 { Vec::new() } else { boundary(c).iter().map(|t| pos[t]).collect() }
+            },
+        )
         .collect();
     let (pairs, essential) = reduce(columns);
     let dim = |i: usize| g.grid.dim(crit[i].0);

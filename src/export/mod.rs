@@ -1,6 +1,8 @@
-//! Writing results: ECC curves as CSV and JSON, always atomically (a temporary file in the
-//! target's folder, renamed over the target once complete), so an interrupted export never
-//! leaves a half-written file behind.
+//! Writing results, always atomically (a temporary file in the target's folder, renamed over
+//! the target once complete), so an interrupted export never leaves a half-written file behind:
+//! ECC curves as CSV and JSON (here), Morse-Smale complexes as JSON and VTK ([`msc`]).
+
+pub mod msc;
 
 use crate::field::{Dtype, ScalarField, dims_string};
 use crate::topo::ecc::crossings::{Crossing, suggested_threshold, zero_crossings};
@@ -16,6 +18,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         _ => Path::new("."),
     };
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    // Temporary files are private (0600); an export is an ordinary file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;

@@ -1,0 +1,105 @@
+//! `topoview msc FILE`: the Morse-Smale complex, its persistence diagram and its exports.
+
+use super::InputArgs;
+use super::progress::Progress;
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+use topoview::control::Control;
+use topoview::export::msc::{json, summary, vtp_critical_points, vtp_separatrices};
+use topoview::export::write_atomic;
+use topoview::field::{Samples, ScalarField};
+use topoview::io::nifti::write_nifti1;
+use topoview::topo::msc::analyse;
+use topoview::topo::msc::complex::NO_LABEL;
+
+#[derive(clap::Args, Debug)]
+pub struct MscArgs {
+    pub file: PathBuf,
+    /// Write critical points, arcs (with polylines) and the persistence diagram as JSON.
+    #[arg(long, value_name = "OUT")]
+    pub json: Option<PathBuf>,
+    /// Write PREFIX_critical_points.vtp and PREFIX_separatrices.vtp (VTK PolyData for ParaView,
+    /// arrays named as TTK names them).
+    #[arg(long, value_name = "PREFIX")]
+    pub vtk: Option<PathBuf>,
+    /// Write the basins (ascending manifolds of minima) to OUT and the mountains (descending
+    /// manifolds of maxima, on the grid of cell centres) to OUT with "_mountains" before the
+    /// extension, as NIfTI (gzipped for .nii.gz); labels are critical point ids, -1 for none.
+    #[arg(long, value_name = "OUT.nii.gz")]
+    pub labels: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: InputArgs,
+}
+
+/// `OUT.nii.gz` -> `OUT_mountains.nii.gz`.
+fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
+    let s = p.to_string_lossy();
+    for ext in [".nii.gz", ".nii"] {
+        if let Some(stem) = s.strip_suffix(ext) {
+            return PathBuf::from(format!("{stem}{suffix}{ext}"));
+        }
+    }
+    PathBuf::from(format!("{s}{suffix}"))
+}
+
+fn labels(v: &[u32]) -> Samples {
+    Samples::I32(v.iter().map(|&l| if l == NO_LABEL { -1 } else { l as i32 }).collect())
+}
+
+pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
+    args.input.init_threads()?;
+    let opts = args.input.open_options()?;
+    let name = args.file.display().to_string();
+    let field = topoview::io::open(&args.file, &opts)?;
+    for n in &field.notes {
+        eprintln!("note: {name}: {n}");
+    }
+    anyhow::ensure!(field.ndim() >= 2, "{name}: the Morse-Smale complex needs a 2D or 3D field");
+    let progress = Progress::new();
+    let bar = progress.bar(5, "Morse-Smale");
+    let tick = |n: u64| progress.inc(&bar, n);
+    let a =
+        analyse(&field, &Control { progress: Some(&tick), cancel: None }).with_context(|| name.clone())?;
+    bar.finish_and_clear();
+    if let Some(out) = &args.json {
+        let text = serde_json::to_string(&json(&name, &field, &a))? + "\n";
+        write_atomic(out, text.as_bytes()).with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    if let Some(prefix) = &args.vtk {
+        for (suffix, text) in [
+            ("_critical_points.vtp", vtp_critical_points(&field, &a.complex)),
+            ("_separatrices.vtp", vtp_separatrices(&field, &a.complex)),
+        ] {
+            let p = PathBuf::from(format!("{}{suffix}", prefix.display()));
+            write_atomic(&p, text.as_bytes()).with_context(|| format!("cannot write {}", p.display()))?;
+        }
+    }
+    if let Some(out) = &args.labels {
+        let basins = field.with_samples(labels(&a.complex.basins))?;
+        write_nifti1(out, &basins).with_context(|| format!("cannot write {}", out.display()))?;
+        let dual: Vec<usize> = field.shape().iter().map(|&n| n - 1).collect();
+        if dual.iter().all(|&n| n > 0) {
+            let mut m =
+                ScalarField::new(&dual, labels(&a.complex.mountains))?.with_spacing(field.spacing())?;
+            // Cell centres sit half a voxel from the voxels.
+            let sp = field.spacing();
+            let mut aff = field.affine.unwrap_or([
+                [sp[0], 0.0, 0.0, 0.0],
+                [0.0, sp[1], 0.0, 0.0],
+                [0.0, 0.0, sp[2], 0.0],
+                [0.0, 0.0, 0.0, 1.0],
+            ]);
+            for row in aff.iter_mut().take(3) {
+                row[3] += 0.5 * (row[0] + row[1] + if field.ndim() == 3 { row[2] } else { 0.0 });
+            }
+            m.affine = Some(aff);
+            let p = with_suffix(out, "_mountains");
+            write_nifti1(&p, &m).with_context(|| format!("cannot write {}", p.display()))?;
+        }
+    }
+    println!("{}", summary(&name, &field, &a));
+    if let Some(mib) = topoview::bench::peak_rss_mib() {
+        println!("peak resident memory: {mib:.0} MiB");
+    }
+    Ok(true)
+}
