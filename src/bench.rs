@@ -130,3 +130,52 @@ pub fn run(args: &BenchConfig) -> Result<(), rayon::ThreadPoolBuildError> {
     }
     Ok(())
 }
+
+/// A smoothed Gaussian random field: white noise smoothed with sigma `corr` voxels (f32).
+pub fn gaussian_random_field(dims: &[usize], corr: f64, seed: u64) -> ScalarField {
+    use rayon::prelude::*;
+    let n: usize = dims.iter().product();
+    let mut v = vec![0f32; n];
+    v.par_chunks_mut(1 << 16).enumerate().for_each(|(c, chunk)| {
+        let mut r = noise(seed.wrapping_mul(1_000_003) + c as u64);
+        for x in chunk {
+            // Sum of uniforms: close enough to Gaussian for a test field.
+            let s: f64 = (0..4).map(|_| (r() >> 11) as f64 / (1u64 << 53) as f64).sum();
+            *x = (s - 2.0) as f32;
+        }
+    });
+    let white = ScalarField::new(dims, Samples::F32(v)).expect("bench dims are valid");
+    smooth::smooth(&white, &Smoothing::voxels(corr), &Control::default()).expect("valid sigma")
+}
+
+/// Per-stage times of the Morse-Smale pipeline on smoothed random fields and, when given, a file.
+pub fn run_msc(sizes: &[Vec<usize>], extra: Option<(&str, &ScalarField)>) {
+    use crate::topo::msc::analyse;
+    println!(
+        "{:<30} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}",
+        "field", "gradient", "arcs+man", "persist", "hierarchy", "total s", "critical", "arcs", "peak MiB"
+    );
+    let row = |name: String, f: &ScalarField| {
+        let t = Instant::now();
+        let a = analyse(f, &Control::default()).expect("bench fields have no NaN");
+        let total = t.elapsed().as_secs_f64();
+        println!(
+            "{name:<30} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>9.0}",
+            a.seconds[0],
+            a.seconds[1],
+            a.seconds[2],
+            a.seconds[3],
+            total,
+            a.complex.critical.len(),
+            a.complex.arcs.len(),
+            peak_rss_mib().unwrap_or(f64::NAN)
+        );
+    };
+    for dims in sizes {
+        let f = gaussian_random_field(dims, 4.0, 1);
+        row(format!("GRF sigma=4 {}", crate::field::dims_string(dims)), &f);
+    }
+    if let Some((name, f)) = extra {
+        row(name.to_string(), f);
+    }
+}

@@ -172,3 +172,117 @@ fn saddle_and_egg_crate_in_2d() {
     assert_eq!(c[2], 8, "sin x sin y on [0, 4 pi]^2 has 16 lobes, 8 of them positive");
     assert_eq!(c[0] as i64 - c[1] as i64 + c[2] as i64, 1);
 }
+
+/// Replays the hierarchy: every cancellation joins a live saddle and a live extremum by exactly
+/// one V-path, the Morse equality holds after every step, labels and arcs only name live cells,
+/// and paths run through the grid from saddle to current extremum.
+fn check_hierarchy(a: &Analysis) {
+    let c = &a.complex;
+    let h = &a.hierarchy;
+    let nd = c.grid.ndim;
+    for (s, x) in h.cancellations.iter().enumerate() {
+        assert!(h.alive(x.saddle, s) && h.alive(x.extremum, s));
+        let (ks, ke) = (c.critical[x.saddle].index as usize, c.critical[x.extremum].index as usize);
+        assert!((ke == 0 && ks == 1) || (ke == nd && ks + 1 == nd), "an extremum with an adjacent saddle");
+        let live: Vec<_> = h
+            .arcs_at(c, s)
+            .into_iter()
+            .filter(|r| {
+                (r.upper, r.lower) == (x.saddle, x.extremum) || (r.upper, r.lower) == (x.extremum, x.saddle)
+            })
+            .collect();
+        assert_eq!(live.len(), 1, "one live arc joins the pair");
+        assert_eq!(live[0].multiplicity.count, 1, "only pairs joined by one V-path are cancelled");
+        assert!(x.persistence >= 0.0);
+        if s > 0 {
+            assert!(x.level >= h.cancellations[s - 1].level);
+        }
+        let k = h.counts(c, s + 1);
+        let chi: i64 = (0..=nd).map(|i| if i % 2 == 0 { k[i] as i64 } else { -(k[i] as i64) }).sum();
+        assert_eq!(chi, 1, "Morse equality after {} cancellations", s + 1);
+    }
+    for b in &h.blocked {
+        assert_ne!(b.paths, "1");
+    }
+    let steps = h.cancellations.len();
+    for r in h.arcs_at(c, steps) {
+        assert!(h.alive(r.upper, steps) && h.alive(r.lower, steps));
+        assert_eq!(c.critical[r.upper].index, c.critical[r.lower].index + 1);
+    }
+    for &l in h.labels_at(&c.basins, steps).iter() {
+        assert!(h.alive(l as usize, steps) && c.critical[l as usize].index == 0);
+    }
+    for &l in h.labels_at(&c.mountains, steps).iter().filter(|&&l| l != NO_LABEL) {
+        assert!(h.alive(l as usize, steps) && c.critical[l as usize].index as usize == nd);
+    }
+    for (i, arc) in c.arcs.iter().enumerate().take(60) {
+        let (sd, ex) = if c.critical[arc.lower].index == 0 {
+            (arc.upper, arc.lower)
+        } else if c.critical[arc.upper].index as usize == nd {
+            (arc.lower, arc.upper)
+        } else {
+            continue;
+        };
+        if !h.alive(sd, steps) {
+            continue;
+        }
+        let Some(rep) = h.representative(ex, steps) else { continue };
+        let p = h.extremum_path(c, i, steps);
+        assert_eq!(p.first(), Some(&c.critical[sd].position));
+        assert_eq!(p.last(), Some(&c.critical[rep].position));
+        // Steps are between incident cells, but for the last when the extremum has merged.
+        let n = p.len() - usize::from(rep != ex);
+        for w in p[..n].windows(2) {
+            let d: f64 = (0..3).map(|k| (w[0][k] - w[1][k]).abs()).sum();
+            assert!(d <= 0.5 + 1e-9, "path steps are between incident cells");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+    #[test]
+    fn hierarchy_is_consistent(
+        (dims, vals) in (2usize..=3).prop_flat_map(|nd| prop::collection::vec(2usize..=(if nd == 3 { 5 } else { 9 }), nd))
+            .prop_flat_map(|dims| {
+                let n: usize = dims.iter().product();
+                (Just(dims), prop::collection::vec(-50i32..50, n))
+            })
+    ) {
+        let vals: Vec<f64> = vals.iter().map(|&v| v as f64).collect();
+        let (_, a) = run(&dims, &vals);
+        check_hierarchy(&a);
+    }
+}
+
+#[test]
+fn simplifying_above_the_smallest_bump_removes_its_maximum() {
+    let centres = [[4.0, 4.0, 4.0], [14.0, 5.0, 6.0], [6.0, 14.0, 5.0], [15.0, 15.0, 12.0]];
+    let dims = [20, 20, 16];
+    let mut vals = bumps(dims, &centres[..3], 1.8);
+    // The fourth bump is half as high.
+    for (v, w) in vals.iter_mut().zip(bumps(dims, &centres[3..], 1.8)) {
+        *v += 0.5 * w;
+    }
+    let (_, a) = run(&[20, 20, 16], &vals);
+    check_hierarchy(&a);
+    let h = &a.hierarchy;
+    assert_eq!(h.counts(&a.complex, 0)[3], 4);
+    // The small bump's maximum dies in the diagram at its persistence p (the lowest of the
+    // four): simplifying below p keeps it, above p removes it.
+    let m4 = a
+        .complex
+        .critical
+        .iter()
+        .position(|p| {
+            p.index == 3 && (p.position[0] - 15.0).abs() < 2.0 && (p.position[1] - 15.0).abs() < 2.0
+        })
+        .unwrap();
+    let pair = a.diagram.iter().find(|d| d.death_cell == Some(a.complex.critical[m4].cell)).unwrap();
+    let p = pair.death.unwrap() - pair.birth;
+    assert!(p > 0.3 && p < 0.5, "persistence of the small bump {p}");
+    assert_eq!(h.counts(&a.complex, h.steps_at(p * 0.99))[3], 4, "below its persistence it stays");
+    assert_eq!(h.counts(&a.complex, h.steps_at(p * 1.01))[3], 3, "above it, it is gone");
+    assert!(h.alive(m4, h.steps_at(p * 0.99)) && !h.alive(m4, h.steps_at(p * 1.01)));
+    check_arcs(&[20, 20, 16], &vals);
+}

@@ -13,9 +13,26 @@ pub struct BenchArgs {
     /// Thread counts to measure (default: 1 and all cores).
     #[arg(long, value_delimiter = ',')]
     pub threads: Vec<usize>,
+    /// Time the Morse-Smale pipeline instead (2048^2, 128^3 and 256^3 random fields, and FILE
+    /// when given).
+    #[arg(long)]
+    pub msc: bool,
+    /// With --msc: also time this file.
+    #[arg(long, requires = "msc")]
+    pub file: Option<std::path::PathBuf>,
 }
 
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
+    if a.msc {
+        let field = match &a.file {
+            Some(p) => Some(topoview::io::open(p, &Default::default())?),
+            None => None,
+        };
+        let name = a.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let sizes = vec![vec![2048, 2048], vec![128, 128, 128], vec![256, 256, 256]];
+        topoview::bench::run_msc(&sizes, field.as_ref().map(|f| (name.as_str(), f)));
+        return Ok(());
+    }
     anyhow::ensure!(
         a.size >= 4 && a.size <= 512,
         "--size must be 4 to 512 (the f32 case needs at most 2^28 voxels)"

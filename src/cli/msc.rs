@@ -5,7 +5,7 @@ use super::progress::Progress;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use topoview::control::Control;
-use topoview::export::msc::{json, summary, vtp_critical_points, vtp_separatrices};
+use topoview::export::msc::{View, json, summary, vtp_critical_points, vtp_separatrices};
 use topoview::export::write_atomic;
 use topoview::field::{Samples, ScalarField};
 use topoview::io::nifti::write_nifti1;
@@ -15,6 +15,12 @@ use topoview::topo::msc::complex::NO_LABEL;
 #[derive(clap::Args, Debug)]
 pub struct MscArgs {
     pub file: PathBuf,
+    /// Simplify: cancel extremum-saddle pairs of persistence up to P (in the field's units).
+    #[arg(long, value_name = "P", conflicts_with = "relative")]
+    pub persistence: Option<f64>,
+    /// Simplify up to R times the field's value range (0 to 1).
+    #[arg(long, value_name = "R")]
+    pub relative: Option<f64>,
     /// Write critical points, arcs (with polylines) and the persistence diagram as JSON.
     #[arg(long, value_name = "OUT")]
     pub json: Option<PathBuf>,
@@ -61,21 +67,35 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     let a =
         analyse(&field, &Control { progress: Some(&tick), cancel: None }).with_context(|| name.clone())?;
     bar.finish_and_clear();
+    let threshold = match (args.persistence, args.relative) {
+        (Some(p), _) => {
+            anyhow::ensure!(p.is_finite() && p >= 0.0, "--persistence must be finite and not negative");
+            Some(p)
+        }
+        (None, Some(r)) => {
+            anyhow::ensure!((0.0..=1.0).contains(&r), "--relative must lie in 0..1");
+            let (lo, hi) = topoview::field::stats::stats(&field).range.unwrap_or((0.0, 0.0));
+            Some(r * (hi - lo))
+        }
+        (None, None) => None,
+    };
+    let view = View::new(&field, &a, threshold);
     if let Some(out) = &args.json {
-        let text = serde_json::to_string(&json(&name, &field, &a))? + "\n";
+        let text = serde_json::to_string(&json(&name, &view))? + "\n";
         write_atomic(out, text.as_bytes()).with_context(|| format!("cannot write {}", out.display()))?;
     }
     if let Some(prefix) = &args.vtk {
         for (suffix, text) in [
-            ("_critical_points.vtp", vtp_critical_points(&field, &a.complex)),
-            ("_separatrices.vtp", vtp_separatrices(&field, &a.complex)),
+            ("_critical_points.vtp", vtp_critical_points(&view)),
+            ("_separatrices.vtp", vtp_separatrices(&view)),
         ] {
             let p = PathBuf::from(format!("{}{suffix}", prefix.display()));
             write_atomic(&p, text.as_bytes()).with_context(|| format!("cannot write {}", p.display()))?;
         }
     }
     if let Some(out) = &args.labels {
-        let basins = field.with_samples(labels(&a.complex.basins))?;
+        let h = &a.hierarchy;
+        let basins = field.with_samples(labels(&h.labels_at(&a.complex.basins, view.steps)))?;
         write_nifti1(out, &basins).with_context(|| format!("cannot write {}", out.display()))?;
         let dual: Vec<usize> = field.shape().iter().map(|&n| n - 1).collect();
         if dual.iter().all(|&n| n > 0) {
@@ -97,7 +117,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
             write_nifti1(&p, &m).with_context(|| format!("cannot write {}", p.display()))?;
         }
     }
-    println!("{}", summary(&name, &field, &a));
+    println!("{}", summary(&name, &view));
     if let Some(mib) = topoview::bench::peak_rss_mib() {
         println!("peak resident memory: {mib:.0} MiB");
     }

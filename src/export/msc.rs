@@ -4,7 +4,8 @@
 
 use crate::field::{ScalarField, dims_string};
 use crate::topo::msc::Analysis;
-use crate::topo::msc::complex::{CriticalPoint, MorseSmale};
+use crate::topo::msc::complex::CriticalPoint;
+use crate::topo::msc::simplify::LiveArc;
 use std::fmt::Write;
 
 /// Physical coordinates of a voxel-space position: through the affine when the file had one,
@@ -33,28 +34,98 @@ fn separatrix_type(upper_index: u8, ndim: usize) -> i32 {
     }
 }
 
-pub fn json(file: &str, field: &ScalarField, a: &Analysis) -> serde_json::Value {
-    let c = &a.complex;
+/// The complex simplified up to a persistence threshold, ready to export.
+pub struct View<'a> {
+    pub field: &'a ScalarField,
+    pub analysis: &'a Analysis,
+    /// None: the unsimplified complex.
+    pub threshold: Option<f64>,
+    pub steps: usize,
+    /// Live arcs with one V-path each (cell centres, upper end first).
+    pub arcs: Vec<(LiveArc, Vec<[f64; 3]>)>,
+}
+
+impl<'a> View<'a> {
+    pub fn new(field: &'a ScalarField, analysis: &'a Analysis, threshold: Option<f64>) -> Self {
+        let (c, h) = (&analysis.complex, &analysis.hierarchy);
+        let steps = threshold.map_or(0, |t| h.steps_at(t));
+        let nd = c.grid.ndim;
+        let arcs = h
+            .arcs_at(c, steps)
+            .into_iter()
+            .map(|arc| {
+                let i = arc.originals[0];
+                let o = &c.arcs[i];
+                let extremum_arc = c.critical[o.lower].index == 0 || c.critical[o.upper].index as usize == nd;
+                let mut p = if extremum_arc { h.extremum_path(c, i, steps) } else { o.polyline.clone() };
+                // extremum_path runs saddle first; arcs are exported upper end first.
+                if extremum_arc && c.critical[arc.upper].index as usize == nd {
+                    p.reverse();
+                }
+                (arc, p)
+            })
+            .collect();
+        View { field, analysis, threshold, steps, arcs }
+    }
+
+    fn alive(&self, i: usize) -> bool {
+        self.analysis.hierarchy.alive(i, self.steps)
+    }
+
+    fn live_points(&self) -> impl Iterator<Item = (usize, &CriticalPoint)> {
+        self.analysis.complex.critical.iter().enumerate().filter(|(i, _)| self.alive(*i))
+    }
+
+    /// Live critical points by index.
+    pub fn counts(&self) -> [usize; 4] {
+        self.analysis.hierarchy.counts(&self.analysis.complex, self.steps)
+    }
+}
+
+fn count_names(nd: usize, counts: [usize; 4]) -> Vec<(&'static str, usize)> {
+    (0..=nd)
+        .map(|k| {
+            let name = if k == 0 {
+                "minima"
+            } else if k == nd {
+                "maxima"
+            } else if k == 1 {
+                "1-saddles"
+            } else {
+                "2-saddles"
+            };
+            (name, counts[k])
+        })
+        .collect()
+}
+
+pub fn json(file: &str, v: &View) -> serde_json::Value {
+    let (field, a) = (v.field, v.analysis);
+    let (c, h) = (&a.complex, &a.hierarchy);
     let nd = field.ndim();
-    let mut counts = [0usize; 4];
-    for p in &c.critical {
-        counts[p.index as usize] += 1;
-    }
-    let names = ["minima", "1-saddles", "2-saddles", "maxima"];
-    let mut count_obj = serde_json::Map::new();
-    for k in 0..=nd {
-        let name = if k == nd { "maxima" } else { names[k] };
-        count_obj.insert(name.into(), counts[k].into());
-    }
+    let counts: serde_json::Map<String, serde_json::Value> =
+        count_names(nd, v.counts()).into_iter().map(|(k, n)| (k.to_string(), n.into())).collect();
+    let all: serde_json::Map<String, serde_json::Value> =
+        count_names(nd, h.counts(c, 0)).into_iter().map(|(k, n)| (k.to_string(), n.into())).collect();
     let index_of: std::collections::HashMap<usize, usize> =
         c.critical.iter().enumerate().map(|(i, p)| (p.cell, i)).collect();
+    let level = |i: usize| {
+        let s = h.cancelled_at[i];
+        (s != usize::MAX).then(|| h.cancellations[s - 1].level)
+    };
     serde_json::json!({
         "topoview_version": env!("CARGO_PKG_VERSION"),
         "file": file,
         "dims": field.shape(),
         "spacing": &field.spacing()[..nd],
         "setting": "lower-star: voxels are the vertices of the cubical grid, every cell takes the maximum of its vertices; ties in value broken by voxel index",
-        "counts": count_obj,
+        "counts_unsimplified": all,
+        "simplification": {
+            "threshold": v.threshold,
+            "cancellations": v.steps,
+            "counts": counts,
+            "blocked": v.threshold.map_or(0, |t| h.blocked_at(t).count()),
+        },
         "critical_points": c.critical.iter().enumerate().map(|(i, p)| serde_json::json!({
             "id": i,
             "index": p.index,
@@ -64,14 +135,20 @@ pub fn json(file: &str, field: &ScalarField, a: &Analysis) -> serde_json::Value 
             "physical": &physical(field, p.position)[..nd],
             "vertex": p.vertex,
             "value": p.value,
+            "alive": v.alive(i),
+            "cancelled_at_level": level(i),
         })).collect::<Vec<_>>(),
-        "arcs": c.arcs.iter().map(|arc| serde_json::json!({
+        "arcs": v.arcs.iter().map(|(arc, poly)| serde_json::json!({
             "upper": arc.upper,
             "lower": arc.lower,
             "multiplicity": arc.multiplicity.count.to_string(),
             "multiplicity_overflowed": arc.multiplicity.overflowed,
-            "polyline": arc.polyline.iter().map(|p| p[..nd].to_vec()).collect::<Vec<_>>(),
+            "polyline": poly.iter().map(|p| p[..nd].to_vec()).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
+        "hierarchy": {
+            "cancellations": &h.cancellations,
+            "blocked": &h.blocked,
+        },
         "diagram": a.diagram.iter().map(|d| serde_json::json!({
             "dim": d.dim,
             "birth": d.birth,
@@ -79,7 +156,7 @@ pub fn json(file: &str, field: &ScalarField, a: &Analysis) -> serde_json::Value 
             "birth_point": index_of[&d.birth_cell],
             "death_point": d.death_cell.map(|c| index_of[&c]),
         })).collect::<Vec<_>>(),
-        "seconds": {"gradient": a.seconds[0], "complex": a.seconds[1], "persistence": a.seconds[2]},
+        "seconds": {"gradient": a.seconds[0], "complex": a.seconds[1], "persistence": a.seconds[2], "hierarchy": a.seconds[3]},
     })
 }
 
@@ -110,23 +187,26 @@ fn header(out: &mut String, points: usize, verts: usize, lines: usize) {
 
 const FOOTER: &str = "</Piece>\n</PolyData>\n</VTKFile>\n";
 
-/// Critical points as vertices, with TTK's point data names.
-pub fn vtp_critical_points(field: &ScalarField, c: &MorseSmale) -> String {
+/// Live critical points as vertices, with TTK's point data names.
+pub fn vtp_critical_points(v: &View) -> String {
+    let (field, c) = (v.field, &v.analysis.complex);
     let nd = field.ndim();
-    let n = c.critical.len();
+    let pts: Vec<(usize, &CriticalPoint)> = v.live_points().collect();
+    let n = pts.len();
     let mut s = String::new();
     header(&mut s, n, n, 0);
     s.push_str("<PointData Scalars=\"CriticalType\">\n");
-    data_array(&mut s, "Int32", "CriticalType", 1, c.critical.iter().map(|p| ttk_type(p, nd)));
-    data_array(&mut s, "Int32", "CellDimension", 1, c.critical.iter().map(|p| p.index as i32));
-    data_array(&mut s, "Int64", "CellId", 1, c.critical.iter().map(|p| p.cell as i64));
-    data_array(&mut s, "Float64", "Value", 1, c.critical.iter().map(|p| p.value));
+    data_array(&mut s, "Int32", "CriticalType", 1, pts.iter().map(|(_, p)| ttk_type(p, nd)));
+    data_array(&mut s, "Int32", "CellDimension", 1, pts.iter().map(|(_, p)| p.index as i32));
+    data_array(&mut s, "Int64", "CellId", 1, pts.iter().map(|(_, p)| p.cell as i64));
+    data_array(&mut s, "Int64", "PointId", 1, pts.iter().map(|(i, _)| *i as i64));
+    data_array(&mut s, "Float64", "Value", 1, pts.iter().map(|(_, p)| p.value));
     let on_boundary = |p: &CriticalPoint| {
         (0..nd).any(|a| p.cell_coords[a] == 0 || p.cell_coords[a] + 1 == c.grid.cdims[a]) as i32
     };
-    data_array(&mut s, "Int32", "IsOnBoundary", 1, c.critical.iter().map(on_boundary));
+    data_array(&mut s, "Int32", "IsOnBoundary", 1, pts.iter().map(|(_, p)| on_boundary(p)));
     s.push_str("</PointData>\n<Points>\n");
-    data_array(&mut s, "Float64", "Points", 3, c.critical.iter().flat_map(|p| physical(field, p.position)));
+    data_array(&mut s, "Float64", "Points", 3, pts.iter().flat_map(|(_, p)| physical(field, p.position)));
     s.push_str("</Points>\n<Verts>\n");
     data_array(&mut s, "Int64", "connectivity", 1, 0..n as i64);
     data_array(&mut s, "Int64", "offsets", 1, 1..=n as i64);
@@ -135,38 +215,43 @@ pub fn vtp_critical_points(field: &ScalarField, c: &MorseSmale) -> String {
     s
 }
 
-/// Arcs as polylines (TTK's "1-separatrices"), one cell per arc with its ends and type.
-pub fn vtp_separatrices(field: &ScalarField, c: &MorseSmale) -> String {
+/// Live arcs as polylines (TTK's "1-separatrices"), one cell per arc with its ends and type.
+pub fn vtp_separatrices(v: &View) -> String {
+    let (field, c) = (v.field, &v.analysis.complex);
     let nd = field.ndim();
-    let points: usize = c.arcs.iter().map(|a| a.polyline.len()).sum();
+    let points: usize = v.arcs.iter().map(|(_, p)| p.len()).sum();
     let mut s = String::new();
-    header(&mut s, points, 0, c.arcs.len());
+    header(&mut s, points, 0, v.arcs.len());
     s.push_str("<CellData Scalars=\"SeparatrixType\">\n");
-    data_array(&mut s, "Int64", "SeparatrixId", 1, 0..c.arcs.len() as i64);
+    data_array(&mut s, "Int64", "SeparatrixId", 1, 0..v.arcs.len() as i64);
     data_array(
         &mut s,
         "Int32",
         "SeparatrixType",
         1,
-        c.arcs.iter().map(|a| separatrix_type(c.critical[a.upper].index, nd)),
+        v.arcs.iter().map(|(a, _)| separatrix_type(c.critical[a.upper].index, nd)),
     );
-    data_array(&mut s, "Int64", "SourceId", 1, c.arcs.iter().map(|a| a.upper as i64));
-    data_array(&mut s, "Int64", "DestinationId", 1, c.arcs.iter().map(|a| a.lower as i64));
-    data_array(&mut s, "Float64", "Multiplicity", 1, c.arcs.iter().map(|a| a.multiplicity.count as f64));
-    let (hi, lo) = (
-        |a: &crate::topo::msc::complex::Arc| c.critical[a.upper].value,
-        |a: &crate::topo::msc::complex::Arc| c.critical[a.lower].value,
+    data_array(&mut s, "Int64", "SourceId", 1, v.arcs.iter().map(|(a, _)| a.upper as i64));
+    data_array(&mut s, "Int64", "DestinationId", 1, v.arcs.iter().map(|(a, _)| a.lower as i64));
+    data_array(&mut s, "Float64", "Multiplicity", 1, v.arcs.iter().map(|(a, _)| a.multiplicity.count as f64));
+    let hi = |a: &LiveArc| c.critical[a.upper].value;
+    let lo = |a: &LiveArc| c.critical[a.lower].value;
+    data_array(&mut s, "Float64", "SeparatrixFunctionMaximum", 1, v.arcs.iter().map(|(a, _)| hi(a)));
+    data_array(&mut s, "Float64", "SeparatrixFunctionMinimum", 1, v.arcs.iter().map(|(a, _)| lo(a)));
+    data_array(
+        &mut s,
+        "Float64",
+        "SeparatrixFunctionDifference",
+        1,
+        v.arcs.iter().map(|(a, _)| hi(a) - lo(a)),
     );
-    data_array(&mut s, "Float64", "SeparatrixFunctionMaximum", 1, c.arcs.iter().map(hi));
-    data_array(&mut s, "Float64", "SeparatrixFunctionMinimum", 1, c.arcs.iter().map(lo));
-    data_array(&mut s, "Float64", "SeparatrixFunctionDifference", 1, c.arcs.iter().map(|a| hi(a) - lo(a)));
     s.push_str("</CellData>\n<Points>\n");
     data_array(
         &mut s,
         "Float64",
         "Points",
         3,
-        c.arcs.iter().flat_map(|a| a.polyline.iter().flat_map(|&p| physical(field, p))),
+        v.arcs.iter().flat_map(|(_, p)| p.iter().flat_map(|&q| physical(field, q))),
     );
     s.push_str("</Points>\n<Lines>\n");
     data_array(&mut s, "Int64", "connectivity", 1, 0..points as i64);
@@ -176,8 +261,8 @@ pub fn vtp_separatrices(field: &ScalarField, c: &MorseSmale) -> String {
         "Int64",
         "offsets",
         1,
-        c.arcs.iter().map(|a| {
-            at += a.polyline.len() as i64;
+        v.arcs.iter().map(|(_, p)| {
+            at += p.len() as i64;
             at
         }),
     );
@@ -187,35 +272,32 @@ pub fn vtp_separatrices(field: &ScalarField, c: &MorseSmale) -> String {
 }
 
 /// One line for the terminal.
-pub fn summary(file: &str, field: &ScalarField, a: &Analysis) -> String {
-    let mut counts = [0usize; 4];
-    for p in &a.complex.critical {
-        counts[p.index as usize] += 1;
-    }
+pub fn summary(file: &str, v: &View) -> String {
+    let (field, a) = (v.field, v.analysis);
     let nd = field.ndim();
-    let names: Vec<String> = (0..=nd)
-        .map(|k| {
-            let name = if k == 0 {
-                "minima"
-            } else if k == nd {
-                "maxima"
-            } else if k == 1 {
-                "1-saddles"
-            } else {
-                "2-saddles"
-            };
-            format!("{} {name}", counts[k])
-        })
-        .collect();
-    format!(
-        "{file}: {} {}, {}; {} arcs; {} persistence pairs; {:.2} s gradient, {:.2} s arcs and manifolds, {:.2} s persistence",
+    let names = |counts| {
+        count_names(nd, counts).iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ")
+    };
+    let mut s = format!(
+        "{file}: {} {}, {}; {} arcs; {} persistence pairs",
         dims_string(field.shape()),
         field.dtype(),
-        names.join(", "),
+        names(a.hierarchy.counts(&a.complex, 0)),
         a.complex.arcs.len(),
         a.diagram.len(),
-        a.seconds[0],
-        a.seconds[1],
-        a.seconds[2]
-    )
+    );
+    if let Some(t) = v.threshold {
+        s += &format!(
+            "; simplified at persistence {t}: {}, {} arcs ({} cancellations, {} pairs blocked by several V-paths)",
+            names(v.counts()),
+            v.arcs.len(),
+            v.steps,
+            a.hierarchy.blocked_at(t).count()
+        );
+    }
+    s += &format!(
+        "; {:.2} s gradient, {:.2} s arcs and manifolds, {:.2} s persistence, {:.2} s hierarchy",
+        a.seconds[0], a.seconds[1], a.seconds[2], a.seconds[3]
+    );
+    s
 }

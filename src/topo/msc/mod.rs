@@ -11,6 +11,7 @@ pub mod gradient;
 pub mod grid;
 pub mod morse;
 pub mod persistence;
+pub mod simplify;
 
 use crate::field::{Key, Sample, ScalarField};
 use crate::with_samples;
@@ -108,12 +109,15 @@ pub struct Analysis {
     pub gradient: Gradient,
     pub complex: complex::MorseSmale,
     pub diagram: Vec<DiagramPoint>,
-    /// Seconds spent per stage: gradient, arcs and manifolds, persistence.
-    pub seconds: [f64; 3],
+    pub hierarchy: simplify::Hierarchy,
+    /// Seconds spent per stage: gradient, arcs and manifolds, persistence, simplification
+    /// hierarchy.
+    pub seconds: [f64; 4],
 }
 
 /// Gradient, Morse-Smale complex and persistence diagram of a 2D or 3D field. Progress is
-/// reported in stages (3 ticks for the complex, 1 for the gradient, 1 for persistence).
+/// reported in stages (1 tick for the gradient, 3 for the complex, 1 for persistence, 1 for the
+/// simplification hierarchy).
 pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Analysis, MscError> {
     let t = std::time::Instant::now();
     let keys = vertex_keys(field)?;
@@ -134,5 +138,8 @@ pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Ana
     let diagram = diagram_of_pairs(field, &gradient, &keys, pairs);
     ctl.tick(1);
     let t3 = t.elapsed().as_secs_f64();
-    Ok(Analysis { gradient, complex, diagram, seconds: [t1, t2 - t1, t3 - t2] })
+    let hierarchy = simplify::hierarchy(&complex);
+    ctl.tick(1);
+    let t4 = t.elapsed().as_secs_f64();
+    Ok(Analysis { gradient, complex, diagram, hierarchy, seconds: [t1, t2 - t1, t3 - t2, t4 - t3] })
 }

@@ -1,0 +1,277 @@
+//! Persistence-ordered simplification of the Morse-Smale complex, computed once as a hierarchy
+//! that reconstructs the complex at any threshold without recomputation.
+//!
+//! Repeatedly, the lowest-persistence pair of an extremum and a saddle joined by exactly one
+//! V-path is cancelled: both disappear, the arcs of the extremum move to the extremum across the
+//! saddle (its manifold merges there; a saddle whose other side leaves the domain lets it flow
+//! out), and the saddle's other arcs go with it. Pairs joined by several V-paths (the two arcs of
+//! a saddle reaching the same extremum) cannot be cancelled and are reported as blocked.
+//! Persistence is the value difference of the two ends; each cancellation gets a level, the
+//! running maximum of the persistences cancelled so far, so the cancellations below any
+//! threshold form a prefix of the sequence.
+//!
+//! Implementation: extrema merge by union-find (with the step of each merge), so moving arcs
+//! costs nothing; each saddle keeps its original arcs and finds their current ends through the
+//! union-find. A queued pair whose extremum has since merged is re-queued with its new,
+//! never smaller, persistence. Saddle-saddle arcs (3D) are never cancelled: each such
+//! cancellation would join every 2-saddle above to every 1-saddle below, and on noisy volumes the
+//! arcs multiply faster than they simplify. Their persistence pairs stay in the diagram.
+
+use super::complex::{MorseSmale, NO_LABEL};
+use super::morse::Multiplicity;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Cancellation {
+    /// Critical point ids of the saddle and the extremum.
+    pub saddle: usize,
+    pub extremum: usize,
+    pub persistence: f64,
+    /// Running maximum of persistence: this cancellation is applied at every threshold >= level.
+    pub level: f64,
+    /// The extremum the cancelled one merges into, or None when the saddle's other side leaves
+    /// the domain (the manifold then flows out).
+    pub merged_into: Option<usize>,
+    /// Indices (into the complex's arcs) of the saddle's arc that reached the cancelled
+    /// extremum and of its arc that reaches the survivor.
+    #[serde(skip)]
+    pub arcs: (usize, Option<usize>),
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Blocked {
+    pub saddle: usize,
+    pub extremum: usize,
+    pub persistence: f64,
+    /// Number of V-paths joining them (more than one).
+    pub paths: String,
+    /// Cancellations done when the pair was found blocked.
+    pub at_step: usize,
+}
+
+pub struct Hierarchy {
+    pub cancellations: Vec<Cancellation>,
+    pub blocked: Vec<Blocked>,
+    /// Per critical point: the step (1-based) that cancelled it, usize::MAX if none.
+    pub cancelled_at: Vec<usize>,
+}
+
+/// A total order on finite f64 keys.
+#[derive(Clone, Copy, PartialEq)]
+struct P(f64);
+impl Eq for P {}
+impl PartialOrd for P {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for P {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+/// The extremum end of an arc between an extremum and a saddle, and the saddle end.
+fn ends(c: &MorseSmale, arc: usize) -> Option<(usize, usize)> {
+    let a = &c.arcs[arc];
+    if c.critical[a.lower].index == 0 {
+        Some((a.upper, a.lower))
+    } else if c.critical[a.upper].index as usize == c.grid.ndim {
+        Some((a.lower, a.upper))
+    } else {
+        None
+    }
+}
+
+pub fn hierarchy(c: &MorseSmale) -> Hierarchy {
+    let n = c.critical.len();
+    let value = |i: usize| c.critical[i].value;
+    // Per saddle: its original arcs to extrema.
+    let mut saddle_arcs: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut heap = BinaryHeap::new();
+    for i in 0..c.arcs.len() {
+        if let Some((s, e)) = ends(c, i) {
+            saddle_arcs[s].push(i);
+            heap.push(Reverse((P((value(s) - value(e)).abs()), s, i)));
+        }
+    }
+    let mut h =
+        Hierarchy { cancellations: Vec::new(), blocked: Vec::new(), cancelled_at: vec![usize::MAX; n] };
+    let mut level = f64::NEG_INFINITY;
+    while let Some(Reverse((P(pers), s, arc))) = heap.pop() {
+        let steps = h.cancellations.len();
+        if !h.alive(s, steps) {
+            continue;
+        }
+        let (_, e0) = ends(c, arc).expect("queued arcs join a saddle and an extremum");
+        let Some(e) = h.representative(e0, steps) else { continue };
+        let now = (value(s) - value(e)).abs();
+        if now != pers {
+            heap.push(Reverse((P(now), s, arc)));
+            continue;
+        }
+        // The saddle's V-paths to extrema on this side, by current end.
+        let same_side =
+            |a: usize| c.critical[ends(c, a).expect("extremum arc").1].index == c.critical[e].index;
+        let mut paths = Multiplicity { count: 0, overflowed: false };
+        let mut other: Option<(usize, usize)> = None;
+        for &a in saddle_arcs[s].iter().filter(|&&a| same_side(a)) {
+            match h.representative(ends(c, a).expect("extremum arc").1, steps) {
+                Some(x) if x == e => paths = paths.plus(c.arcs[a].multiplicity),
+                Some(x) => other = Some((x, a)),
+                None => {}
+            }
+        }
+        if paths.count != 1 || paths.overflowed {
+            if h.blocked.last().is_none_or(|b| (b.saddle, b.extremum) != (s, e)) {
+                h.blocked.push(Blocked {
+                    saddle: s,
+                    extremum: e,
+                    persistence: pers,
+                    paths: if paths.overflowed {
+                        format!("more than {}", u128::MAX)
+                    } else {
+                        paths.count.to_string()
+                    },
+                    at_step: steps,
+                });
+            }
+            continue;
+        }
+        level = level.max(pers);
+        let step = steps + 1;
+        h.cancelled_at[s] = step;
+        h.cancelled_at[e] = step;
+        h.cancellations.push(Cancellation {
+            saddle: s,
+            extremum: e,
+            persistence: pers,
+            level,
+            merged_into: other.map(|(x, _)| x),
+            arcs: (arc, other.map(|(_, a)| a)),
+        });
+    }
+    h
+}
+
+/// A live arc of the simplified complex: its ends and the original arcs it stands for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiveArc {
+    pub upper: usize,
+    pub lower: usize,
+    pub multiplicity: Multiplicity,
+    /// Original arcs (indices into the complex's arcs) joining these ends.
+    pub originals: Vec<usize>,
+}
+
+impl Hierarchy {
+    /// Number of cancellations applied at `threshold` (those with level <= threshold).
+    pub fn steps_at(&self, threshold: f64) -> usize {
+        self.cancellations.partition_point(|c| c.level <= threshold)
+    }
+
+    /// Whether critical point `i` is alive after `steps` cancellations.
+    pub fn alive(&self, i: usize, steps: usize) -> bool {
+        self.cancelled_at[i] > steps
+    }
+
+    /// Live critical points by index after `steps` cancellations.
+    pub fn counts(&self, c: &MorseSmale, steps: usize) -> [usize; 4] {
+        let mut k = [0; 4];
+        for (i, p) in c.critical.iter().enumerate() {
+            if self.alive(i, steps) {
+                k[p.index as usize] += 1;
+            }
+        }
+        k
+    }
+
+    /// The live extremum that extremum `e` stands for after `steps` cancellations (itself while
+    /// alive), or None when its manifold has flowed out of the domain.
+    pub fn representative(&self, mut e: usize, steps: usize) -> Option<usize> {
+        loop {
+            let s = self.cancelled_at[e];
+            if s > steps {
+                return Some(e);
+            }
+            e = self.cancellations[s - 1].merged_into?;
+        }
+    }
+
+    /// The arcs after `steps` cancellations: original arcs between live cells, extremum ends
+    /// moved to their representatives, parallel arcs merged.
+    pub fn arcs_at(&self, c: &MorseSmale, steps: usize) -> Vec<LiveArc> {
+        let mut raw: Vec<(usize, usize, usize)> = Vec::new();
+        for (i, a) in c.arcs.iter().enumerate() {
+            let end = |x: usize| {
+                let k = c.critical[x].index as usize;
+                if k == 0 || k == c.grid.ndim {
+                    self.representative(x, steps)
+                } else {
+                    self.alive(x, steps).then_some(x)
+                }
+            };
+            if let (Some(u), Some(l)) = (end(a.upper), end(a.lower))
+                && self.alive(u, steps)
+                && self.alive(l, steps)
+            {
+                raw.push((u, l, i));
+            }
+        }
+        raw.sort_unstable();
+        let mut out: Vec<LiveArc> = Vec::new();
+        for (u, l, i) in raw {
+            match out.last_mut() {
+                Some(last) if (last.upper, last.lower) == (u, l) => {
+                    last.multiplicity = last.multiplicity.plus(c.arcs[i].multiplicity);
+                    last.originals.push(i);
+                }
+                _ => out.push(LiveArc {
+                    upper: u,
+                    lower: l,
+                    multiplicity: c.arcs[i].multiplicity,
+                    originals: vec![i],
+                }),
+            }
+        }
+        out
+    }
+
+    /// Blocked pairs with persistence up to `threshold`.
+    pub fn blocked_at(&self, threshold: f64) -> impl Iterator<Item = &Blocked> {
+        self.blocked.iter().filter(move |b| b.persistence <= threshold)
+    }
+
+    /// A label field (basins or mountains) after `steps` cancellations.
+    pub fn labels_at(&self, labels: &[u32], steps: usize) -> Vec<u32> {
+        use rayon::prelude::*;
+        labels
+            .par_iter()
+            .map(|&l| {
+                if l == NO_LABEL {
+                    return NO_LABEL;
+                }
+                self.representative(l as usize, steps).map_or(NO_LABEL, |r| r as u32)
+            })
+            .collect()
+    }
+
+    /// A polyline for original arc `arc` after `steps` cancellations, from its saddle end: its
+    /// V-path to the extremum it reached in the unsimplified complex, then, when that extremum
+    /// has merged into another, a straight segment to the one it stands for now. (The V-path of
+    /// the simplified gradient would retrace merged arcs, and its length compounds with every
+    /// merge along the way.)
+    pub fn extremum_path(&self, c: &MorseSmale, arc: usize, steps: usize) -> Vec<[f64; 3]> {
+        let a = &c.arcs[arc];
+        let (s, x) = ends(c, arc).expect("an arc between a saddle and an extremum");
+        let mut p = a.polyline.clone();
+        if a.upper != s {
+            p.reverse();
+        }
+        if let Some(rep) = self.representative(x, steps).filter(|&r| r != x) {
+            p.push(c.critical[rep].position);
+        }
+        p
+    }
+}
