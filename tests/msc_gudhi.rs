@@ -53,3 +53,26 @@ fn random_with_ties() {
     check("gudhi/random2d_40x30_float64.raw", "random2d");
     check("gudhi/random3d_12x10x8_float64.raw", "random3d");
 }
+
+#[test]
+fn terrain_crop_against_brute_force() {
+    // The Jacksboro fault DEM (2D i16, metres): a 90x80 corner, through the whole pipeline,
+    // against brute-force persistence of the whole complex.
+    use topoview::topo::msc::persistence::{brute_force, top_vertex};
+    let f = open(&common::data("mpl_jacksboro_dem_int16.tif"), &OpenOptions::default()).unwrap();
+    let f = common::crop(&f, 90);
+    let a = analyse(&f, &Control::default()).unwrap();
+    let keys = vertex_keys(&f).unwrap();
+    let grid = a.gradient.grid;
+    let value = |c| f.samples().get_f64(top_vertex(&grid, keys.as_slice(), c));
+    let mut want: Vec<(usize, f64, Option<f64>)> = brute_force(&grid, keys.as_slice())
+        .into_iter()
+        .map(|p| (p.dim, value(p.birth), p.death.map(value)))
+        .filter(|p| p.2 != Some(p.1))
+        .collect();
+    want.sort_by(|a, b| (a.0, a.1, a.2.unwrap_or(f64::INFINITY)).partial_cmp(&(b.0, b.1, b.2.unwrap_or(f64::INFINITY))).unwrap());
+    let got: Vec<(usize, f64, Option<f64>)> = a.diagram.iter().map(|p| (p.dim, p.birth, p.death)).collect();
+    assert_eq!(got, want);
+    let k = a.hierarchy.counts(&a.complex, 0);
+    assert_eq!(k[0] as i64 - k[1] as i64 + k[2] as i64, 1);
+}

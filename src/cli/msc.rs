@@ -62,7 +62,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     }
     anyhow::ensure!(field.ndim() >= 2, "{name}: the Morse-Smale complex needs a 2D or 3D field");
     let progress = Progress::new();
-    let bar = progress.bar(5, "Morse-Smale");
+    let bar = progress.bar(6, "Morse-Smale");
     let tick = |n: u64| progress.inc(&bar, n);
     let a =
         analyse(&field, &Control { progress: Some(&tick), cancel: None }).with_context(|| name.clone())?;

@@ -1,6 +1,7 @@
-//! The discrete Morse-Smale complex of a 2D or 3D field (work in progress: the discrete
-//! gradient, its critical cells and the persistence reference are here; arcs, manifolds and
-//! simplification follow).
+//! The discrete Morse-Smale complex of a 2D or 3D field: the discrete gradient ([`gradient`]),
+//! critical points, arcs and manifolds ([`complex`]), persistence on the Morse complex
+//! ([`morse`], with the brute-force reference in [`persistence`]) and the simplification
+//! hierarchy ([`simplify`]); [`analyse`] runs them all.
 //!
 //! Setting: voxels are the **vertices** of the cubical grid and every higher cell takes the
 //! maximum of its vertices (the lower-star filtration), with ties in value broken by voxel index
@@ -116,8 +117,8 @@ pub struct Analysis {
 }
 
 /// Gradient, Morse-Smale complex and persistence diagram of a 2D or 3D field. Progress is
-/// reported in stages (1 tick for the gradient, 3 for the complex, 1 for persistence, 1 for the
-/// simplification hierarchy).
+/// reported in 6 ticks: the gradient, 3 for the complex, persistence, the simplification
+/// hierarchy.
 pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Analysis, MscError> {
     let t = std::time::Instant::now();
     let keys = vertex_keys(field)?;
