@@ -81,3 +81,52 @@ fn threads_option_gives_the_same_curve() {
     assert_eq!(a, b);
     assert!(a.lines().count() > 7000);
 }
+
+#[test]
+fn msc_exports_agree_with_each_other() {
+    use topoview::io::{OpenOptions, open};
+    let tmp = tempfile::tempdir().unwrap();
+    let p = |n: &str| tmp.path().join(n).to_string_lossy().into_owned();
+    let input = common::data("nipy_some_blobs.nii");
+    let (ok, out, err) = topoview(&[
+        "msc",
+        input.to_str().unwrap(),
+        "--relative",
+        "0.1",
+        "--json",
+        &p("m.json"),
+        "--vtk",
+        &p("m"),
+        "--labels",
+        &p("l.nii.gz"),
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("simplified at persistence"), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p("m.json")).unwrap()).unwrap();
+    let alive = v["critical_points"].as_array().unwrap().iter().filter(|c| c["alive"] == true).count();
+    let counts = &v["simplification"]["counts"];
+    let total: u64 =
+        ["minima", "1-saddles", "2-saddles", "maxima"].iter().map(|k| counts[k].as_u64().unwrap()).sum();
+    assert_eq!(alive as u64, total);
+    let chi = counts["minima"].as_i64().unwrap() - counts["1-saddles"].as_i64().unwrap()
+        + counts["2-saddles"].as_i64().unwrap()
+        - counts["maxima"].as_i64().unwrap();
+    assert_eq!(chi, 1);
+    let vtp = std::fs::read_to_string(p("m_critical_points.vtp")).unwrap();
+    assert!(vtp.contains(&format!("NumberOfPoints=\"{alive}\"")));
+    assert!(
+        std::fs::read_to_string(p("m_separatrices.vtp"))
+            .unwrap()
+            .contains(&format!("NumberOfLines=\"{}\"", v["arcs"].as_array().unwrap().len()))
+    );
+    let basins = open(std::path::Path::new(&p("l.nii.gz")), &OpenOptions::default()).unwrap();
+    assert_eq!(basins.shape(), &[27, 32, 23]);
+    // Every basin label is a live minimum.
+    for i in 0..basins.len() {
+        let id = basins.samples().get_f64(i) as usize;
+        assert_eq!(v["critical_points"][id]["index"], 0);
+        assert_eq!(v["critical_points"][id]["alive"], true);
+    }
+    let mountains = open(std::path::Path::new(&p("l_mountains.nii.gz")), &OpenOptions::default()).unwrap();
+    assert_eq!(mountains.shape(), &[26, 31, 22]);
+}

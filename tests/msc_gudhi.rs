@@ -70,7 +70,11 @@ fn terrain_crop_against_brute_force() {
         .map(|p| (p.dim, value(p.birth), p.death.map(value)))
         .filter(|p| p.2 != Some(p.1))
         .collect();
-    want.sort_by(|a, b| (a.0, a.1, a.2.unwrap_or(f64::INFINITY)).partial_cmp(&(b.0, b.1, b.2.unwrap_or(f64::INFINITY))).unwrap());
+    want.sort_by(|a, b| {
+        (a.0, a.1, a.2.unwrap_or(f64::INFINITY))
+            .partial_cmp(&(b.0, b.1, b.2.unwrap_or(f64::INFINITY)))
+            .unwrap()
+    });
     let got: Vec<(usize, f64, Option<f64>)> = a.diagram.iter().map(|p| (p.dim, p.birth, p.death)).collect();
     assert_eq!(got, want);
     let k = a.hierarchy.counts(&a.complex, 0);

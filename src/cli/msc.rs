@@ -5,7 +5,7 @@ use super::progress::Progress;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use topoview::control::Control;
-use topoview::export::msc::{View, json, summary, vtp_critical_points, vtp_separatrices};
+use topoview::export::msc::{View, summary, vtp_critical_points, vtp_separatrices, write_json};
 use topoview::export::write_atomic;
 use topoview::field::{Samples, ScalarField};
 use topoview::io::nifti::write_nifti1;
@@ -81,8 +81,10 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     };
     let view = View::new(&field, &a, threshold);
     if let Some(out) = &args.json {
-        let text = serde_json::to_string(&json(&name, &view))? + "\n";
-        write_atomic(out, text.as_bytes()).with_context(|| format!("cannot write {}", out.display()))?;
+        let mut text = Vec::new();
+        write_json(&name, &view, std::io::BufWriter::new(&mut text))?;
+        text.push(b'\n');
+        write_atomic(out, &text).with_context(|| format!("cannot write {}", out.display()))?;
     }
     if let Some(prefix) = &args.vtk {
         for (suffix, text) in [

@@ -99,65 +99,135 @@ fn count_names(nd: usize, counts: [usize; 4]) -> Vec<(&'static str, usize)> {
         .collect()
 }
 
-pub fn json(file: &str, v: &View) -> serde_json::Value {
+#[derive(serde::Serialize)]
+struct JsonPoint<'a> {
+    id: usize,
+    index: u8,
+    critical_type: i32,
+    cell: &'a [usize],
+    position: &'a [f64],
+    physical: Vec<f64>,
+    vertex: usize,
+    value: f64,
+    alive: bool,
+    cancelled_at_level: Option<f64>,
+}
+
+/// A polyline of 3D points written with the field's number of coordinates.
+struct Polyline<'a>(&'a [[f64; 3]], usize);
+
+impl serde::Serialize for Polyline<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|p| &p[..self.1]))
+    }
+}
+
+#[derive(serde::Serialize)]
+struct JsonArc<'a> {
+    upper: usize,
+    lower: usize,
+    multiplicity: String,
+    multiplicity_overflowed: bool,
+    polyline: Polyline<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct JsonDiagramPoint {
+    dim: usize,
+    birth: f64,
+    death: Option<f64>,
+    birth_point: usize,
+    death_point: Option<usize>,
+}
+
+/// Writes the JSON export, streaming (the complex of a large volume runs to hundreds of MB).
+pub fn write_json(file: &str, v: &View, out: impl std::io::Write) -> serde_json::Result<()> {
     let (field, a) = (v.field, v.analysis);
     let (c, h) = (&a.complex, &a.hierarchy);
     let nd = field.ndim();
-    let counts: serde_json::Map<String, serde_json::Value> =
-        count_names(nd, v.counts()).into_iter().map(|(k, n)| (k.to_string(), n.into())).collect();
-    let all: serde_json::Map<String, serde_json::Value> =
-        count_names(nd, h.counts(c, 0)).into_iter().map(|(k, n)| (k.to_string(), n.into())).collect();
+    let counts = |k: [usize; 4]| -> serde_json::Map<String, serde_json::Value> {
+        count_names(nd, k).into_iter().map(|(name, n)| (name.to_string(), n.into())).collect()
+    };
     let index_of: std::collections::HashMap<usize, usize> =
         c.critical.iter().enumerate().map(|(i, p)| (p.cell, i)).collect();
     let level = |i: usize| {
         let s = h.cancelled_at[i];
         (s != usize::MAX).then(|| h.cancellations[s - 1].level)
     };
-    serde_json::json!({
-        "topoview_version": env!("CARGO_PKG_VERSION"),
-        "file": file,
-        "dims": field.shape(),
-        "spacing": &field.spacing()[..nd],
-        "setting": "lower-star: voxels are the vertices of the cubical grid, every cell takes the maximum of its vertices; ties in value broken by voxel index",
-        "counts_unsimplified": all,
-        "simplification": {
+    #[derive(serde::Serialize)]
+    struct Out<'a> {
+        topoview_version: &'static str,
+        file: &'a str,
+        dims: &'a [usize],
+        spacing: &'a [f64],
+        setting: &'static str,
+        counts_unsimplified: serde_json::Map<String, serde_json::Value>,
+        simplification: serde_json::Value,
+        critical_points: Vec<JsonPoint<'a>>,
+        arcs: Vec<JsonArc<'a>>,
+        hierarchy: serde_json::Value,
+        diagram: Vec<JsonDiagramPoint>,
+        seconds: serde_json::Value,
+    }
+    let spacing = field.spacing();
+    let doc = Out {
+        topoview_version: env!("CARGO_PKG_VERSION"),
+        file,
+        dims: field.shape(),
+        spacing: &spacing[..nd],
+        setting: "lower-star: voxels are the vertices of the cubical grid, every cell takes the maximum of its vertices; ties in value broken by voxel index",
+        counts_unsimplified: counts(h.counts(c, 0)),
+        simplification: serde_json::json!({
             "threshold": v.threshold,
             "cancellations": v.steps,
-            "counts": counts,
+            "counts": counts(v.counts()),
             "blocked": v.threshold.map_or(0, |t| h.blocked_at(t).count()),
-        },
-        "critical_points": c.critical.iter().enumerate().map(|(i, p)| serde_json::json!({
-            "id": i,
-            "index": p.index,
-            "critical_type": ttk_type(p, nd),
-            "cell": &p.cell_coords[..nd],
-            "position": &p.position[..nd],
-            "physical": &physical(field, p.position)[..nd],
-            "vertex": p.vertex,
-            "value": p.value,
-            "alive": v.alive(i),
-            "cancelled_at_level": level(i),
-        })).collect::<Vec<_>>(),
-        "arcs": v.arcs.iter().map(|(arc, poly)| serde_json::json!({
-            "upper": arc.upper,
-            "lower": arc.lower,
-            "multiplicity": arc.multiplicity.count.to_string(),
-            "multiplicity_overflowed": arc.multiplicity.overflowed,
-            "polyline": poly.iter().map(|p| p[..nd].to_vec()).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "hierarchy": {
-            "cancellations": &h.cancellations,
-            "blocked": &h.blocked,
-        },
-        "diagram": a.diagram.iter().map(|d| serde_json::json!({
-            "dim": d.dim,
-            "birth": d.birth,
-            "death": d.death,
-            "birth_point": index_of[&d.birth_cell],
-            "death_point": d.death_cell.map(|c| index_of[&c]),
-        })).collect::<Vec<_>>(),
-        "seconds": {"gradient": a.seconds[0], "complex": a.seconds[1], "persistence": a.seconds[2], "hierarchy": a.seconds[3]},
-    })
+        }),
+        critical_points: c
+            .critical
+            .iter()
+            .enumerate()
+            .map(|(i, p)| JsonPoint {
+                id: i,
+                index: p.index,
+                critical_type: ttk_type(p, nd),
+                cell: &p.cell_coords[..nd],
+                position: &p.position[..nd],
+                physical: physical(field, p.position)[..nd].to_vec(),
+                vertex: p.vertex,
+                value: p.value,
+                alive: v.alive(i),
+                cancelled_at_level: level(i),
+            })
+            .collect(),
+        arcs: v
+            .arcs
+            .iter()
+            .map(|(arc, poly)| JsonArc {
+                upper: arc.upper,
+                lower: arc.lower,
+                multiplicity: arc.multiplicity.count.to_string(),
+                multiplicity_overflowed: arc.multiplicity.overflowed,
+                polyline: Polyline(poly, nd),
+            })
+            .collect(),
+        hierarchy: serde_json::json!({ "cancellations": &h.cancellations, "blocked": &h.blocked }),
+        diagram: a
+            .diagram
+            .iter()
+            .map(|d| JsonDiagramPoint {
+                dim: d.dim,
+                birth: d.birth,
+                death: d.death,
+                birth_point: index_of[&d.birth_cell],
+                death_point: d.death_cell.map(|c| index_of[&c]),
+            })
+            .collect(),
+        seconds: serde_json::json!({
+            "gradient": a.seconds[0], "complex": a.seconds[1], "persistence": a.seconds[2], "hierarchy": a.seconds[3],
+        }),
+    };
+    serde_json::to_writer(out, &doc)
 }
 
 fn data_array<T: std::fmt::Display>(
