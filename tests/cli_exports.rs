@@ -129,4 +129,57 @@ fn msc_exports_agree_with_each_other() {
     }
     let mountains = open(std::path::Path::new(&p("l_mountains.nii.gz")), &OpenOptions::default()).unwrap();
     assert_eq!(mountains.shape(), &[26, 31, 22]);
+    for i in 0..mountains.len() {
+        let id = mountains.samples().get_f64(i);
+        if id >= 0.0 {
+            assert_eq!(v["critical_points"][id as usize]["index"], 3);
+            assert_eq!(v["critical_points"][id as usize]["alive"], true);
+        }
+    }
+}
+
+#[test]
+fn msc_cells_in_2d_pair_basins_with_mountains() {
+    use std::collections::HashMap;
+    use topoview::io::{OpenOptions, open};
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c.nii.gz");
+    let input = common::data("coins.png");
+    let (ok, _, err) =
+        topoview(&["msc", input.to_str().unwrap(), "--relative", "0.1", "--labels", out.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let read = |n: &str| open(&tmp.path().join(n), &OpenOptions::default()).unwrap();
+    let (f, basins, mountains, cells) =
+        (read_field(&input), read("c.nii.gz"), read("c_mountains.nii.gz"), read("c_cells.nii.gz"));
+    assert_eq!(cells.shape(), &[383, 302]);
+    // Each cell id stands for exactly one (basin of the square's lowest corner, mountain) pair.
+    let mut pair_of: HashMap<i64, (i64, i64)> = HashMap::new();
+    let mut id_of: HashMap<(i64, i64), i64> = HashMap::new();
+    let nx = 384;
+    for y in 0..302 {
+        for x in 0..383 {
+            let i = x + 383 * y;
+            let m = mountains.samples().get_f64(i) as i64;
+            let c = cells.samples().get_f64(i) as i64;
+            if m < 0 {
+                assert_eq!(c, -1);
+                continue;
+            }
+            let corners = [x + nx * y, x + 1 + nx * y, x + nx * (y + 1), x + 1 + nx * (y + 1)];
+            let low = *corners
+                .iter()
+                .min_by(|&&a, &&b| {
+                    (f.samples().get_f64(a), a).partial_cmp(&(f.samples().get_f64(b), b)).unwrap()
+                })
+                .unwrap();
+            let pair = (basins.samples().get_f64(low) as i64, m);
+            assert_eq!(*pair_of.entry(c).or_insert(pair), pair);
+            assert_eq!(*id_of.entry(pair).or_insert(c), c);
+        }
+    }
+    assert!(pair_of.len() > 100);
+}
+
+fn read_field(p: &std::path::Path) -> topoview::field::ScalarField {
+    topoview::io::open(p, &Default::default()).unwrap()
 }

@@ -10,7 +10,7 @@ use topoview::export::write_atomic;
 use topoview::field::{Samples, ScalarField};
 use topoview::io::nifti::write_nifti1;
 use topoview::topo::msc::analyse;
-use topoview::topo::msc::complex::NO_LABEL;
+use topoview::topo::msc::complex::{NO_LABEL, ms_cells_2d};
 
 #[derive(clap::Args, Debug)]
 pub struct MscArgs {
@@ -31,6 +31,7 @@ pub struct MscArgs {
     /// Write the basins (ascending manifolds of minima) to OUT and the mountains (descending
     /// manifolds of maxima, on the grid of cell centres) to OUT with "_mountains" before the
     /// extension, as NIfTI (gzipped for .nii.gz); labels are critical point ids, -1 for none.
+    /// For 2D fields also the Morse-Smale cells (basin x mountain) in OUT_cells.
     #[arg(long, value_name = "OUT.nii.gz")]
     pub labels: Option<PathBuf>,
     #[command(flatten)]
@@ -97,12 +98,13 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     }
     if let Some(out) = &args.labels {
         let h = &a.hierarchy;
-        let basins = field.with_samples(labels(&h.labels_at(&a.complex.basins, view.steps)))?;
+        let basin_labels = h.labels_at(&a.complex.basins, view.steps);
+        let basins = field.with_samples(labels(&basin_labels))?;
         write_nifti1(out, &basins).with_context(|| format!("cannot write {}", out.display()))?;
         let dual: Vec<usize> = field.shape().iter().map(|&n| n - 1).collect();
         if dual.iter().all(|&n| n > 0) {
-            let mut m =
-                ScalarField::new(&dual, labels(&a.complex.mountains))?.with_spacing(field.spacing())?;
+            let mountains = h.labels_at(&a.complex.mountains, view.steps);
+            let mut m = ScalarField::new(&dual, labels(&mountains))?.with_spacing(field.spacing())?;
             // Cell centres sit half a voxel from the voxels.
             let sp = field.spacing();
             let mut aff = field.affine.unwrap_or([
@@ -117,6 +119,14 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
             m.affine = Some(aff);
             let p = with_suffix(out, "_mountains");
             write_nifti1(&p, &m).with_context(|| format!("cannot write {}", p.display()))?;
+            if field.ndim() == 2 {
+                let keys = topoview::topo::msc::vertex_keys(&field)?;
+                let cells = ms_cells_2d(&a.gradient.grid, &keys, &basin_labels, &mountains);
+                let mut mc = ScalarField::new(&dual, labels(&cells))?.with_spacing(field.spacing())?;
+                mc.affine = m.affine;
+                let p = with_suffix(out, "_cells");
+                write_nifti1(&p, &mc).with_context(|| format!("cannot write {}", p.display()))?;
+            }
         }
     }
     println!("{}", summary(&name, &view));

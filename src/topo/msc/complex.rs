@@ -234,3 +234,27 @@ fn mountains(g: &Gradient, id_of: &HashMap<Cell, usize>) -> Vec<u32> {
         .map(|root| if root == NO_LABEL { NO_LABEL } else { id_of[&top_cell(root as usize)] as u32 })
         .collect()
 }
+
+/// Morse-Smale cells of a 2D field, on the grid of squares: each square gets the id of its
+/// (basin, mountain) pair, numbered in order of first appearance; the basin of a square is that
+/// of its lowest corner (where its descending flow starts), its mountain its own label. Labels
+/// are given after simplification (`basins`, `mountains` already mapped to live extrema);
+/// squares whose mountain is [`NO_LABEL`] get [`NO_LABEL`].
+pub fn ms_cells_2d(grid: &CellGrid, keys: &[i64], basins: &[u32], mountains: &[u32]) -> Vec<u32> {
+    let [nx, ny, _] = grid.vdims;
+    let mut ids: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut out = Vec::with_capacity(mountains.len());
+    for (i, &m) in mountains.iter().enumerate() {
+        if m == NO_LABEL {
+            out.push(NO_LABEL);
+            continue;
+        }
+        let (x, y) = (i % (nx - 1), i / (nx - 1));
+        debug_assert!(y + 1 < ny);
+        let corners = [x + nx * y, x + 1 + nx * y, x + nx * (y + 1), x + 1 + nx * (y + 1)];
+        let low = *corners.iter().min_by_key(|&&v| (keys[v], v)).expect("four corners");
+        let n = ids.len() as u32;
+        out.push(*ids.entry((basins[low], m)).or_insert(n));
+    }
+    out
+}
