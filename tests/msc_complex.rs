@@ -84,11 +84,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
     #[test]
     fn arcs_equal_enumerated_v_paths(
-        (dims, vals) in (2usize..=3).prop_flat_map(|nd| prop::collection::vec(2usize..=(if nd == 3 { 4 } else { 7 }), nd))
-            .prop_flat_map(|dims| {
-                let n: usize = dims.iter().product();
-                (Just(dims), prop::collection::vec(prop::sample::select(vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0]), n))
-            })
+        (dims, vals) in common::small_field(2, 7, 4, vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0])
     ) {
         check_arcs(&dims, &vals);
     }
@@ -243,13 +239,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(150))]
     #[test]
     fn hierarchy_is_consistent(
-        (dims, vals) in (2usize..=3).prop_flat_map(|nd| prop::collection::vec(2usize..=(if nd == 3 { 5 } else { 9 }), nd))
-            .prop_flat_map(|dims| {
-                let n: usize = dims.iter().product();
-                (Just(dims), prop::collection::vec(-50i32..50, n))
-            })
+        (dims, vals) in common::small_field(2, 9, 5, (-50..50).map(f64::from).collect())
     ) {
-        let vals: Vec<f64> = vals.iter().map(|&v| v as f64).collect();
         let (_, a) = run(&dims, &vals);
         check_hierarchy(&a);
     }

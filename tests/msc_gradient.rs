@@ -96,11 +96,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
     fn gradient_is_valid_and_minimal(
-        (dims, vals) in (2usize..=3).prop_flat_map(|nd| prop::collection::vec(1usize..=(if nd == 3 { 4 } else { 7 }), nd))
-            .prop_flat_map(|dims| {
-                let n: usize = dims.iter().product();
-                (Just(dims), prop::collection::vec(prop::sample::select(vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0, 13.0, 21.0, 34.0]), n))
-            })
+        (dims, vals) in common::small_field(1, 7, 4, vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0, 13.0, 21.0, 34.0])
     ) {
         check_all(&dims, &vals);
     }
@@ -108,17 +104,8 @@ proptest! {
 
 #[test]
 fn distinct_values_on_larger_grids() {
-    let mut s = 12345u64;
-    for dims in [vec![9, 8], vec![6, 5, 4], vec![5, 5, 5]] {
-        let n: usize = dims.iter().product();
-        let vals: Vec<f64> = (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s % 100_000) as f64
-            })
-            .collect();
+    for (k, dims) in [vec![9, 8], vec![6, 5, 4], vec![5, 5, 5]].into_iter().enumerate() {
+        let vals = common::xorshift_values(12345 + k as u64, dims.iter().product(), 100_000);
         check_all(&dims, &vals);
     }
 }
@@ -172,11 +159,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
     fn morse_complex_persistence_equals_brute_force(
-        (dims, vals) in (2usize..=3).prop_flat_map(|nd| prop::collection::vec(1usize..=(if nd == 3 { 4 } else { 7 }), nd))
-            .prop_flat_map(|dims| {
-                let n: usize = dims.iter().product();
-                (Just(dims), prop::collection::vec(prop::sample::select(vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0, 13.0]), n))
-            })
+        (dims, vals) in common::small_field(1, 7, 4, vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0, 13.0])
     ) {
         check_persistence(&dims, &vals);
     }
@@ -184,17 +167,8 @@ proptest! {
 
 #[test]
 fn morse_persistence_on_larger_grids() {
-    let mut s = 777u64;
-    for dims in [vec![12, 9], vec![7, 6, 5], vec![6, 6, 6]] {
-        let n: usize = dims.iter().product();
-        let vals: Vec<f64> = (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s % 50) as f64
-            })
-            .collect();
+    for (k, dims) in [vec![12, 9], vec![7, 6, 5], vec![6, 6, 6]].into_iter().enumerate() {
+        let vals = common::xorshift_values(777 + k as u64, dims.iter().product(), 50);
         check_persistence(&dims, &vals);
     }
 }

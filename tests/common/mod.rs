@@ -38,3 +38,35 @@ pub fn crop(f: &ScalarField, edge: usize) -> ScalarField {
     }
     field_of(f.dtype(), &e, &v)
 }
+
+/// `n` pseudo-random values in `0..modulo` (xorshift), as f64.
+pub fn xorshift_values(seed: u64, n: usize, modulo: u64) -> Vec<f64> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % modulo) as f64
+        })
+        .collect()
+}
+
+/// Random 2D and 3D fields: edges `min_edge..=max_2d` (2D) or `..=max_3d` (3D), values drawn
+/// from `levels` (few levels: many ties).
+pub fn small_field(
+    min_edge: usize,
+    max_2d: usize,
+    max_3d: usize,
+    levels: Vec<f64>,
+) -> impl proptest::strategy::Strategy<Value = (Vec<usize>, Vec<f64>)> {
+    use proptest::prelude::*;
+    (2usize..=3)
+        .prop_flat_map(move |nd| {
+            prop::collection::vec(min_edge..=(if nd == 3 { max_3d } else { max_2d }), nd)
+        })
+        .prop_flat_map(move |dims| {
+            let n: usize = dims.iter().product();
+            (Just(dims), prop::collection::vec(prop::sample::select(levels.clone()), n))
+        })
+}
