@@ -13,9 +13,11 @@
 //! Implementation: extrema merge by union-find (with the step of each merge), so moving arcs
 //! costs nothing; each saddle keeps its original arcs and finds their current ends through the
 //! union-find. A queued pair whose extremum has since merged is re-queued with its new,
-//! never smaller, persistence. Saddle-saddle arcs (3D) are never cancelled: each such
-//! cancellation would join every 2-saddle above to every 1-saddle below, and on noisy volumes the
-//! arcs multiply faster than they simplify. Their persistence pairs stay in the diagram.
+//! never smaller, persistence. (A first version rewired arcs explicitly, one new arc per
+//! neighbour pair at every cancellation: on the MNI template it took about a minute and 3.8 GiB,
+//! against 0.7 s for this one.) Saddle-saddle arcs (3D) are never cancelled: such a cancellation
+//! joins every 2-saddle above to every 1-saddle below with new arcs, which union-find merging
+//! cannot express; their persistence pairs stay in the diagram.
 
 use super::complex::{MorseSmale, NO_LABEL};
 use super::morse::Multiplicity;
