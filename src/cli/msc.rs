@@ -61,7 +61,6 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     for n in &field.notes {
         eprintln!("note: {name}: {n}");
     }
-    anyhow::ensure!(field.ndim() >= 2, "{name}: the Morse-Smale complex needs a 2D or 3D field");
     let progress = Progress::new();
     let bar = progress.bar(6, "Morse-Smale");
     let tick = |n: u64| progress.inc(&bar, n);

@@ -24,6 +24,13 @@ use rayon::prelude::*;
 pub enum MscError {
     #[error("{0} NaN samples: the Morse-Smale complex needs a value at every vertex")]
     Nan(usize),
+    #[error(
+        "axis {0} has a single voxel: critical points would be classified as in {1}D; store the \
+         field without that axis"
+    )]
+    FlatAxis(usize, usize),
+    #[error("the Morse-Smale complex needs a 2D or 3D field")]
+    Rank,
 }
 
 /// Order keys of every voxel (see [`crate::field::Sample::to_key`]), as i64.
@@ -120,6 +127,12 @@ pub struct Analysis {
 /// reported in 6 ticks: the gradient, 3 for the complex, persistence, the simplification
 /// hierarchy.
 pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Analysis, MscError> {
+    if field.ndim() < 2 {
+        return Err(MscError::Rank);
+    }
+    if let Some(a) = field.shape().iter().position(|&n| n == 1) {
+        return Err(MscError::FlatAxis(a, field.ndim()));
+    }
     let t = std::time::Instant::now();
     let keys = vertex_keys(field)?;
     let gradient = gradient::gradient(cell_grid(field), keys.as_slice());
