@@ -178,3 +178,13 @@ fn every_bundled_file_matches_the_naive_count() {
         }
     }
 }
+
+#[test]
+fn long_1d_lines_do_not_overflow_the_packed_histogram() {
+    // A constant line of 2^28 + 1 samples: each adds 16 to the low half of the packed bin, which
+    // would carry into the count if the line were not split at the flush interval (2^26).
+    let n = (1usize << 28) + 1;
+    let f = topoview::field::ScalarField::new(&[n], topoview::field::Samples::U8(vec![7; n])).unwrap();
+    let e = ecc(&f, &EccOptions::default(), &Control::default()).unwrap();
+    assert_eq!((e.thresholds, e.chi), (vec![7.0], vec![1]));
+}

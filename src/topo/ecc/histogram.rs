@@ -26,12 +26,15 @@ impl Histogram {
 
     #[inline(always)]
     pub(super) fn add<K: Key>(&mut self, keys: &[K], changes: &[i8]) {
-        if self.pending + keys.len() > Self::FLUSH_AT {
-            self.flush();
-        }
-        self.pending += keys.len();
-        for (&k, &ch) in keys.iter().zip(changes) {
-            self.packed[(k.to_i64() - self.lo) as usize] += (1 << 32) + (ch as i64 + 16) as u64;
+        // A line can be longer than FLUSH_AT (a long 1D field is a single line).
+        for (keys, changes) in keys.chunks(Self::FLUSH_AT).zip(changes.chunks(Self::FLUSH_AT)) {
+            if self.pending + keys.len() > Self::FLUSH_AT {
+                self.flush();
+            }
+            self.pending += keys.len();
+            for (&k, &ch) in keys.iter().zip(changes) {
+                self.packed[(k.to_i64() - self.lo) as usize] += (1 << 32) + (ch as i64 + 16) as u64;
+            }
         }
     }
 
