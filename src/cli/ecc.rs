@@ -123,6 +123,13 @@ fn one(
         progress.println(&format!("note: {name}: {n}"));
     }
     if let Some(s) = smoothing {
+        // Smoothing spreads NaN to the neighbourhood: judge the file's own samples.
+        if ecc_opts.nan == NanPolicy::Reject {
+            let (nan, inf) = ecc::count_non_finite(&field);
+            if nan + inf > 0 {
+                return Err(ecc::EccError::NonFinite { nan, inf }).with_context(|| name.clone());
+            }
+        }
         let bar = progress.bar((field.len() * field.ndim()) as u64, "smoothing");
         let tick = |n: u64| progress.inc(&bar, n);
         field = smooth::smooth(&field, s, &Control { progress: Some(&tick), cancel: None })
