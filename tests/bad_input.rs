@@ -69,6 +69,13 @@ fn missing_file_and_directory() {
 }
 
 #[test]
+fn nan_is_counted_before_smoothing_spreads_it() {
+    let (ok, err) = run_ecc(&common::data("bad/nan.nii"), &["--smooth", "1"]);
+    assert!(!ok);
+    assert!(err.contains("1 NaN and 0 infinite"), "{err}");
+}
+
+#[test]
 fn nan_can_be_treated_as_absent() {
     let (ok, err) = run_ecc(&common::data("bad/nan.nii"), &["--nan", "absent"]);
     assert!(ok, "{err}");
