@@ -6,7 +6,7 @@ use anyhow::Context;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use topoview::control::Control;
-use topoview::export::{EccReport, format_threshold, write_atomic};
+use topoview::export::{EccReport, format_threshold, write_atomic, write_atomic_with};
 use topoview::field::dims_string;
 use topoview::io::open;
 use topoview::topo::ecc::crossings::{suggested_threshold, zero_crossings};
@@ -146,10 +146,12 @@ fn one(
     let to_stdout = args.csv.as_deref() == Some(Path::new("-"));
     if let Some(out) = &args.csv {
         if to_stdout {
-            print!("{}", report.csv());
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            report.write_csv(&mut out)?;
+            std::io::Write::flush(&mut out)?;
         } else {
             let t = target(out, file, batch, "csv");
-            write_atomic(&t, report.csv().as_bytes())
+            write_atomic_with(&t, |w| report.write_csv(w))
                 .with_context(|| format!("cannot write {}", t.display()))?;
         }
     }

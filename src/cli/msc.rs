@@ -6,7 +6,7 @@ use anyhow::Context;
 use std::path::{Path, PathBuf};
 use topoview::control::Control;
 use topoview::export::msc::{View, summary, vtp_critical_points, vtp_separatrices, write_json};
-use topoview::export::write_atomic;
+use topoview::export::{write_atomic, write_atomic_with};
 use topoview::field::{Samples, ScalarField};
 use topoview::io::nifti::write_nifti1;
 use topoview::topo::msc::analyse;
@@ -81,10 +81,11 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     };
     let view = View::new(&field, &a, threshold);
     if let Some(out) = &args.json {
-        let mut text = Vec::new();
-        write_json(&name, &view, std::io::BufWriter::new(&mut text))?;
-        text.push(b'\n');
-        write_atomic(out, &text).with_context(|| format!("cannot write {}", out.display()))?;
+        write_atomic_with(out, |w| {
+            write_json(&name, &view, &mut *w).map_err(std::io::Error::other)?;
+            w.write_all(b"\n")
+        })
+        .with_context(|| format!("cannot write {}", out.display()))?;
     }
     if let Some(prefix) = &args.vtk {
         for (suffix, text) in [

@@ -13,18 +13,29 @@ use std::path::Path;
 
 /// Writes `bytes` to `path` through a temporary file and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+/// Streams an export into `path` through a temporary file and a rename: `fill` writes into a
+/// buffered writer, so a large export never has to exist whole in memory.
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let tmp = tempfile::NamedTempFile::new_in(dir)?;
     // Temporary files are private (0600); an export is an ordinary file.
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
     }
-    tmp.write_all(bytes)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp);
+    fill(&mut w)?;
+    let tmp = w.into_inner().map_err(|e| e.into_error())?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
@@ -65,24 +76,20 @@ impl EccReport<'_> {
     }
 
     /// `# key: value` header lines, then `threshold,chi`.
-    pub fn csv(&self) -> String {
+    pub fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
         let e = self.ecc;
-        let mut s = String::with_capacity(64 + 24 * e.chi.len());
-        s += &format!("# topoview {} Euler characteristic curve\n", env!("CARGO_PKG_VERSION"));
-        s += &format!("# file: {}\n", self.file);
-        s += &format!("# field: {} {}\n", dims_string(self.field.shape()), self.field.dtype());
-        s += &format!("# construction: {} ({})\n", e.construction, e.construction.description());
-        s += &format!("# filtration: {}\n", e.filtration.name());
-        s += &format!("# smoothing: {}\n", self.smoothing_text());
-        s += &format!("# nan: {}\n", self.nan.name());
-        s += "threshold,chi\n";
+        writeln!(w, "# topoview {} Euler characteristic curve", env!("CARGO_PKG_VERSION"))?;
+        writeln!(w, "# file: {}", self.file)?;
+        writeln!(w, "# field: {} {}", dims_string(self.field.shape()), self.field.dtype())?;
+        writeln!(w, "# construction: {} ({})", e.construction, e.construction.description())?;
+        writeln!(w, "# filtration: {}", e.filtration.name())?;
+        writeln!(w, "# smoothing: {}", self.smoothing_text())?;
+        writeln!(w, "# nan: {}", self.nan.name())?;
+        writeln!(w, "threshold,chi")?;
         for (t, c) in e.thresholds.iter().zip(&e.chi) {
-            s += &format_threshold(*t, e.dtype);
-            s.push(',');
-            s += &c.to_string();
-            s.push('\n');
+            writeln!(w, "{},{c}", format_threshold(*t, e.dtype))?;
         }
-        s
+        Ok(())
     }
 
     pub fn json(&self) -> serde_json::Value {
