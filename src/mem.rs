@@ -28,15 +28,3 @@ fn advise_huge(start: usize, len: usize) {
 
 #[cfg(not(target_os = "linux"))]
 fn advise_huge(_start: usize, _len: usize) {}
-
-/// `n` elements made by `f(i)`, written in parallel into a huge-page buffer.
-pub fn par_collect<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    use rayon::prelude::*;
-    let mut v = with_capacity::<T>(n);
-    v.spare_capacity_mut()[..n].par_iter_mut().enumerate().for_each(|(i, slot)| {
-        slot.write(f(i));
-    });
-    // SAFETY: every one of the first n slots was written just above.
-    unsafe { v.set_len(n) };
-    v
-}

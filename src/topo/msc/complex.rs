@@ -106,15 +106,38 @@ pub fn build(g: &Gradient, keys: &[i64], value: impl Fn(usize) -> f64 + Sync, ct
 
 const ONE: Multiplicity = Multiplicity { count: 1, overflowed: false };
 
+/// One step of a vertex's descending V-path: the edge it pairs with and that edge's other,
+/// lower, end; None at a minimum.
+fn down_step(g: &Gradient, u: Cell) -> Option<(Cell, Cell)> {
+    let e = g.partner(u)?;
+    Some((e, g.grid.facets(e).find(|&f| f != u).expect("an edge has two vertices")))
+}
+
+/// One step of a top cell's ascending V-path.
+enum UpStep {
+    /// The cell is a maximum.
+    Critical,
+    /// Through the facet it pairs with to the top cell on the other side (higher).
+    Next(Cell, Cell),
+    /// The facet it pairs with is on the boundary: the path leaves the domain.
+    Out,
+}
+
+fn up_step(g: &Gradient, b: Cell) -> UpStep {
+    match g.partner(b) {
+        None => UpStep::Critical,
+        Some(f) => g.grid.cofacets(f).find(|&c| c != b).map_or(UpStep::Out, |next| UpStep::Next(f, next)),
+    }
+}
+
 /// Arcs from the 1-saddle `sigma` (critical point `id`) down to minima: from each of its two
 /// vertices the V-path is unique (a vertex pairs with one edge, whose other end is lower).
 fn saddle_to_minima(g: &Gradient, id: usize, sigma: Cell, id_of: &HashMap<Cell, usize>) -> Vec<RawArc> {
-    let grid = &g.grid;
-    grid.facets(sigma)
+    g.grid
+        .facets(sigma)
         .map(|mut u| {
             let mut cells = vec![sigma, u];
-            while let Some(e) = g.partner(u) {
-                let w = grid.facets(e).find(|&f| f != u).expect("an edge has two vertices");
+            while let Some((e, w)) = down_step(g, u) {
                 cells.extend([e, w]);
                 u = w;
             }
@@ -127,14 +150,19 @@ fn saddle_to_minima(g: &Gradient, id: usize, sigma: Cell, id_of: &HashMap<Cell, 
 /// saddle upwards: from each top cell beside it the ascending V-path is unique (a top cell pairs
 /// with one facet, whose other top cell is higher); a path that leaves the domain makes no arc.
 fn saddle_to_maxima(g: &Gradient, id: usize, sigma: Cell, id_of: &HashMap<Cell, usize>) -> Vec<RawArc> {
-    let grid = &g.grid;
-    grid.cofacets(sigma)
+    g.grid
+        .cofacets(sigma)
         .filter_map(|mut b| {
             let mut cells = vec![sigma, b];
-            while let Some(f) = g.partner(b) {
-                let next = grid.cofacets(f).find(|&c| c != b)?;
-                cells.extend([f, next]);
-                b = next;
+            loop {
+                match up_step(g, b) {
+                    UpStep::Critical => break,
+                    UpStep::Next(f, next) => {
+                        cells.extend([f, next]);
+                        b = next;
+                    }
+                    UpStep::Out => return None,
+                }
             }
             cells.reverse();
             Some((id_of[&b], id, ONE, cells))
@@ -184,14 +212,7 @@ fn basins(g: &Gradient, id_of: &HashMap<Cell, usize>) -> Vec<u32> {
     let n: usize = grid.vdims.iter().product();
     let next: Vec<u32> = (0..n)
         .into_par_iter()
-        .map(|v| {
-            let c = grid.vertex_cell(v);
-            match g.partner(c) {
-                // The vertex pairs with an edge of its lower star; the edge's other end is lower.
-                Some(e) => grid.facets(e).find(|&f| f != c).map_or(NO_LABEL, |w| grid.cell_vertex(w) as u32),
-                None => v as u32,
-            }
-        })
+        .map(|v| down_step(g, grid.vertex_cell(v)).map_or(v as u32, |(_, w)| grid.cell_vertex(w) as u32))
         .collect();
     jump_to_roots(next)
         .into_par_iter()
@@ -220,13 +241,10 @@ fn mountains(g: &Gradient, id_of: &HashMap<Cell, usize>) -> Vec<u32> {
     };
     let next: Vec<u32> = (0..n)
         .into_par_iter()
-        .map(|i| {
-            let c = top_cell(i);
-            match g.partner(c) {
-                // Paired with a facet: go on through it to the top cell on its other side.
-                Some(f) => grid.cofacets(f).find(|&b| b != c).map_or(NO_LABEL, |b| dual_index(b) as u32),
-                None => i as u32,
-            }
+        .map(|i| match up_step(g, top_cell(i)) {
+            UpStep::Critical => i as u32,
+            UpStep::Next(_, b) => dual_index(b) as u32,
+            UpStep::Out => NO_LABEL,
         })
         .collect();
     jump_to_roots(next)
