@@ -78,8 +78,8 @@ where
     let bucket = move |b: u64| if b == absent { nb } else { ((b - lo) >> shift) as usize };
 
     let pv = geo.plane_voxels();
-    let n_chunks = geo.planes.div_ceil(planes_per_chunk);
-    let planes = |c: usize| (c * planes_per_chunk, ((c + 1) * planes_per_chunk).min(geo.planes));
+    let n_chunks = geo.n_chunks(planes_per_chunk);
+    let planes = |c: usize| geo.chunk_planes(planes_per_chunk, c);
     let counts: Vec<Vec<usize>> = (0..n_chunks)
         .into_par_iter()
         .map(|c| {

@@ -241,6 +241,16 @@ impl Geometry {
     fn planes_per_chunk(&self, chunk_voxels: usize) -> usize {
         (chunk_voxels / self.plane_voxels()).clamp(1, self.planes)
     }
+
+    /// Number of slabs of `pc` planes.
+    fn n_chunks(&self, pc: usize) -> usize {
+        self.planes.div_ceil(pc)
+    }
+
+    /// Planes `p0..p1` of slab `c` of `pc` planes.
+    fn chunk_planes(&self, pc: usize, c: usize) -> (usize, usize) {
+        (c * pc, ((c + 1) * pc).min(self.planes))
+    }
 }
 
 /// Keys that pack with a per-voxel change into one entry, for fields with too many distinct
@@ -337,13 +347,11 @@ where
     T::Key: EccKey,
 {
     let pc = geo.planes_per_chunk(opts.chunk_voxels);
-    let n_chunks = geo.planes.div_ceil(pc);
-    let chunk_planes = |c: usize| (c * pc, ((c + 1) * pc).min(geo.planes));
 
     if let Some((lo, bins)) = T::BINS {
         // Superlevel keys are bitwise NOTs, which maps [lo, lo + bins) onto [-lo - bins, -lo).
         let lo = if SUP { -lo - bins as i64 } else { lo };
-        let hist = (0..n_chunks)
+        let hist = (0..geo.n_chunks(pc))
             .into_par_iter()
             .try_fold(
                 || (Scratch::default(), histogram::Histogram::new(lo, bins)),
@@ -351,7 +359,7 @@ where
                     if ctl.cancelled() {
                         return Err(EccError::Cancelled);
                     }
-                    let (p0, p1) = chunk_planes(c);
+                    let (p0, p1) = geo.chunk_planes(pc, c);
                     scratch
                         .run::<T, VERT, SUP>(data, geo, p0, p1, |_, keys, changes| hist.add(keys, changes));
                     ctl.tick(((p1 - p0) * geo.plane_voxels()) as u64);
