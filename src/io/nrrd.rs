@@ -175,11 +175,14 @@ pub fn read(path: &Path) -> Result<ScalarField, String> {
     let mut text = String::new();
     let mut line = Vec::new();
     let mut blank = false;
+    let mut consumed = 0u64; // header bytes, for `byte skip: -1`
     while text.len() < 1 << 20 {
         line.clear();
-        if r.read_until(b'\n', &mut line).map_err(|e| e.to_string())? == 0 {
+        let k = r.read_until(b'\n', &mut line).map_err(|e| e.to_string())?;
+        if k == 0 {
             break;
         }
+        consumed += k as u64;
         let l = String::from_utf8_lossy(&line);
         let l = l.trim_end_matches(['\n', '\r']);
         if l.is_empty() {
@@ -200,7 +203,12 @@ pub fn read(path: &Path) -> Result<ScalarField, String> {
         }
         None if !blank => return Err("header has no data file and no attached data".into()),
         None => {
-            let available = if h.byte_skip == -1 { Some(remaining_after_header(path)?) } else { None };
+            let available = if h.byte_skip == -1 {
+                let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+                Some(len.saturating_sub(consumed))
+            } else {
+                None
+            };
             read_data(r, &h, n, available)?
         }
     };
@@ -209,26 +217,6 @@ pub fn read(path: &Path) -> Result<ScalarField, String> {
     let mut field = make_field(&h.dims, samples, spacing)?;
     field.notes = notes;
     Ok(field)
-}
-
-/// Bytes after the attached header, counted exactly (for `byte skip: -1`).
-fn remaining_after_header(path: &Path) -> Result<u64, String> {
-    let mut r = open_file(path)?;
-    let mut consumed = 0u64;
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let k = r.read_until(b'\n', &mut line).map_err(|e| e.to_string())?;
-        if k == 0 {
-            break;
-        }
-        consumed += k as u64;
-        if line == b"\n" || line == b"\r\n" {
-            break;
-        }
-    }
-    let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
-    Ok(len.saturating_sub(consumed))
 }
 
 /// Reads the samples from a stream positioned at the data; `available` is the number of bytes
