@@ -1,5 +1,5 @@
-//! The command line: `topoview ecc | info | bench`. Plain `topoview [FILE]` is reserved for the
-//! viewer.
+//! The command line: `topoview ecc | info | msc | bench`. Plain `topoview [FILE]` opens the
+//! viewer (on the bundled demo volume when no file is given).
 
 mod bench;
 mod ecc;
@@ -22,8 +22,23 @@ use topoview::io::{Endian, OpenOptions, RawSpec};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// A file to open in the viewer (the viewer is not built yet; see `topoview ecc`).
+    /// A file to open in the viewer (default: the bundled MNI152 brain template).
     file: Option<PathBuf>,
+    #[command(flatten)]
+    view: ViewArgs,
+}
+
+/// Viewer options (raw-file layout as for the subcommands).
+#[derive(Args, Debug)]
+struct ViewArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Benchmark: scroll the axial slice for N frames, print frame times, quit.
+    #[arg(long, value_name = "N", hide = true)]
+    bench_frames: Option<usize>,
+    /// Benchmark: then smooth with this sigma and time frames until the new curve arrives.
+    #[arg(long, value_name = "SIGMA", hide = true, requires = "bench_frames")]
+    bench_sigma: Option<f64>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -89,26 +104,14 @@ impl InputArgs {
 }
 
 pub fn main() -> ExitCode {
+    let launched = std::time::Instant::now();
     let cli = Cli::parse();
     let result = match &cli.command {
         Some(Command::Ecc(a)) => ecc::run(a),
         Some(Command::Info(a)) => info::run(a),
         Some(Command::Msc(a)) => msc::run(a),
         Some(Command::Bench(a)) => bench::run(a).map(|_| true),
-        None => {
-            use clap::CommandFactory;
-            let mut cmd = Cli::command();
-            if let Some(f) = &cli.file {
-                eprintln!(
-                    "topoview: the viewer is not part of this build yet; try `topoview info {0}` or `topoview ecc {0}`",
-                    f.display()
-                );
-                let _ = cmd.print_help();
-                return ExitCode::from(2);
-            }
-            let _ = cmd.print_help();
-            Ok(true)
-        }
+        None => view(&cli.file, &cli.view, launched),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -118,4 +121,17 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn view(file: &Option<PathBuf>, a: &ViewArgs, launched: std::time::Instant) -> anyhow::Result<bool> {
+    a.input.init_threads()?;
+    let startup = topoview::app::Startup {
+        file: file.clone(),
+        open: a.input.open_options()?,
+        bench_frames: a.bench_frames,
+        bench_sigma: a.bench_sigma,
+        launched: Some(launched),
+    };
+    topoview::app::run(startup).map_err(anyhow::Error::msg)?;
+    Ok(true)
 }

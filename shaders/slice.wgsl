@@ -1,0 +1,73 @@
+// One slice of a volume texture, windowed through a colormap, with the threshold mask on top.
+// The Rust side replaces TEXEL with u32, i32 or f32 to match the texture's sample type, and
+// the mask test then compares in that type: integer data are compared exactly.
+
+struct Params {
+    // Plane coordinates (in voxels) at the view's centre, and the half extent of the view.
+    center: vec2<f32>,
+    half_extent: vec2<f32>,
+    // Volume axes shown left-to-right (u) and bottom-to-top (v), the normal axis w, and the
+    // slice index along w (full-resolution voxels).
+    axes: vec4<u32>,
+    // Full-resolution dims (x, y, z) and the display stride (texture = volume / stride).
+    dims: vec4<u32>,
+    window: vec2<f32>,
+    colormap: u32,
+    // 0: no mask, 1: value <= threshold, 2: value >= threshold, 3: every voxel.
+    mask_mode: u32,
+    threshold: vec4<TEXEL>,
+    mask_color: vec4<f32>,
+    background: vec4<f32>,
+};
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(1) @binding(0) var volume: texture_3d<TEXEL>;
+@group(1) @binding(1) var lut: texture_2d<f32>;
+
+struct VertexOut {
+    @builtin(position) position: vec4<f32>,
+    @location(0) ndc: vec2<f32>,
+};
+
+@vertex
+fn vs_main(@builtin(vertex_index) i: u32) -> VertexOut {
+    // A triangle strip covering the viewport: (-1,-1), (1,-1), (-1,1), (1,1).
+    let ndc = vec2<f32>(f32(i & 1u) * 2.0 - 1.0, f32(i >> 1u) * 2.0 - 1.0);
+    var out: VertexOut;
+    out.position = vec4<f32>(ndc, 0.0, 1.0);
+    out.ndc = ndc;
+    return out;
+}
+
+@fragment
+fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {
+    let p = params.center + params.half_extent * in.ndc;
+    let nu = f32(params.dims[params.axes.x]);
+    let nv = f32(params.dims[params.axes.y]);
+    if (p.x < 0.0 || p.y < 0.0 || p.x >= nu || p.y >= nv) {
+        return params.background;
+    }
+    var voxel = vec3<u32>(0u, 0u, 0u);
+    voxel[params.axes.x] = u32(p.x);
+    voxel[params.axes.y] = u32(p.y);
+    voxel[params.axes.z] = params.axes.w;
+    let size = textureDimensions(volume);
+    let texel = min(voxel / params.dims.w, size - vec3<u32>(1u, 1u, 1u));
+    let raw = textureLoad(volume, vec3<i32>(texel), 0).x;
+    let value = f32(raw);
+    let t = clamp((value - params.window.x) / max(params.window.y - params.window.x, 1e-30), 0.0, 1.0);
+    // A NaN sample fails every comparison: it shows as the lowest colour and is never masked.
+    let index = select(u32(t * 255.0 + 0.5), 0u, value != value);
+    var color = textureLoad(lut, vec2<i32>(i32(index), i32(params.colormap)), 0);
+    var masked = false;
+    switch params.mask_mode {
+        case 1u: { masked = raw <= params.threshold.x; }
+        case 2u: { masked = raw >= params.threshold.x; }
+        case 3u: { masked = true; }
+        default: { masked = false; }
+    }
+    if (masked) {
+        color = vec4<f32>(mix(color.rgb, params.mask_color.rgb, params.mask_color.a), 1.0);
+    }
+    return vec4<f32>(color.rgb, 1.0);
+}

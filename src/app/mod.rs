@@ -1,0 +1,384 @@
+//! The viewer: an eframe app that shows a field in slice views, its Euler characteristic curve,
+//! and the threshold mask, with every computation on the [`crate::compute`] worker.
+//!
+//! Layout: menu bar on top, status bar at the bottom, the ECC panel on the right, slice views in
+//! the centre. State lives here; [`views`], [`curve_panel`] and [`side`] draw parts of it.
+
+mod curve_panel;
+pub mod dataset;
+pub mod exports;
+pub mod settings;
+mod side;
+pub mod views;
+
+use crate::compute::{Event, Job, Lane, Outcome, Worker};
+use crate::io::OpenOptions;
+use crate::render::slice::SliceRenderer;
+use crate::render::volume::{self, mask_threshold};
+use crate::topo::ecc::{EccOptions, NanPolicy};
+use crossbeam_channel::{Receiver, Sender};
+use dataset::Dataset;
+use settings::Settings;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+use views::ViewState;
+
+/// Progress of a job, for the status bar.
+#[derive(Clone, Debug, Default)]
+pub struct JobProgress {
+    pub what: String,
+    pub stage: &'static str,
+    pub fraction: Option<f32>,
+}
+
+/// How the app was started.
+#[derive(Default)]
+pub struct Startup {
+    pub file: Option<PathBuf>,
+    pub open: OpenOptions,
+    /// Benchmark mode: scroll the axial slice for this many frames, then print frame times and quit.
+    pub bench_frames: Option<usize>,
+    /// In benchmark mode, start smoothing with this sigma halfway through.
+    pub bench_sigma: Option<f64>,
+    pub launched: Option<Instant>,
+}
+
+pub struct TopoApp {
+    worker: Worker,
+    pub settings: Settings,
+    pub data: Option<Dataset>,
+    pub views: ViewState,
+    /// Running jobs by lane.
+    pub jobs: std::collections::HashMap<Lane, JobProgress>,
+    /// The last failure, shown until dismissed.
+    pub error: Option<String>,
+    /// Information for the user from the last action (export written, display subsampled...).
+    pub message: Option<String>,
+    pub sigma: f64,
+    pub mask_on: bool,
+    last_job: Option<(String, f64)>,
+    /// The field whose texture is on the GPU (by address) and its display stride.
+    uploaded: Option<(usize, usize)>,
+    has_gpu: bool,
+    exports_tx: Sender<Result<String, String>>,
+    exports_rx: Receiver<Result<String, String>>,
+    grf_dialog: bool,
+    frames: FrameClock,
+    bench: Option<bench::FrameBench>,
+}
+
+mod bench;
+
+/// Frame-to-frame times, for the status bar.
+#[derive(Default)]
+struct FrameClock {
+    last: Option<Instant>,
+    recent: std::collections::VecDeque<f32>,
+    first_frame: bool,
+}
+
+impl FrameClock {
+    fn tick(&mut self) -> Option<f32> {
+        let now = Instant::now();
+        let dt = self.last.map(|l| (now - l).as_secs_f32() * 1000.0);
+        self.last = Some(now);
+        if let Some(d) = dt {
+            self.recent.push_back(d);
+            if self.recent.len() > 60 {
+                self.recent.pop_front();
+            }
+        }
+        dt
+    }
+
+    fn mean_ms(&self) -> Option<f32> {
+        (!self.recent.is_empty()).then(|| self.recent.iter().sum::<f32>() / self.recent.len() as f32)
+    }
+}
+
+/// Where the bundled data live: next to the executable's repository, or the working directory.
+pub fn asset(name: &str) -> PathBuf {
+    let mut candidates = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("assets").join(name)];
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(dir) = exe.parent()
+    {
+        candidates.insert(0, dir.join("assets").join(name));
+    }
+    candidates.push(Path::new("assets").join(name));
+    candidates.iter().find(|p| p.exists()).cloned().unwrap_or_else(|| candidates.remove(0))
+}
+
+pub const DEMO_VOLUME: &str = "mni152_t1_09a.nii.gz";
+
+impl TopoApp {
+    pub fn new(cc: &eframe::CreationContext<'_>, startup: Startup) -> TopoApp {
+        let settings: Settings =
+            cc.storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)).unwrap_or_default();
+        let has_gpu = cc.wgpu_render_state.as_ref().map(SliceRenderer::install).is_some();
+        let ctx = cc.egui_ctx.clone();
+        let worker = Worker::spawn(Box::new(move || ctx.request_repaint()));
+        let (exports_tx, exports_rx) = crossbeam_channel::unbounded();
+        let bench =
+            startup.bench_frames.map(|n| bench::FrameBench::new(n, startup.bench_sigma, startup.launched));
+        let mut app = TopoApp {
+            worker,
+            settings,
+            data: None,
+            views: ViewState::default(),
+            jobs: Default::default(),
+            error: None,
+            message: None,
+            sigma: 0.0,
+            mask_on: true,
+            last_job: None,
+            uploaded: None,
+            has_gpu,
+            exports_tx,
+            exports_rx,
+            grf_dialog: false,
+            frames: FrameClock { first_frame: true, ..Default::default() },
+            bench,
+        };
+        let file = startup.file.unwrap_or_else(|| asset(DEMO_VOLUME));
+        app.open(file, startup.open);
+        app
+    }
+
+    /// What runs the computations, in words.
+    pub fn backend(&self) -> &str {
+        &self.worker.backend
+    }
+
+    pub fn open(&mut self, path: PathBuf, opts: OpenOptions) {
+        let what = format!("Opening {}", path.display());
+        self.worker.submit(Job::Open { path, opts });
+        self.jobs.insert(Lane::Load, JobProgress { what, ..Default::default() });
+    }
+
+    pub fn generate(&mut self) {
+        let g = self.settings.grf;
+        let dims = if g.three_d { vec![g.size; 3] } else { vec![g.size; 2] };
+        self.worker.submit(Job::Generate { dims, corr: g.corr, seed: g.seed });
+        self.jobs.insert(
+            Lane::Load,
+            JobProgress { what: "Generating a random field".into(), ..Default::default() },
+        );
+    }
+
+    fn ecc_options(&self) -> EccOptions {
+        EccOptions {
+            construction: self.settings.construction,
+            filtration: self.settings.filtration(),
+            nan: NanPolicy::Absent,
+            ..Default::default()
+        }
+    }
+
+    /// (Re)computes the curves after the field or the curve options changed.
+    pub fn recompute(&mut self) {
+        let opts = self.ecc_options();
+        let Some(d) = &mut self.data else { return };
+        let field = d.field.clone();
+        self.worker.submit(Job::Curve { field, opts });
+        self.jobs.insert(Lane::Curve, JobProgress { what: "ECC".into(), ..Default::default() });
+        self.resmooth();
+    }
+
+    /// Starts smoothing with the current sigma (superseding any smoothing under way), or drops
+    /// the smoothed field when sigma is 0.
+    pub fn resmooth(&mut self) {
+        let opts = self.ecc_options();
+        let Some(d) = &mut self.data else { return };
+        if self.sigma <= 0.0 {
+            self.worker.cancel(Lane::Smooth);
+            self.jobs.remove(&Lane::Smooth);
+            d.smoothed = None;
+            return;
+        }
+        let field = d.field.clone();
+        let sigma = self.sigma;
+        self.worker.submit(Job::Smooth { field, sigma, opts });
+        self.jobs.insert(
+            Lane::Smooth,
+            JobProgress { what: format!("Smoothing, σ = {sigma}"), ..Default::default() },
+        );
+    }
+
+    pub fn cancel(&mut self, lane: Lane) {
+        self.worker.cancel(lane);
+        self.jobs.remove(&lane);
+    }
+
+    /// Applies every event the worker has sent since the last frame.
+    fn drain_events(&mut self) {
+        while let Some(e) = self.worker.poll() {
+            match e {
+                Event::Progress { lane, stage, done, total, .. } => {
+                    if let Some(j) = self.jobs.get_mut(&lane) {
+                        j.stage = stage;
+                        j.fraction = (total > 0).then(|| (done as f64 / total as f64).min(1.0) as f32);
+                    }
+                }
+                Event::Done { lane, outcome, seconds, .. } => {
+                    self.jobs.remove(&lane);
+                    self.finished(outcome, seconds);
+                }
+                Event::Failed { lane, message, .. } => {
+                    self.jobs.remove(&lane);
+                    self.error = Some(message);
+                }
+                Event::Cancelled { lane, .. } => {
+                    self.jobs.remove(&lane);
+                }
+            }
+        }
+        while let Ok(r) = self.exports_rx.try_recv() {
+            match r {
+                Ok(m) => self.message = Some(m),
+                Err(e) => self.error = Some(e),
+            }
+        }
+    }
+
+    fn finished(&mut self, outcome: Outcome, seconds: f64) {
+        match outcome {
+            Outcome::Loaded(l) => {
+                self.last_job = Some(("open".into(), seconds));
+                if let Some(p) = &l.path {
+                    self.settings.opened(p);
+                }
+                self.views.reset(l.field.dims());
+                if l.summary.signed && self.settings.colormap == crate::render::colormap::Colormap::Gray {
+                    self.settings.colormap = crate::render::colormap::Colormap::CoolWarm;
+                }
+                self.message = (!l.field.notes.is_empty()).then(|| l.field.notes.join(" "));
+                if l.summary.non_finite > 0 {
+                    self.message = Some(format!(
+                        "{} NaN or infinite samples: NaN voxels are left out of every set.",
+                        l.summary.non_finite
+                    ));
+                }
+                self.data = Some(Dataset::new(l));
+                self.error = None;
+                self.recompute();
+            }
+            Outcome::Curve(e) => {
+                self.last_job = Some(("ECC".into(), seconds));
+                if let Some(d) = &mut self.data {
+                    d.set_curve(e);
+                }
+            }
+            Outcome::Smoothed(s) => {
+                self.last_job = Some((format!("smoothing σ = {} + ECC", s.sigma), seconds));
+                if let Some(b) = &mut self.bench {
+                    b.smoothed();
+                }
+                if let Some(d) = &mut self.data {
+                    d.set_smoothed(s);
+                }
+            }
+        }
+    }
+
+    /// Uploads the displayed field when it changed (once per data change, never per frame).
+    fn sync_texture(&mut self, frame: &eframe::Frame) {
+        let (Some(d), Some(rs)) = (&self.data, frame.wgpu_render_state()) else { return };
+        let f = d.displayed();
+        let key = Arc::as_ptr(f) as usize;
+        if self.uploaded.is_some_and(|(k, _)| k == key) {
+            return;
+        }
+        let up = SliceRenderer::upload(rs, f);
+        if up.stride > 1 {
+            self.message = Some(format!(
+                "The volume is larger than the GPU's 3D texture limits: shown at every {}th voxel \
+                 ({} MiB on the GPU); analysis uses every voxel.",
+                up.stride,
+                up.bytes >> 20
+            ));
+        }
+        self.uploaded = Some((key, up.stride));
+    }
+
+    /// Starts a job to write an export; the result appears in the status bar.
+    fn export(&self, job: exports::Export, ctx: &egui::Context) {
+        let ctx = ctx.clone();
+        exports::spawn(job, self.exports_tx.clone(), move || ctx.request_repaint());
+    }
+
+    /// Opens the files dropped on the window (the first one; a volume viewer shows one field).
+    fn take_dropped(&mut self, ctx: &egui::Context) {
+        let dropped: Vec<PathBuf> =
+            ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).collect());
+        if let Some(p) = dropped.into_iter().next() {
+            self.open(p, OpenOptions::default());
+        }
+    }
+
+    fn look(&self, d: &Dataset) -> views::Look {
+        let (_, class) = volume::texel_format(d.displayed().dtype());
+        let (mode, bits) = if self.mask_on {
+            mask_threshold(class, self.settings.filtration(), d.threshold)
+        } else {
+            (volume::MASK_OFF, 0)
+        };
+        views::Look {
+            window: d.display_window(),
+            colormap: self.settings.colormap.row(),
+            mask_mode: mode,
+            threshold_bits: bits,
+            mask_color: [1.0, 0.35, 0.15, self.settings.mask_opacity],
+        }
+    }
+}
+
+impl eframe::App for TopoApp {
+    fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
+        let dt = self.frames.tick();
+        if std::mem::take(&mut self.frames.first_frame)
+            && let Some(b) = &mut self.bench
+        {
+            b.first_frame();
+        }
+        let ctx = ui.ctx().clone();
+        self.drain_events();
+        self.take_dropped(&ctx);
+        if let Some(b) = &mut self.bench {
+            let depth = self.data.as_ref().filter(|_| self.uploaded.is_some()).map(|d| d.field.dims()[2]);
+            b.step(dt, &mut self.views, &mut self.sigma, depth, &ctx);
+            if b.wants_smoothing() {
+                self.resmooth();
+            }
+        }
+        self.sync_texture(frame);
+
+        egui::Panel::top("menu").show(ui, |ui| side::menu_bar(self, ui));
+        egui::Panel::bottom("status").show(ui, |ui| side::status_bar(self, ui));
+        egui::Panel::right("ecc").resizable(true).default_size(420.0).min_size(300.0).show(ui, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| side::ecc_panel(self, ui));
+        });
+        egui::CentralPanel::default().show(ui, |ui| side::central(self, ui));
+        side::grf_window(self, &ctx);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, eframe::APP_KEY, &self.settings);
+    }
+}
+
+/// Runs the viewer window (blocking until it is closed).
+pub fn run(startup: Startup) -> Result<(), String> {
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("topoview")
+            .with_inner_size([1400.0, 900.0])
+            .with_drag_and_drop(true),
+        renderer: eframe::Renderer::Wgpu,
+        multisampling: 0,
+        depth_buffer: 0,
+        ..Default::default()
+    };
+    eframe::run_native("topoview", options, Box::new(|cc| Ok(Box::new(TopoApp::new(cc, startup)))))
+        .map_err(|e| format!("cannot open the viewer window: {e}"))
+}

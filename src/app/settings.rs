@@ -1,0 +1,109 @@
+//! What the viewer remembers between runs (through eframe's storage).
+
+use crate::render::colormap::Colormap;
+use crate::topo::ecc::{Construction, Filtration};
+use std::path::PathBuf;
+
+const MAX_RECENT: usize = 10;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Layout {
+    /// One view along the given axis (0: sagittal, x normal; 1: coronal; 2: axial).
+    Single(usize),
+    /// Axial, coronal and sagittal views and an information pane, 2x2.
+    Grid,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub last_dir: Option<PathBuf>,
+    pub recent: Vec<PathBuf>,
+    pub colormap: Colormap,
+    pub layout: Layout,
+    #[serde(with = "construction_name")]
+    pub construction: Construction,
+    pub superlevel: bool,
+    pub mask_opacity: f32,
+    /// Seed, edge length and correlation length of the last generated example field.
+    pub grf: GrfSettings,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct GrfSettings {
+    pub size: usize,
+    pub three_d: bool,
+    pub corr: f64,
+    pub seed: u64,
+}
+
+impl Default for GrfSettings {
+    fn default() -> Self {
+        GrfSettings { size: 128, three_d: true, corr: 4.0, seed: 1 }
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            last_dir: None,
+            recent: Vec::new(),
+            colormap: Colormap::Gray,
+            layout: Layout::Grid,
+            construction: Construction::TopCells,
+            superlevel: false,
+            mask_opacity: 0.45,
+            grf: GrfSettings::default(),
+        }
+    }
+}
+
+impl Settings {
+    pub fn filtration(&self) -> Filtration {
+        if self.superlevel { Filtration::Superlevel } else { Filtration::Sublevel }
+    }
+
+    /// Puts `path` first in the recent list and remembers its folder.
+    pub fn opened(&mut self, path: &std::path::Path) {
+        self.recent.retain(|p| p != path);
+        self.recent.insert(0, path.to_path_buf());
+        self.recent.truncate(MAX_RECENT);
+        self.last_dir = path.parent().map(|p| p.to_path_buf());
+    }
+}
+
+mod construction_name {
+    use crate::topo::ecc::Construction;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(c: &Construction, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(c.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Construction, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_and_tolerate_missing_fields() {
+        let mut s = Settings::default();
+        s.opened(std::path::Path::new("/data/a.nii"));
+        s.opened(std::path::Path::new("/data/b.nii"));
+        s.opened(std::path::Path::new("/data/a.nii"));
+        s.construction = Construction::Vertices;
+        assert_eq!(s.recent[0], PathBuf::from("/data/a.nii"));
+        assert_eq!(s.recent.len(), 2);
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<Settings>(&json).unwrap(), s);
+        let partial: Settings = serde_json::from_str(r#"{"colormap":"Magma"}"#).unwrap();
+        assert_eq!(partial.colormap, Colormap::Magma);
+        assert_eq!(partial.layout, Layout::Grid);
+    }
+}

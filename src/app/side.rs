@@ -1,0 +1,434 @@
+//! The panels around the slice views: menu bar, status bar, the ECC panel with its controls,
+//! the display controls with the histogram, and the random-field dialog.
+
+use super::exports::Export;
+use super::settings::Layout;
+use super::views::{self, VIEW_NAMES};
+use super::{DEMO_VOLUME, TopoApp, asset, curve_panel};
+use crate::compute::Lane;
+use crate::export::format_threshold;
+use crate::io::OpenOptions;
+use crate::render::colormap::Colormap;
+use crate::topo::ecc::Construction;
+use egui::{Color32, Rect, Sense, Stroke, Vec2};
+
+const FILE_TYPES: &[&str] =
+    &["nii", "gz", "hdr", "nrrd", "nhdr", "mha", "mhd", "png", "jpg", "jpeg", "tif", "tiff", "raw"];
+
+fn file_dialog(app: &TopoApp) -> rfd::FileDialog {
+    let d = rfd::FileDialog::new();
+    match &app.settings.last_dir {
+        Some(dir) => d.set_directory(dir),
+        None => d,
+    }
+}
+
+pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
+    egui::MenuBar::new().ui(ui, |ui| {
+        ui.menu_button("File", |ui| {
+            if ui.button("Open…").clicked()
+                && let Some(p) = file_dialog(app).add_filter("images and volumes", FILE_TYPES).pick_file()
+            {
+                app.open(p, OpenOptions::default());
+            }
+            ui.menu_button("Open recent", |ui| {
+                if app.settings.recent.is_empty() {
+                    ui.label("(nothing yet)");
+                }
+                for p in app.settings.recent.clone() {
+                    if ui.button(p.display().to_string()).clicked() {
+                        app.open(p, OpenOptions::default());
+                    }
+                }
+            });
+            ui.menu_button("Examples", |ui| {
+                if ui.button("MNI152 T1 brain template (3D, u8)").clicked() {
+                    app.open(asset(DEMO_VOLUME), OpenOptions::default());
+                }
+                if ui.button("Greek coins (2D, u8)").clicked() {
+                    app.open(asset("coins.png"), OpenOptions::default());
+                }
+                if ui.button("Gaussian random field…").clicked() {
+                    app.grf_dialog = true;
+                }
+            });
+            ui.separator();
+            export_menu(app, ui);
+            ui.separator();
+            if ui.button("Quit").clicked() {
+                ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        });
+        ui.menu_button("View", |ui| {
+            let three_d = app.data.as_ref().is_some_and(|d| d.field.ndim() == 3);
+            ui.add_enabled_ui(three_d, |ui| {
+                ui.radio_value(&mut app.settings.layout, Layout::Grid, "2x2 grid");
+                for w in [2, 1, 0] {
+                    ui.radio_value(&mut app.settings.layout, Layout::Single(w), VIEW_NAMES[w]);
+                }
+            });
+            if ui.button("Reset zoom and pan").clicked() {
+                app.views.nav = Default::default();
+            }
+        });
+    });
+}
+
+fn export_menu(app: &mut TopoApp, ui: &mut egui::Ui) {
+    let ctx = ui.ctx().clone();
+    let Some(d) = &app.data else {
+        ui.label("(open a file to export)");
+        return;
+    };
+    let stem = d.path.as_ref().and_then(|p| p.file_name()).map_or("field".to_string(), |n| {
+        let n = n.to_string_lossy();
+        n.trim_end_matches(".gz").rsplit_once('.').map_or(n.to_string(), |(s, _)| s.to_string())
+    });
+    let curve = d.displayed_curve().map(|_| {
+        let sigma = if d.show_smoothed { d.smoothed.as_ref().map(|s| s.sigma) } else { None };
+        let ecc = match &d.smoothed {
+            Some(s) if d.show_smoothed => s.ecc.clone(),
+            _ => d.curve.clone().expect("displayed curve exists"),
+        };
+        (ecc, sigma)
+    });
+    for (label, json) in [("Export curve as CSV…", false), ("Export curve as JSON…", true)] {
+        if ui.add_enabled(curve.is_some(), egui::Button::new(label)).clicked()
+            && let Some((ecc, sigma)) = &curve
+            && let Some(path) = file_dialog(app)
+                .set_file_name(format!("{stem}_ecc.{}", if json { "json" } else { "csv" }))
+                .save_file()
+        {
+            let job = Export::Curve {
+                path,
+                json,
+                source: d.source.clone(),
+                field: d.displayed().clone(),
+                ecc: ecc.clone(),
+                sigma: *sigma,
+            };
+            app.export(job, &ctx);
+        }
+    }
+    let (field, filtration, threshold) = (d.displayed().clone(), app.settings.filtration(), d.threshold);
+    if ui.button("Export mask as NIfTI…").clicked()
+        && let Some(path) = file_dialog(app).set_file_name(format!("{stem}_mask.nii.gz")).save_file()
+    {
+        app.export(Export::MaskNifti { path, field: field.clone(), filtration, threshold }, &ctx);
+    }
+    let png_label =
+        if field.ndim() == 3 { "Export mask of the axial slice as PNG…" } else { "Export mask as PNG…" };
+    if ui.button(png_label).clicked()
+        && let Some(path) = file_dialog(app).set_file_name(format!("{stem}_mask.png")).save_file()
+    {
+        let z = if field.ndim() == 3 { app.views.cursor[2] } else { 0 };
+        app.export(Export::MaskPng { path, field, filtration, threshold, z }, &ctx);
+    }
+    if ui.button("Save screenshot…").clicked()
+        && let Some(path) = file_dialog(app).set_file_name("topoview.png").save_file()
+    {
+        let tx = app.exports_tx.clone();
+        let c = ctx.clone();
+        ctx.request_screenshot(move |img| {
+            let _ = tx.send(super::exports::save_screenshot(&path, &img));
+            c.request_repaint();
+        });
+    }
+}
+
+pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        ui.label(format!("Backend: {}", app.backend()));
+        ui.separator();
+        let mut cancel = None;
+        for lane in [Lane::Load, Lane::Curve, Lane::Smooth] {
+            if let Some(j) = app.jobs.get(&lane) {
+                let text =
+                    if j.stage.is_empty() { j.what.clone() } else { format!("{}: {}", j.what, j.stage) };
+                let bar = match j.fraction {
+                    Some(f) => egui::ProgressBar::new(f).text(text).desired_width(220.0),
+                    None => egui::ProgressBar::new(0.0).text(text).animate(true).desired_width(220.0),
+                };
+                ui.add(bar);
+                if ui.small_button("Cancel").clicked() {
+                    cancel = Some(lane);
+                }
+            }
+        }
+        if let Some(l) = cancel {
+            app.cancel(l);
+        }
+        if let Some((what, s)) = &app.last_job {
+            ui.label(format!("last job: {what} {:.2} s", s));
+            ui.separator();
+        }
+        if let Some(mib) = resident_mib() {
+            ui.label(format!("memory {mib:.0} MiB"));
+            ui.separator();
+        }
+        if let Some(ms) = app.frames.mean_ms() {
+            ui.label(format!("frame {ms:.1} ms"));
+        }
+        if let (Some(h), Some(d)) = (app.views.hover, &app.data) {
+            ui.separator();
+            let f = d.displayed();
+            let [x, y, z] = h.voxel;
+            let pos = if f.ndim() == 3 { format!("({x}, {y}, {z})") } else { format!("({x}, {y})") };
+            let world = match f.affine {
+                Some(a) => {
+                    let w: Vec<String> = (0..3)
+                        .map(|r| {
+                            format!(
+                                "{:.1}",
+                                a[r][0] * x as f64 + a[r][1] * y as f64 + a[r][2] * z as f64 + a[r][3]
+                            )
+                        })
+                        .collect();
+                    format!("  world ({}) mm", w.join(", "))
+                }
+                None => {
+                    let s = f.spacing();
+                    format!("  at ({:.1}, {:.1}, {:.1})", x as f64 * s[0], y as f64 * s[1], z as f64 * s[2])
+                }
+            };
+            ui.monospace(format!("voxel {pos}{world}  value {}", format_threshold(h.value, f.dtype())));
+        }
+    });
+}
+
+/// Resident memory of this process (Linux; None elsewhere).
+fn resident_mib() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: f64 = s.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096.0 / (1 << 20) as f64)
+}
+
+pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
+    ui.heading("Euler characteristic curve");
+    let mut changed = false;
+    ui.horizontal(|ui| {
+        ui.label("Construction");
+        egui::ComboBox::from_id_salt("construction").selected_text(app.settings.construction.name()).show_ui(
+            ui,
+            |ui| {
+                for c in [Construction::TopCells, Construction::Vertices] {
+                    changed |= ui
+                        .selectable_value(&mut app.settings.construction, c, c.name())
+                        .on_hover_text(c.description())
+                        .changed();
+                }
+            },
+        );
+        changed |= ui.checkbox(&mut app.settings.superlevel, "Superlevel").changed();
+    });
+    if changed {
+        if let Some(d) = &mut app.data {
+            d.threshold_chosen = false;
+            d.curve = None;
+            d.smoothed = None;
+        }
+        app.recompute();
+    }
+    ui.horizontal(|ui| {
+        let r = ui.add(egui::Slider::new(&mut app.sigma, 0.0..=8.0).step_by(0.25).text("σ (voxels)"));
+        if r.changed() {
+            app.resmooth();
+        }
+    });
+    if let Some(d) = &mut app.data {
+        ui.add_enabled(
+            d.smoothed.is_some(),
+            egui::Checkbox::new(&mut d.show_smoothed, "Show smoothed field"),
+        );
+    }
+    let Some(d) = &mut app.data else {
+        ui.label("No field loaded.");
+        return;
+    };
+    if d.curve.is_none() && d.smoothed.is_none() {
+        ui.label("Computing the curve…");
+    }
+    curve_panel::plot(ui, d, 300.0);
+    curve_panel::readout(ui, d);
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut app.mask_on, "Show mask");
+        ui.add(egui::Slider::new(&mut app.settings.mask_opacity, 0.0..=1.0).text("opacity"));
+    });
+    ui.separator();
+    display_controls(app, ui);
+}
+
+fn display_controls(app: &mut TopoApp, ui: &mut egui::Ui) {
+    ui.heading("Display");
+    egui::ComboBox::from_label("Colormap").selected_text(app.settings.colormap.name()).show_ui(ui, |ui| {
+        for c in Colormap::ALL {
+            ui.selectable_value(&mut app.settings.colormap, c, c.name());
+        }
+    });
+    let Some(d) = &mut app.data else { return };
+    let summary = d.displayed_summary().clone();
+    let dtype = d.displayed().dtype();
+    let w = d.window_mut();
+    let speed = summary.range.map_or(1.0, |(lo, hi)| (hi - lo) / 500.0);
+    ui.horizontal(|ui| {
+        ui.label("Window");
+        ui.add(egui::DragValue::new(&mut w.0).speed(speed).prefix("min "));
+        ui.add(egui::DragValue::new(&mut w.1).speed(speed).prefix("max "));
+        if ui.button("Auto").on_hover_text("0.5th to 99.5th percentile").clicked() {
+            *w = summary.window;
+        }
+        if ui.button("Full").on_hover_text("Whole value range").clicked()
+            && let Some(r) = summary.range
+        {
+            *w = r;
+        }
+    });
+    histogram(ui, &summary, *w, app.settings.colormap);
+    if let Some((lo, hi)) = summary.range {
+        ui.small(format!(
+            "{} {}, values {} to {}",
+            d.displayed()
+                .dims()
+                .iter()
+                .take(d.displayed().ndim())
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(" x "),
+            dtype.name(),
+            format_threshold(lo, dtype),
+            format_threshold(hi, dtype)
+        ));
+    }
+}
+
+/// Log-scaled histogram of the displayed field with the window drawn over it and the colormap
+/// underneath.
+fn histogram(ui: &mut egui::Ui, s: &crate::compute::FieldSummary, window: (f64, f64), cmap: Colormap) {
+    let (rect, _) = ui.allocate_exact_size(Vec2::new(ui.available_width(), 90.0), Sense::hover());
+    let p = ui.painter_at(rect);
+    p.rect_filled(rect, 2.0, ui.visuals().extreme_bg_color);
+    let Some((lo, hi)) = s.range else { return };
+    let cols = (rect.width() as usize).clamp(1, 256);
+    let per = s.histogram.len().div_ceil(cols);
+    let sums: Vec<u64> = s.histogram.chunks(per).map(|c| c.iter().sum()).collect();
+    let top = sums.iter().map(|&c| ((c + 1) as f32).ln()).fold(0.0f32, f32::max).max(1e-6);
+    let bw = rect.width() / sums.len() as f32;
+    let bar_area = rect.height() - 10.0;
+    for (i, &c) in sums.iter().enumerate() {
+        let h = ((c + 1) as f32).ln() / top * bar_area;
+        let x = rect.min.x + i as f32 * bw;
+        p.rect_filled(
+            Rect::from_min_max(
+                egui::pos2(x, rect.min.y + bar_area - h),
+                egui::pos2(x + bw, rect.min.y + bar_area),
+            ),
+            0.0,
+            Color32::from_gray(150),
+        );
+        let v = lo + (hi - lo) * (i as f64 + 0.5) / sums.len() as f64;
+        let t = ((v - window.0) / (window.1 - window.0).max(f64::MIN_POSITIVE)) as f32;
+        let [r, g, b] = cmap.rgb(t);
+        p.rect_filled(
+            Rect::from_min_max(egui::pos2(x, rect.max.y - 8.0), egui::pos2(x + bw + 0.5, rect.max.y)),
+            0.0,
+            Color32::from_rgb(r, g, b),
+        );
+    }
+    let x_of = |v: f64| rect.min.x + ((v - lo) / (hi - lo).max(f64::MIN_POSITIVE)) as f32 * rect.width();
+    for v in [window.0, window.1] {
+        let x = x_of(v).clamp(rect.min.x, rect.max.x);
+        p.line_segment(
+            [egui::pos2(x, rect.min.y), egui::pos2(x, rect.max.y)],
+            Stroke::new(1.5, Color32::YELLOW),
+        );
+    }
+}
+
+pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
+    if let Some(e) = app.error.clone() {
+        egui::Frame::new().fill(Color32::from_rgb(90, 20, 20)).inner_margin(6.0).show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.colored_label(Color32::WHITE, format!("⚠ {e}"));
+                if ui.small_button("Dismiss").clicked() {
+                    app.error = None;
+                }
+            });
+        });
+    }
+    if let Some(m) = app.message.clone() {
+        ui.horizontal(|ui| {
+            ui.label(m);
+            if ui.small_button("OK").clicked() {
+                app.message = None;
+            }
+        });
+    }
+    let Some(d) = &app.data else {
+        ui.centered_and_justified(|ui| {
+            ui.label(if app.jobs.contains_key(&Lane::Load) {
+                "Loading…"
+            } else {
+                "Open a file (File → Open, or drop it here)."
+            });
+        });
+        return;
+    };
+    if !app.has_gpu {
+        ui.label("No wgpu renderer: slice views are unavailable in this window.");
+        return;
+    }
+    let look = app.look(d);
+    let field = d.displayed().clone();
+    let rect = ui.available_rect_before_wrap();
+    let free = views::show(ui, rect, &field, app.settings.layout, &mut app.views, &look);
+    if let Some(r) = free {
+        info_pane(app, ui, r);
+    }
+}
+
+fn info_pane(app: &TopoApp, ui: &mut egui::Ui, rect: Rect) {
+    let Some(d) = &app.data else { return };
+    let f = &d.field;
+    let mut lines = vec![
+        d.source.clone(),
+        format!("dims {}  {}", crate::field::dims_string(f.shape()), f.dtype().name()),
+        format!("spacing {:.3} x {:.3} x {:.3}", f.spacing()[0], f.spacing()[1], f.spacing()[2]),
+    ];
+    let [x, y, z] = app.views.cursor;
+    let shown = d.displayed();
+    lines.push(format!(
+        "cursor ({x}, {y}, {z})  value {}",
+        format_threshold(shown.samples().get_f64(shown.index(x, y, z)), shown.dtype())
+    ));
+    lines.extend(f.notes.iter().cloned());
+    lines.push(String::new());
+    lines.push("Left click/drag: move the crosshair. Wheel or arrow keys: step the slice.".into());
+    lines.push("Ctrl+wheel: zoom. Right or middle drag: pan. Double-click: reset the view.".into());
+    ui.put(rect.shrink(8.0), egui::Label::new(lines.join("\n")).wrap());
+}
+
+pub fn grf_window(app: &mut TopoApp, ctx: &egui::Context) {
+    let mut open = app.grf_dialog;
+    let mut go = false;
+    egui::Window::new("Gaussian random field").open(&mut open).resizable(false).show(ctx, |ui| {
+        let g = &mut app.settings.grf;
+        ui.label("White noise smoothed with a Gaussian: a field whose ECC has a known shape.");
+        ui.horizontal(|ui| {
+            ui.radio_value(&mut g.three_d, false, "2D");
+            ui.radio_value(&mut g.three_d, true, "3D");
+        });
+        ui.add(
+            egui::Slider::new(&mut g.size, 16..=if g.three_d { 512 } else { 4096 })
+                .text("size (voxels per axis)"),
+        );
+        ui.add(
+            egui::Slider::new(&mut g.corr, 0.5..=32.0).logarithmic(true).text("correlation length (voxels)"),
+        );
+        ui.add(egui::DragValue::new(&mut g.seed).prefix("seed "));
+        go = ui.button("Generate").clicked();
+    });
+    app.grf_dialog = open && !go;
+    if go {
+        app.generate();
+    }
+}

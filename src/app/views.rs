@@ -1,0 +1,282 @@
+//! Slice views: one or three orthogonal planes through the volume with linked crosshairs, zoom
+//! and pan, drawn by [`crate::render::slice`].
+//!
+//! Conventions: a view shows plane axes (u, v) left-to-right and bottom-to-top, so with RAS
+//! data the axial view has the patient's right on the right ("neurological" orientation), and
+//! physical aspect comes from the voxel spacing.
+
+use super::settings::Layout;
+use crate::field::ScalarField;
+use crate::render::slice::{SliceCallback, SliceParams};
+use eframe::egui_wgpu;
+use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
+
+/// View names by normal axis (x, y, z).
+pub const VIEW_NAMES: [&str; 3] = ["Sagittal", "Coronal", "Axial"];
+const AXIS_LETTERS: [&str; 3] = ["x", "y", "z"];
+const HEADER: f32 = 22.0;
+
+/// The in-plane axes (u, v) of the view whose normal is `w`.
+pub fn plane_axes(w: usize) -> (usize, usize) {
+    match w {
+        0 => (1, 2),
+        1 => (0, 2),
+        _ => (0, 1),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Nav {
+    pub zoom: f32,
+    /// Offset of the view centre from the plane centre, in voxels.
+    pub pan: [f32; 2],
+}
+
+impl Default for Nav {
+    fn default() -> Self {
+        Nav { zoom: 1.0, pan: [0.0; 2] }
+    }
+}
+
+/// What is under the mouse.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hover {
+    pub voxel: [usize; 3],
+    pub value: f64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ViewState {
+    /// The crosshair's voxel; each view shows the plane through it.
+    pub cursor: [usize; 3],
+    pub nav: [Nav; 3],
+    pub hover: Option<Hover>,
+}
+
+impl ViewState {
+    /// Centres the cursor in a new field's volume and resets zoom and pan.
+    pub fn reset(&mut self, dims: [usize; 3]) {
+        self.cursor = dims.map(|n| n / 2);
+        self.nav = [Nav::default(); 3];
+        self.hover = None;
+    }
+}
+
+/// What every view draws with, this frame.
+pub struct Look {
+    pub window: (f64, f64),
+    pub colormap: u32,
+    pub mask_mode: u32,
+    pub threshold_bits: u32,
+    pub mask_color: [f32; 4],
+}
+
+/// Screen <-> plane mapping of one view.
+struct Frame {
+    rect: Rect,
+    center: [f32; 2],
+    /// Points per voxel along u and v.
+    ppv: [f32; 2],
+}
+
+impl Frame {
+    fn new(rect: Rect, n: [usize; 2], sp: [f64; 2], nav: &Nav) -> Frame {
+        let phys = [n[0] as f64 * sp[0], n[1] as f64 * sp[1]];
+        let fit = (rect.width() as f64 / phys[0]).min(rect.height() as f64 / phys[1]);
+        let scale = fit * nav.zoom as f64;
+        Frame {
+            rect,
+            center: [n[0] as f32 / 2.0 + nav.pan[0], n[1] as f32 / 2.0 + nav.pan[1]],
+            ppv: [(scale * sp[0]) as f32, (scale * sp[1]) as f32],
+        }
+    }
+
+    fn to_plane(&self, p: Pos2) -> [f32; 2] {
+        let c = self.rect.center();
+        [self.center[0] + (p.x - c.x) / self.ppv[0], self.center[1] - (p.y - c.y) / self.ppv[1]]
+    }
+
+    fn to_screen(&self, u: f32, v: f32) -> Pos2 {
+        let c = self.rect.center();
+        Pos2::new(c.x + (u - self.center[0]) * self.ppv[0], c.y - (v - self.center[1]) * self.ppv[1])
+    }
+}
+
+/// Draws the views of `layout` into `rect`; returns the rect of the free fourth quadrant of the
+/// grid layout (for the caller's information pane).
+pub fn show(
+    ui: &mut egui::Ui,
+    rect: Rect,
+    field: &ScalarField,
+    layout: Layout,
+    state: &mut ViewState,
+    look: &Look,
+) -> Option<Rect> {
+    state.hover = None;
+    if field.ndim() < 3 {
+        view(ui, rect, 2, field, state, look, 0);
+        return None;
+    }
+    match layout {
+        Layout::Single(w) => {
+            view(ui, rect, w.min(2), field, state, look, 0);
+            None
+        }
+        Layout::Grid => {
+            let half = rect.size() / 2.0;
+            let cell = |i: f32, j: f32| {
+                Rect::from_min_size(rect.min + Vec2::new(i * half.x, j * half.y), half).shrink(1.0)
+            };
+            view(ui, cell(0.0, 0.0), 2, field, state, look, 0);
+            view(ui, cell(1.0, 0.0), 1, field, state, look, 1);
+            view(ui, cell(0.0, 1.0), 0, field, state, look, 2);
+            Some(cell(1.0, 1.0))
+        }
+    }
+}
+
+fn view(
+    ui: &mut egui::Ui,
+    rect: Rect,
+    w: usize,
+    field: &ScalarField,
+    state: &mut ViewState,
+    look: &Look,
+    slot: usize,
+) {
+    let dims = field.dims();
+    let sp = field.spacing();
+    let (u, v) = plane_axes(w);
+    let header = Rect::from_min_size(rect.min, Vec2::new(rect.width(), HEADER));
+    let image = Rect::from_min_max(Pos2::new(rect.min.x, rect.min.y + HEADER), rect.max);
+    if field.ndim() == 3 {
+        let name = format!("{} slice ({})", VIEW_NAMES[w], AXIS_LETTERS[w]);
+        let slider = egui::Slider::new(&mut state.cursor[w], 0..=dims[w] - 1).text(name);
+        ui.put(header.shrink2(Vec2::new(4.0, 1.0)), slider);
+    } else {
+        ui.painter().text(
+            header.left_center() + Vec2::new(4.0, 0.0),
+            egui::Align2::LEFT_CENTER,
+            format!("{} x {} image", dims[0], dims[1]),
+            egui::FontId::proportional(13.0),
+            ui.visuals().text_color(),
+        );
+    }
+    if image.height() < 8.0 || image.width() < 8.0 {
+        return;
+    }
+    let resp = ui.allocate_rect(image, Sense::click_and_drag());
+    let nav = &mut state.nav[w];
+    let mut fr = Frame::new(image, [dims[u], dims[v]], [sp[u], sp[v]], nav);
+
+    // Navigation: right or middle drag pans, ctrl+wheel zooms, double-click resets.
+    if resp.dragged_by(egui::PointerButton::Secondary) || resp.dragged_by(egui::PointerButton::Middle) {
+        let d = resp.drag_delta();
+        nav.pan[0] -= d.x / fr.ppv[0];
+        nav.pan[1] += d.y / fr.ppv[1];
+    }
+    if resp.double_clicked() {
+        *nav = Nav::default();
+    }
+    if resp.hovered() {
+        let (zoom, scroll, ctrl, keys) = ui.input(|i| {
+            let up = i.key_pressed(egui::Key::ArrowUp) || i.key_pressed(egui::Key::PageUp);
+            let down = i.key_pressed(egui::Key::ArrowDown) || i.key_pressed(egui::Key::PageDown);
+            // Whole wheel events, not smoothed deltas: one notch is one slice.
+            let wheel: f32 = i
+                .events
+                .iter()
+                .filter_map(|e| match e {
+                    egui::Event::MouseWheel { delta, .. } => Some(delta.y),
+                    _ => None,
+                })
+                .sum();
+            (i.zoom_delta(), wheel, i.modifiers.command || i.modifiers.ctrl, up as i32 - down as i32)
+        });
+        if zoom != 1.0 {
+            nav.zoom = (nav.zoom * zoom).clamp(0.25, 64.0);
+        }
+        let step = if ctrl || scroll == 0.0 { keys } else { scroll.signum() as i32 + keys };
+        if field.ndim() == 3 && step != 0 {
+            state.cursor[w] = (state.cursor[w] as i64 + step as i64).clamp(0, dims[w] as i64 - 1) as usize;
+        }
+    }
+    fr = Frame::new(image, [dims[u], dims[v]], [sp[u], sp[v]], nav);
+
+    // Left click or drag moves the crosshair (and so the other views' slices).
+    if (resp.clicked() || resp.dragged_by(egui::PointerButton::Primary))
+        && let Some(p) = resp.interact_pointer_pos()
+    {
+        let [pu, pv] = fr.to_plane(p);
+        state.cursor[u] = (pu.max(0.0) as usize).min(dims[u] - 1);
+        state.cursor[v] = (pv.max(0.0) as usize).min(dims[v] - 1);
+    }
+    if let Some(p) = resp.hover_pos() {
+        let [pu, pv] = fr.to_plane(p);
+        if pu >= 0.0 && pv >= 0.0 && (pu as usize) < dims[u] && (pv as usize) < dims[v] {
+            let mut voxel = state.cursor;
+            voxel[u] = pu as usize;
+            voxel[v] = pv as usize;
+            let value = field.samples().get_f64(field.index(voxel[0], voxel[1], voxel[2]));
+            state.hover = Some(Hover { voxel, value });
+        }
+    }
+
+    let params = SliceParams {
+        center: fr.center,
+        half_extent: [image.width() / 2.0 / fr.ppv[0], image.height() / 2.0 / fr.ppv[1]],
+        axes: [u as u32, v as u32, w as u32, state.cursor[w] as u32],
+        dims: [0; 4],
+        window: [look.window.0 as f32, look.window.1 as f32],
+        colormap: look.colormap,
+        mask_mode: look.mask_mode,
+        threshold: [look.threshold_bits, 0, 0, 0],
+        mask_color: look.mask_color,
+        background: [0.0, 0.0, 0.0, 1.0],
+    };
+    let painter = ui.painter_at(image);
+    painter.add(egui_wgpu::Callback::new_paint_callback(image, SliceCallback { slot, params }));
+
+    if field.ndim() == 3 {
+        let c = fr.to_screen(state.cursor[u] as f32 + 0.5, state.cursor[v] as f32 + 0.5);
+        let stroke = Stroke::new(1.0, Color32::from_rgba_unmultiplied(80, 200, 255, 170));
+        painter.line_segment([Pos2::new(image.min.x, c.y), Pos2::new(image.max.x, c.y)], stroke);
+        painter.line_segment([Pos2::new(c.x, image.min.y), Pos2::new(c.x, image.max.y)], stroke);
+    }
+    let label =
+        if field.ndim() == 3 { format!("{} = {}", AXIS_LETTERS[w], state.cursor[w]) } else { String::new() };
+    painter.text(
+        image.left_bottom() + Vec2::new(6.0, -6.0),
+        egui::Align2::LEFT_BOTTOM,
+        format!("{label}  zoom {:.2}x", nav.zoom),
+        egui::FontId::monospace(11.0),
+        Color32::from_gray(200),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn screen_and_plane_coordinates_invert_each_other_with_physical_aspect() {
+        let rect = Rect::from_min_size(Pos2::new(10.0, 20.0), Vec2::new(400.0, 200.0));
+        let nav = Nav { zoom: 2.0, pan: [3.0, -1.0] };
+        let fr = Frame::new(rect, [100, 50], [1.0, 2.0], &nav);
+        // 100 mm by 100 mm fits 200 points tall: 2 points/mm, then zoom 2.
+        assert_eq!(fr.ppv, [4.0, 8.0]);
+        let p = fr.to_screen(37.5, 12.25);
+        let q = fr.to_plane(p);
+        assert!((q[0] - 37.5).abs() < 1e-4 && (q[1] - 12.25).abs() < 1e-4);
+        // The plane's v axis points up the screen.
+        assert!(fr.to_screen(0.0, 10.0).y < fr.to_screen(0.0, 0.0).y);
+    }
+
+    #[test]
+    fn plane_axes_leave_out_the_normal() {
+        for w in 0..3 {
+            let (u, v) = plane_axes(w);
+            assert!(u != w && v != w && u < v);
+        }
+    }
+}

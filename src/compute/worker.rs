@@ -1,0 +1,237 @@
+//! The worker thread. Jobs go in through one channel, events come out through another; the
+//! worker holds no state the UI can see except through those events.
+//!
+//! Superseding: every submitted job gets a cancel flag; submitting a job raises the flags of the
+//! older jobs of its lane. The worker skips a job whose flag is up before it starts, and a
+//! running job stops at its next check, so a burst of slider moves costs one computation.
+
+use super::{Event, Job, JobId, Lane, Loaded, Outcome, Smoothed, summary::FieldSummary};
+use crate::control::Control;
+use crate::io;
+use crate::topo::{ecc, smooth};
+use crossbeam_channel::{Receiver, Sender, unbounded};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Called after every event, so a UI can wake up and drain them.
+pub type Notify = Box<dyn Fn() + Send + Sync>;
+
+struct Submitted {
+    id: JobId,
+    job: Job,
+    cancel: Arc<AtomicBool>,
+}
+
+pub struct Worker {
+    jobs: Option<Sender<Submitted>>,
+    events: Receiver<Event>,
+    /// The newest job of each lane and its cancel flag.
+    latest: HashMap<Lane, (JobId, Arc<AtomicBool>)>,
+    next_id: JobId,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// What runs the jobs, in words ("CPU, 16 threads").
+    pub backend: String,
+}
+
+impl Worker {
+    pub fn spawn(notify: Notify) -> Worker {
+        let (jtx, jrx) = unbounded::<Submitted>();
+        let (etx, erx) = unbounded::<Event>();
+        let notify: Arc<Notify> = Arc::new(notify);
+        let thread = std::thread::Builder::new()
+            .name("topoview-worker".into())
+            .spawn(move || {
+                for s in jrx {
+                    if s.cancel.load(Ordering::Relaxed) {
+                        let _ = etx.send(Event::Cancelled { id: s.id, lane: s.job.lane() });
+                        notify();
+                        continue;
+                    }
+                    run(s, &etx, &notify);
+                }
+            })
+            .ok();
+        let backend = format!("CPU, {} threads", rayon::current_num_threads());
+        Worker { jobs: Some(jtx), events: erx, latest: HashMap::new(), next_id: 1, thread, backend }
+    }
+
+    /// Queues `job`, superseding the older jobs of its lane. Returns its id.
+    pub fn submit(&mut self, job: Job) -> JobId {
+        let lane = job.lane();
+        self.cancel(lane);
+        let id = self.next_id;
+        self.next_id += 1;
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.latest.insert(lane, (id, cancel.clone()));
+        if let Some(tx) = &self.jobs {
+            // A send fails only when the worker thread has died; the UI then sees no answer
+            // for this id, and `alive` says why.
+            let _ = tx.send(Submitted { id, job, cancel });
+        }
+        id
+    }
+
+    /// Cancels the newest job of `lane`, queued or running.
+    pub fn cancel(&mut self, lane: Lane) {
+        if let Some((_, flag)) = self.latest.remove(&lane) {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The id of the newest job of `lane` that has not finished.
+    pub fn pending(&self, lane: Lane) -> Option<JobId> {
+        self.latest.get(&lane).map(|(id, _)| *id)
+    }
+
+    /// The next event, if one is waiting. Events of superseded jobs are dropped here, so the
+    /// caller only sees the current job of each lane.
+    pub fn poll(&mut self) -> Option<Event> {
+        while let Ok(e) = self.events.try_recv() {
+            let current = self.latest.values().any(|(id, _)| *id == e.id());
+            if !current {
+                continue;
+            }
+            if !matches!(e, Event::Progress { .. }) {
+                self.latest.retain(|_, (id, _)| *id != e.id());
+            }
+            return Some(e);
+        }
+        None
+    }
+
+    /// Waits up to `timeout` for the next event of a current job (for tests and batch use).
+    pub fn wait(&mut self, timeout: Duration) -> Option<Event> {
+        let end = Instant::now() + timeout;
+        loop {
+            if let Some(e) = self.poll() {
+                return Some(e);
+            }
+            if Instant::now() >= end {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Whether the worker thread is still running (it stops only if a job panicked).
+    pub fn alive(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        for (_, flag) in self.latest.values() {
+            flag.store(true, Ordering::Relaxed);
+        }
+        self.jobs = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Sends progress at most every 50 ms so a fast job does not flood the UI.
+struct Reporter<'a> {
+    id: JobId,
+    lane: Lane,
+    tx: &'a Sender<Event>,
+    notify: &'a Notify,
+    done: AtomicU64,
+    last: Mutex<Instant>,
+}
+
+impl Reporter<'_> {
+    fn report(&self, stage: &'static str, amount: u64, total: u64) {
+        let done = self.done.fetch_add(amount, Ordering::Relaxed) + amount;
+        let Ok(mut last) = self.last.try_lock() else { return };
+        if last.elapsed() >= Duration::from_millis(50) {
+            *last = Instant::now();
+            let _ = self.tx.send(Event::Progress { id: self.id, lane: self.lane, stage, done, total });
+            (self.notify)();
+        }
+    }
+
+    fn restart(&self) {
+        self.done.store(0, Ordering::Relaxed);
+    }
+}
+
+fn run(s: Submitted, tx: &Sender<Event>, notify: &Notify) {
+    let Submitted { id, job, cancel } = s;
+    let lane = job.lane();
+    let start = Instant::now();
+    let rep = Reporter {
+        id,
+        lane,
+        tx,
+        notify,
+        done: AtomicU64::new(0),
+        last: Mutex::new(Instant::now() - Duration::from_secs(1)),
+    };
+    // A bug in a job must not take the worker (and every later job) down with it.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(job, &cancel, &rep)))
+        .unwrap_or_else(|p| {
+            let what = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+            Err(format!("internal error: {}", what.unwrap_or_else(|| "panic".into())))
+        });
+    let event = match result {
+        Ok(outcome) => Event::Done { id, lane, outcome, seconds: start.elapsed().as_secs_f64() },
+        Err(_) if cancel.load(Ordering::Relaxed) => Event::Cancelled { id, lane },
+        Err(message) => Event::Failed { id, lane, message },
+    };
+    let _ = tx.send(event);
+    notify();
+}
+
+fn execute(job: Job, cancel: &AtomicBool, rep: &Reporter) -> Result<Outcome, String> {
+    let cancelled = || cancel.load(Ordering::Relaxed);
+    match job {
+        Job::Open { path, opts } => {
+            rep.report("reading", 0, 1);
+            let field = io::open(&path, &opts).map_err(|e| e.to_string())?;
+            if cancelled() {
+                return Err("cancelled".into());
+            }
+            let summary = FieldSummary::of(&field);
+            let source = path.display().to_string();
+            Ok(Outcome::Loaded(Loaded { source, path: Some(path), field: Arc::new(field), summary }))
+        }
+        Job::Generate { dims, corr, seed } => {
+            rep.report("generating", 0, 1);
+            let field = crate::bench::gaussian_random_field(&dims, corr, seed);
+            let summary = FieldSummary::of(&field);
+            let source = format!(
+                "Gaussian random field {}, correlation {corr} voxels, seed {seed}",
+                crate::field::dims_string(&dims)
+            );
+            Ok(Outcome::Loaded(Loaded { source, path: None, field: Arc::new(field), summary }))
+        }
+        Job::Curve { field, opts } => {
+            let total = field.len() as u64;
+            let progress = |n: u64| rep.report("ECC", n, total);
+            let ctl = Control { progress: Some(&progress), cancel: Some(cancel) };
+            let e = ecc::ecc(&field, &opts, &ctl).map_err(|e| e.to_string())?;
+            Ok(Outcome::Curve(Arc::new(e)))
+        }
+        Job::Smooth { field, sigma, opts } => {
+            let total = field.len() as u64;
+            let passes = field.ndim() as u64 * total;
+            let progress = |n: u64| rep.report("smoothing", n, passes);
+            let ctl = Control { progress: Some(&progress), cancel: Some(cancel) };
+            let smoothed =
+                smooth::smooth(&field, &smooth::Smoothing::voxels(sigma), &ctl).map_err(|e| e.to_string())?;
+            rep.restart();
+            let progress = |n: u64| rep.report("ECC", n, total);
+            let ctl = Control { progress: Some(&progress), cancel: Some(cancel) };
+            let e = ecc::ecc(&smoothed, &opts, &ctl).map_err(|e| e.to_string())?;
+            let summary = FieldSummary::of(&smoothed);
+            Ok(Outcome::Smoothed(Smoothed { sigma, field: Arc::new(smoothed), summary, ecc: Arc::new(e) }))
+        }
+    }
+}

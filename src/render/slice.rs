@@ -1,0 +1,344 @@
+//! Slice views drawn by wgpu inside egui: the volume lives in one 3D texture, uploaded once per
+//! data change; each view is a paint callback with its own small uniform buffer (which slice,
+//! where, window, colormap, mask), so moving a slice or the threshold uploads 112 bytes.
+
+use super::colormap::Colormap;
+use super::volume::{self, Layout, TexelClass};
+use crate::field::ScalarField;
+use eframe::egui_wgpu::{self, wgpu};
+use std::collections::HashMap;
+
+/// Volumes above this many bytes on the GPU are subsampled for display (the analysis always
+/// uses every voxel).
+const MAX_TEXTURE_BYTES: u64 = 1 << 30;
+/// Upload in pieces of about this size so the staging copy stays small.
+const UPLOAD_BYTES: usize = 32 << 20;
+
+/// Uniforms of one view; layout matches `Params` in `shaders/slice.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct SliceParams {
+    pub center: [f32; 2],
+    pub half_extent: [f32; 2],
+    /// u axis, v axis, normal axis, slice index.
+    pub axes: [u32; 4],
+    /// dims x, y, z and the display stride (filled in by the renderer).
+    pub dims: [u32; 4],
+    pub window: [f32; 2],
+    pub colormap: u32,
+    pub mask_mode: u32,
+    /// Threshold bits in the texel type, in `.x`.
+    pub threshold: [u32; 4],
+    pub mask_color: [f32; 4],
+    pub background: [f32; 4],
+}
+
+struct GpuVolume {
+    class: TexelClass,
+    layout: Layout,
+    dims: [usize; 3],
+    bind_group: wgpu::BindGroup,
+}
+
+struct ViewSlot {
+    buffer: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+}
+
+/// Everything the slice callbacks need, kept in egui_wgpu's callback resources.
+pub struct SliceRenderer {
+    target: wgpu::TextureFormat,
+    shader_source: &'static str,
+    params_layout: wgpu::BindGroupLayout,
+    volume_layouts: HashMap<&'static str, wgpu::BindGroupLayout>,
+    pipelines: HashMap<&'static str, wgpu::RenderPipeline>,
+    lut_view: wgpu::TextureView,
+    slots: Vec<ViewSlot>,
+    volume: Option<GpuVolume>,
+}
+
+/// What an upload did, for the UI to tell the user.
+pub struct Uploaded {
+    pub stride: usize,
+    pub bytes: u64,
+}
+
+impl SliceRenderer {
+    /// Installs the renderer into `rs` (once; later calls keep the existing one).
+    pub fn install(rs: &egui_wgpu::RenderState) {
+        let mut renderer = rs.renderer.write();
+        if renderer.callback_resources.get::<SliceRenderer>().is_some() {
+            return;
+        }
+        let me = SliceRenderer::new(&rs.device, &rs.queue, rs.target_format);
+        renderer.callback_resources.insert(me);
+    }
+
+    fn new(device: &wgpu::Device, queue: &wgpu::Queue, target: wgpu::TextureFormat) -> SliceRenderer {
+        let params_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("slice params"),
+            entries: &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            }],
+        });
+        // The colormap rows are sRGB bytes: an sRGB target needs them decoded to linear first.
+        let lut_format = if target.is_srgb() {
+            wgpu::TextureFormat::Rgba8UnormSrgb
+        } else {
+            wgpu::TextureFormat::Rgba8Unorm
+        };
+        let rows = Colormap::ALL.len() as u32;
+        let lut = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("colormaps"),
+            size: wgpu::Extent3d { width: 256, height: rows, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: lut_format,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        queue.write_texture(
+            lut.as_image_copy(),
+            &Colormap::lut_texels(),
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(256 * 4),
+                rows_per_image: Some(rows),
+            },
+            wgpu::Extent3d { width: 256, height: rows, depth_or_array_layers: 1 },
+        );
+        SliceRenderer {
+            target,
+            shader_source: include_str!("../../shaders/slice.wgsl"),
+            params_layout,
+            volume_layouts: HashMap::new(),
+            pipelines: HashMap::new(),
+            lut_view: lut.create_view(&Default::default()),
+            slots: Vec::new(),
+            volume: None,
+        }
+    }
+
+    fn volume_layout(&mut self, device: &wgpu::Device, class: TexelClass) -> &wgpu::BindGroupLayout {
+        self.volume_layouts.entry(class.wgsl()).or_insert_with(|| {
+            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("slice volume"),
+                entries: &[
+                    wgpu::BindGroupLayoutEntry {
+                        binding: 0,
+                        visibility: wgpu::ShaderStages::FRAGMENT,
+                        ty: wgpu::BindingType::Texture {
+                            sample_type: class.sample_type(),
+                            view_dimension: wgpu::TextureViewDimension::D3,
+                            multisampled: false,
+                        },
+                        count: None,
+                    },
+                    wgpu::BindGroupLayoutEntry {
+                        binding: 1,
+                        visibility: wgpu::ShaderStages::FRAGMENT,
+                        ty: wgpu::BindingType::Texture {
+                            sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                            view_dimension: wgpu::TextureViewDimension::D2,
+                            multisampled: false,
+                        },
+                        count: None,
+                    },
+                ],
+            })
+        })
+    }
+
+    fn ensure_pipeline(&mut self, device: &wgpu::Device, class: TexelClass) {
+        if self.pipelines.contains_key(class.wgsl()) {
+            return;
+        }
+        let source = self.shader_source.replace("TEXEL", class.wgsl());
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("slice.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        let volume_layout = self.volume_layout(device, class).clone();
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("slice"),
+            bind_group_layouts: &[Some(&self.params_layout), Some(&volume_layout)],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("slice"),
+            layout: Some(&layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState {
+                topology: wgpu::PrimitiveTopology::TriangleStrip,
+                ..Default::default()
+            },
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(self.target.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        self.pipelines.insert(class.wgsl(), pipeline);
+    }
+
+    /// Uploads `field` as the volume every slice view shows, replacing the previous one.
+    pub fn upload(rs: &egui_wgpu::RenderState, field: &ScalarField) -> Uploaded {
+        let (device, queue) = (&rs.device, &rs.queue);
+        let (format, class) = volume::texel_format(field.dtype());
+        let texel_bytes = format.block_copy_size(None).unwrap_or(4) as usize;
+        let limits = device.limits();
+        let max_dim = limits.max_texture_dimension_3d as usize;
+        let lay = volume::layout(field.dims(), texel_bytes, max_dim, MAX_TEXTURE_BYTES);
+        let size = wgpu::Extent3d {
+            width: lay.dims[0] as u32,
+            height: lay.dims[1] as u32,
+            depth_or_array_layers: lay.dims[2] as u32,
+        };
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("volume"),
+            size,
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D3,
+            format,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        let plane_bytes = lay.dims[0] * lay.dims[1] * texel_bytes;
+        let planes_per_piece = (UPLOAD_BYTES / plane_bytes.max(1)).max(1);
+        let mut z0 = 0;
+        while z0 < lay.dims[2] {
+            let z1 = (z0 + planes_per_piece).min(lay.dims[2]);
+            let bytes = volume::slab_bytes(field, &lay, z0, z1);
+            queue.write_texture(
+                wgpu::TexelCopyTextureInfo {
+                    texture: &texture,
+                    mip_level: 0,
+                    origin: wgpu::Origin3d { x: 0, y: 0, z: z0 as u32 },
+                    aspect: wgpu::TextureAspect::All,
+                },
+                &bytes,
+                wgpu::TexelCopyBufferLayout {
+                    offset: 0,
+                    bytes_per_row: Some((lay.dims[0] * texel_bytes) as u32),
+                    rows_per_image: Some(lay.dims[1] as u32),
+                },
+                wgpu::Extent3d { depth_or_array_layers: (z1 - z0) as u32, ..size },
+            );
+            z0 = z1;
+        }
+        let mut guard = rs.renderer.write();
+        let Some(me) = guard.callback_resources.get_mut::<SliceRenderer>() else {
+            return Uploaded { stride: lay.stride, bytes: 0 };
+        };
+        me.ensure_pipeline(device, class);
+        let view = texture.create_view(&Default::default());
+        let layout = me.volume_layout(device, class).clone();
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("slice volume"),
+            layout: &layout,
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(&view) },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::TextureView(&me.lut_view),
+                },
+            ],
+        });
+        me.volume = Some(GpuVolume { class, layout: lay, dims: field.dims(), bind_group });
+        let bytes = lay.dims.iter().map(|&n| n as u64).product::<u64>() * texel_bytes as u64;
+        Uploaded { stride: lay.stride, bytes }
+    }
+
+    fn slot(&mut self, device: &wgpu::Device, i: usize) -> &ViewSlot {
+        while self.slots.len() <= i {
+            let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("slice params"),
+                size: std::mem::size_of::<SliceParams>() as u64,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("slice params"),
+                layout: &self.params_layout,
+                entries: &[wgpu::BindGroupEntry { binding: 0, resource: buffer.as_entire_binding() }],
+            });
+            self.slots.push(ViewSlot { buffer, bind_group });
+        }
+        &self.slots[i]
+    }
+}
+
+/// One slice view's draw call. `slot` must be unique among the views drawn in one frame.
+pub struct SliceCallback {
+    pub slot: usize,
+    pub params: SliceParams,
+}
+
+impl egui_wgpu::CallbackTrait for SliceCallback {
+    fn prepare(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        _screen: &egui_wgpu::ScreenDescriptor,
+        _encoder: &mut wgpu::CommandEncoder,
+        resources: &mut egui_wgpu::CallbackResources,
+    ) -> Vec<wgpu::CommandBuffer> {
+        if let Some(me) = resources.get_mut::<SliceRenderer>() {
+            let mut p = self.params;
+            if let Some(v) = &me.volume {
+                p.dims = [v.dims[0] as u32, v.dims[1] as u32, v.dims[2] as u32, v.layout.stride as u32];
+            }
+            let slot = me.slot(device, self.slot);
+            queue.write_buffer(&slot.buffer, 0, bytemuck::bytes_of(&p));
+        }
+        Vec::new()
+    }
+
+    fn paint(
+        &self,
+        _info: egui::PaintCallbackInfo,
+        pass: &mut wgpu::RenderPass<'static>,
+        resources: &egui_wgpu::CallbackResources,
+    ) {
+        let Some(me) = resources.get::<SliceRenderer>() else { return };
+        let (Some(v), Some(slot)) = (&me.volume, me.slots.get(self.slot)) else { return };
+        let Some(pipeline) = me.pipelines.get(v.class.wgsl()) else { return };
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, &slot.bind_group, &[]);
+        pass.set_bind_group(1, &v.bind_group, &[]);
+        pass.draw(0..4, 0..1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_match_the_wgsl_layout() {
+        // center 0, half_extent 8, axes 16, dims 32, window 48, colormap 56, mask_mode 60,
+        // threshold 64, mask_color 80, background 96.
+        assert_eq!(std::mem::size_of::<SliceParams>(), 112);
+        assert_eq!(std::mem::offset_of!(SliceParams, threshold), 64);
+        assert_eq!(std::mem::offset_of!(SliceParams, background), 96);
+    }
+}
