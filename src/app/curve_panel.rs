@@ -22,7 +22,7 @@ pub fn plot(ui: &mut egui::Ui, data: &mut Dataset, height: f32) -> bool {
     let threshold = data.threshold;
     let resp = Plot::new("ecc plot")
         .height(height)
-        .legend(Legend::default())
+        .legend(Legend::default().position(egui_plot::Corner::RightBottom))
         .x_axis_label("threshold")
         .y_axis_label("χ")
         .allow_drag(false)
@@ -63,12 +63,14 @@ pub fn plot(ui: &mut egui::Ui, data: &mut Dataset, height: f32) -> bool {
 pub fn readout(ui: &mut egui::Ui, data: &mut Dataset) {
     let dtype = data.displayed().dtype();
     ui.horizontal(|ui| {
-        ui.label("Threshold");
+        let label = ui.label("Threshold");
         let speed = data.displayed_summary().range.map_or(1.0, |(lo, hi)| (hi - lo) / 500.0);
         let mut t = data.threshold;
-        let resp = ui.add(
-            egui::DragValue::new(&mut t).speed(speed).custom_formatter(|v, _| format_threshold(v, dtype)),
-        );
+        let resp = ui
+            .add(
+                egui::DragValue::new(&mut t).speed(speed).custom_formatter(|v, _| format_threshold(v, dtype)),
+            )
+            .labelled_by(label.id);
         if resp.changed() {
             data.threshold = t;
             data.threshold_chosen = true;

@@ -207,8 +207,7 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.heading("Euler characteristic curve");
     let mut changed = false;
     ui.horizontal(|ui| {
-        ui.label("Construction");
-        egui::ComboBox::from_id_salt("construction").selected_text(app.settings.construction.name()).show_ui(
+        egui::ComboBox::from_label("Construction").selected_text(app.settings.construction.name()).show_ui(
             ui,
             |ui| {
                 for c in [Construction::TopCells, Construction::Vertices] {
@@ -348,7 +347,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
     if let Some(e) = app.error.clone() {
         egui::Frame::new().fill(Color32::from_rgb(90, 20, 20)).inner_margin(6.0).show(ui, |ui| {
             ui.horizontal(|ui| {
-                ui.colored_label(Color32::WHITE, format!("⚠ {e}"));
+                ui.colored_label(Color32::WHITE, format!("Error: {e}"));
                 if ui.small_button("Dismiss").clicked() {
                     app.error = None;
                 }
@@ -368,7 +367,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
             ui.label(if app.jobs.contains_key(&Lane::Load) {
                 "Loading…"
             } else {
-                "Open a file (File → Open, or drop it here)."
+                "Open a file (File > Open, or drop it here)."
             });
         });
         return;
@@ -389,8 +388,10 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
 fn info_pane(app: &TopoApp, ui: &mut egui::Ui, rect: Rect) {
     let Some(d) = &app.data else { return };
     let f = &d.field;
+    let name =
+        d.path.as_ref().and_then(|p| p.file_name()).map_or(d.source.clone(), |n| n.to_string_lossy().into());
     let mut lines = vec![
-        d.source.clone(),
+        name,
         format!("dims {}  {}", crate::field::dims_string(f.shape()), f.dtype().name()),
         format!("spacing {:.3} x {:.3} x {:.3}", f.spacing()[0], f.spacing()[1], f.spacing()[2]),
     ];

@@ -12,8 +12,10 @@ const BINS: usize = 4096;
 pub struct FieldSummary {
     /// Smallest and largest finite value; None when no sample is finite.
     pub range: Option<(f64, f64)>,
-    /// Counts of finite values in equal bins spanning `range`.
+    /// Counts of finite values in equal bins from `range.0`, `bin_width` wide (a whole number
+    /// of values for integer data).
     pub histogram: Vec<u64>,
+    pub bin_width: f64,
     /// Default display window: the 0.5th and 99.5th percentiles (the full range when they meet).
     pub window: (f64, f64),
     pub non_finite: usize,
@@ -28,8 +30,7 @@ impl FieldSummary {
 
     /// The value at the lower edge of histogram bin `b`.
     pub fn bin_value(&self, b: f64) -> f64 {
-        let (lo, hi) = self.range.unwrap_or((0.0, 1.0));
-        lo + (hi - lo) * b / self.histogram.len() as f64
+        self.range.map_or(0.0, |r| r.0) + b * self.bin_width
     }
 }
 
@@ -54,13 +55,20 @@ fn summarise<T: Sample>(v: &[T], dtype: Dtype) -> FieldSummary {
         return FieldSummary {
             range: None,
             histogram: vec![0],
+            bin_width: 1.0,
             window: (0.0, 1.0),
             non_finite,
             signed: false,
         };
     }
-    let bins = if dtype.is_float() { BINS } else { ((hi - lo) as usize + 1).min(BINS) };
-    let scale = bins as f64 / (hi - lo).max(f64::MIN_POSITIVE);
+    let (bins, width) = if dtype.is_float() {
+        (BINS, (hi - lo) / BINS as f64)
+    } else {
+        let values = hi - lo + 1.0;
+        let width = (values / BINS as f64).ceil();
+        ((values / width).ceil() as usize, width)
+    };
+    let scale = 1.0 / width.max(f64::MIN_POSITIVE);
     let bin = |x: f64| (((x - lo) * scale) as usize).min(bins - 1);
     let histogram = v
         .par_chunks(1 << 16)
@@ -81,8 +89,14 @@ fn summarise<T: Sample>(v: &[T], dtype: Dtype) -> FieldSummary {
                 a
             },
         );
-    let mut s =
-        FieldSummary { range: Some((lo, hi)), histogram, window: (lo, hi), non_finite, signed: lo < 0.0 };
+    let mut s = FieldSummary {
+        range: Some((lo, hi)),
+        histogram,
+        bin_width: width,
+        window: (lo, hi),
+        non_finite,
+        signed: lo < 0.0,
+    };
     let (p_lo, p_hi) = (s.percentile(0.005), s.percentile(0.995));
     if p_hi > p_lo {
         s.window = (p_lo, p_hi);

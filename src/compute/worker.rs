@@ -235,3 +235,71 @@ fn execute(job: Job, cancel: &AtomicBool, rep: &Reporter) -> Result<Outcome, Str
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::field::{Samples, ScalarField};
+    use crate::topo::ecc::EccOptions;
+
+    fn field() -> Arc<ScalarField> {
+        let v: Vec<u8> = (0..64 * 64 * 16).map(|i| ((i * 7919) % 251) as u8).collect();
+        Arc::new(ScalarField::new(&[64, 64, 16], Samples::U8(v)).unwrap())
+    }
+
+    #[test]
+    fn a_newer_job_of_a_lane_supersedes_the_older_ones() {
+        let mut w = Worker::spawn(Box::new(|| {}));
+        let f = field();
+        let ids: Vec<JobId> = (1..=5)
+            .map(|k| w.submit(Job::Smooth { field: f.clone(), sigma: k as f64, opts: EccOptions::default() }))
+            .collect();
+        let mut done = Vec::new();
+        while let Some(e) = w.wait(Duration::from_secs(60)) {
+            match e {
+                Event::Done { id, outcome: Outcome::Smoothed(s), .. } => done.push((id, s.sigma)),
+                Event::Progress { .. } => continue,
+                Event::Done { .. } | Event::Failed { .. } | Event::Cancelled { .. } => {
+                    panic!("unexpected event")
+                }
+            }
+            if w.pending(Lane::Smooth).is_none() {
+                break;
+            }
+        }
+        // Only the newest job's result reaches the caller.
+        assert_eq!(done, vec![(ids[4], 5.0)]);
+    }
+
+    #[test]
+    fn lanes_do_not_cancel_each_other_and_errors_come_back() {
+        let mut w = Worker::spawn(Box::new(|| {}));
+        let c = w.submit(Job::Curve { field: field(), opts: EccOptions::default() });
+        let o = w.submit(Job::Open { path: "/no/such/file.nii".into(), opts: Default::default() });
+        let mut seen = Vec::new();
+        while seen.len() < 2 {
+            match w.wait(Duration::from_secs(60)).expect("an event") {
+                Event::Done { id, outcome: Outcome::Curve(_), .. } => seen.push((id, String::new())),
+                Event::Failed { id, message, .. } => seen.push((id, message)),
+                Event::Progress { .. } => {}
+                _ => panic!("unexpected event"),
+            }
+        }
+        seen.sort();
+        assert_eq!(seen[0].0, c);
+        assert_eq!(seen[1].0, o);
+        assert!(seen[1].1.contains("/no/such/file.nii"), "{}", seen[1].1);
+    }
+
+    #[test]
+    fn cancelling_a_running_job_stops_it() {
+        let mut w = Worker::spawn(Box::new(|| {}));
+        let v: Vec<f32> = (0..256 * 256 * 64).map(|i| (i % 977) as f32).collect();
+        let f = Arc::new(ScalarField::new(&[256, 256, 64], Samples::F32(v)).unwrap());
+        w.submit(Job::Smooth { field: f, sigma: 4.0, opts: EccOptions::default() });
+        w.cancel(Lane::Smooth);
+        assert!(w.pending(Lane::Smooth).is_none());
+        // No event of a cancelled job reaches the caller.
+        assert!(w.wait(Duration::from_millis(300)).is_none());
+    }
+}

@@ -101,15 +101,18 @@ pub fn slab_bytes<'a>(
         }
         out
     }
-    let (nx, ny) = (nx, ny);
+    // Subsampled slabs are small (a GPU's texture limit); one more copy to bytes is cheap.
+    fn bytes<T: bytemuck::Pod>(v: Vec<T>) -> Vec<u8> {
+        bytemuck::cast_slice(&v).to_vec()
+    }
     Cow::Owned(match field.samples() {
         Samples::U8(v) => pick(v, lay, nx, ny, z0, z1),
-        Samples::I8(v) => bytemuck::cast_vec(pick(v, lay, nx, ny, z0, z1)),
-        Samples::U16(v) => bytemuck::cast_vec::<u16, u8>(pick(v, lay, nx, ny, z0, z1)),
-        Samples::I16(v) => bytemuck::cast_vec::<i16, u8>(pick(v, lay, nx, ny, z0, z1)),
-        Samples::U32(v) => bytemuck::cast_vec::<u32, u8>(pick(v, lay, nx, ny, z0, z1)),
-        Samples::I32(v) => bytemuck::cast_vec::<i32, u8>(pick(v, lay, nx, ny, z0, z1)),
-        Samples::F32(v) => bytemuck::cast_vec::<f32, u8>(pick(v, lay, nx, ny, z0, z1)),
+        Samples::I8(v) => bytes(pick(v, lay, nx, ny, z0, z1)),
+        Samples::U16(v) => bytes(pick(v, lay, nx, ny, z0, z1)),
+        Samples::I16(v) => bytes(pick(v, lay, nx, ny, z0, z1)),
+        Samples::U32(v) => bytes(pick(v, lay, nx, ny, z0, z1)),
+        Samples::I32(v) => bytes(pick(v, lay, nx, ny, z0, z1)),
+        Samples::F32(v) => bytes(pick(v, lay, nx, ny, z0, z1)),
         Samples::F64(v) => {
             pick(v, lay, nx, ny, z0, z1).iter().flat_map(|&x| (x as f32).to_ne_bytes()).collect()
         }

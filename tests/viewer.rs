@@ -1,0 +1,149 @@
+//! The viewer driven like a user, through egui_kittest: widgets are found by their labels, the
+//! frames are rendered with wgpu (lavapipe on machines without a GPU), and the main states are
+//! compared with the snapshots in tests/snapshots (`UPDATE_SNAPSHOTS=1` rewrites them).
+
+mod common;
+
+use egui::accesskit::Role;
+use egui_kittest::kittest::Queryable;
+use egui_kittest::{Harness, SnapshotOptions};
+use std::time::{Duration, Instant};
+use topoview::app::settings::Layout;
+use topoview::app::{Startup, TopoApp, dataset::chi_at};
+use topoview::compute::Lane;
+use topoview::control::Control;
+use topoview::render::colormap::Colormap;
+use topoview::topo::ecc::{EccOptions, NanPolicy, ecc};
+use topoview::topo::smooth::{Smoothing, smooth};
+
+fn harness(file: &str) -> Harness<'static, TopoApp> {
+    let path = common::data(file);
+    Harness::builder()
+        .with_size(egui::Vec2::new(1280.0, 800.0))
+        .wgpu()
+        .build_eframe(move |cc| TopoApp::new(cc, Startup { file: Some(path), ..Default::default() }))
+}
+
+/// Steps frames (the worker runs meanwhile) until `done` holds; panics after 60 s.
+fn wait_for(h: &mut Harness<'_, TopoApp>, what: &str, done: impl Fn(&TopoApp) -> bool) {
+    let end = Instant::now() + Duration::from_secs(60);
+    while !done(h.state()) {
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        h.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // A few more frames so the result is on screen.
+    h.run_steps(3);
+}
+
+fn idle(app: &TopoApp) -> bool {
+    app.jobs.is_empty() && app.data.as_ref().is_some_and(|d| d.curve.is_some())
+}
+
+/// Volatile readouts (memory, frame and job times) differ between runs by a few hundred pixels.
+fn snapshot_options() -> SnapshotOptions {
+    SnapshotOptions::new().max_failed_pixels(2500)
+}
+
+#[test]
+fn opens_the_volume_and_the_threshold_drives_chi() {
+    let mut h = harness("mni152_t1_09a.nii.gz");
+    wait_for(&mut h, "the MNI volume and its curve", idle);
+    let app = h.state();
+    let d = app.data.as_ref().unwrap();
+    assert_eq!(d.field.dims(), [197, 233, 189]);
+    let curve = d.curve.clone().unwrap();
+    // The threshold starts at the suggested zero-crossing.
+    let suggested = topoview::app::dataset::suggested(&curve).unwrap();
+    assert_eq!(d.threshold, suggested);
+    h.get_by_label(&format!("χ = {}", chi_at(&curve, suggested)));
+    h.snapshot_options("mni_grid", &snapshot_options());
+
+    // Entering a threshold updates chi at once (nothing is recomputed).
+    h.get_by_label("Threshold").set_value_accesskit(120.0);
+    h.run_steps(2);
+    let d = h.state().data.as_ref().unwrap();
+    assert_eq!(d.threshold, 120.0);
+    assert!(h.state().jobs.is_empty(), "moving the threshold must not start a job");
+    h.get_by_label(&format!("χ = {}", chi_at(&curve, 120.0)));
+    h.snapshot_options("mni_threshold_120", &snapshot_options());
+}
+
+#[test]
+fn sigma_adds_the_smoothed_curve_and_can_be_shown() {
+    let mut h = harness("pydicom_emri_small.nii.gz");
+    wait_for(&mut h, "the emri volume", idle);
+    h.get_by_role_and_label(Role::Slider, "σ (voxels)").set_value_accesskit(1.5);
+    wait_for(&mut h, "the smoothed curve", |a| a.data.as_ref().is_some_and(|d| d.smoothed.is_some()));
+    let d = h.state().data.as_ref().unwrap();
+    let s = d.smoothed.as_ref().unwrap();
+    assert_eq!(s.sigma, 1.5);
+    // The curve on screen is exactly the CPU reference of smoothing + ECC.
+    let reference = smooth(&d.field, &Smoothing::voxels(1.5), &Control::default()).unwrap();
+    let opts = EccOptions { nan: NanPolicy::Absent, ..Default::default() };
+    assert_eq!(*s.ecc, ecc(&reference, &opts, &Control::default()).unwrap());
+    h.get_by_label("Show smoothed field").click();
+    h.run_steps(2);
+    assert!(h.state().data.as_ref().unwrap().show_smoothed);
+    assert_eq!(h.state().data.as_ref().unwrap().displayed().dtype(), topoview::field::Dtype::F32);
+    h.snapshot_options("emri_smoothed", &snapshot_options());
+}
+
+#[test]
+fn colormap_and_layout_switch_from_the_menus() {
+    let mut h = harness("pydicom_emri_small.nii.gz");
+    wait_for(&mut h, "the emri volume", idle);
+    // The File menu and its submenus render (every glyph of their labels must exist).
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    h.get_by_label("Examples").hover();
+    h.run_steps(2);
+    h.get_by_label("Gaussian random field…");
+    h.key_press(egui::Key::Escape);
+    h.run_steps(2);
+    h.get_by_label("Colormap").click();
+    h.run_steps(2);
+    h.get_by_label("viridis").click();
+    h.run_steps(2);
+    assert_eq!(h.state().settings.colormap, Colormap::Viridis);
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("Axial").click();
+    h.run_steps(2);
+    assert_eq!(h.state().settings.layout, Layout::Single(2));
+    h.snapshot_options("emri_axial_viridis", &snapshot_options());
+}
+
+#[test]
+fn superlevel_switch_recomputes_the_curve() {
+    let mut h = harness("pydicom_emri_small.nii.gz");
+    wait_for(&mut h, "the emri volume", idle);
+    h.get_by_label("Superlevel").click();
+    h.run_steps(1);
+    wait_for(&mut h, "the superlevel curve", idle);
+    let d = h.state().data.as_ref().unwrap();
+    let e = d.curve.as_ref().unwrap();
+    assert_eq!(e.filtration, topoview::topo::ecc::Filtration::Superlevel);
+    assert!(e.thresholds.windows(2).all(|w| w[0] > w[1]));
+}
+
+#[test]
+fn a_broken_file_shows_its_error_and_the_app_goes_on() {
+    let mut h = harness("bad/truncated.nii.gz");
+    let end = Instant::now() + Duration::from_secs(30);
+    while h.state().error.is_none() {
+        assert!(Instant::now() < end, "no error shown");
+        h.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.run_steps(2);
+    let e = h.state().error.clone().unwrap();
+    assert!(e.contains("truncated.nii.gz"), "{e}");
+    assert!(h.state().data.is_none());
+    h.get_by_label_contains("truncated.nii.gz");
+    assert!(!h.state().jobs.contains_key(&Lane::Load));
+    // The app still opens the next file.
+    h.state_mut().open(common::data("coins.png"), Default::default());
+    wait_for(&mut h, "coins", idle);
+    assert!(h.state().error.is_none());
+}
