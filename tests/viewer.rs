@@ -52,9 +52,9 @@ fn opens_the_volume_and_the_threshold_drives_chi() {
     let app = h.state();
     let d = app.data.as_ref().unwrap();
     assert_eq!(d.field.dims(), [197, 233, 189]);
-    let curve = d.curve.clone().unwrap();
+    let curve = d.curve.as_ref().unwrap().ecc.clone();
     // The threshold starts at the suggested zero-crossing.
-    let suggested = topoview::app::dataset::suggested(&curve).unwrap();
+    let suggested = d.curve.as_ref().unwrap().suggested.unwrap();
     assert_eq!(d.threshold, suggested);
     h.get_by_label(&format!("χ = {}", chi_at(&curve, suggested)));
     h.snapshot_options("mni_grid", &snapshot_options());
@@ -81,7 +81,7 @@ fn sigma_adds_the_smoothed_curve_and_can_be_shown() {
     // The curve on screen is exactly the CPU reference of smoothing + ECC.
     let reference = smooth(&d.field, &Smoothing::voxels(1.5), &Control::default()).unwrap();
     let opts = EccOptions { nan: NanPolicy::Absent, ..Default::default() };
-    assert_eq!(*s.ecc, ecc(&reference, &opts, &Control::default()).unwrap());
+    assert_eq!(*s.curve.ecc, ecc(&reference, &opts, &Control::default()).unwrap());
     h.get_by_label("Show smoothed field").click();
     h.run_steps(2);
     assert!(h.state().data.as_ref().unwrap().show_smoothed);
@@ -122,7 +122,7 @@ fn superlevel_switch_recomputes_the_curve() {
     h.run_steps(1);
     wait_for(&mut h, "the superlevel curve", idle);
     let d = h.state().data.as_ref().unwrap();
-    let e = d.curve.as_ref().unwrap();
+    let e = &d.curve.as_ref().unwrap().ecc;
     assert_eq!(e.filtration, topoview::topo::ecc::Filtration::Superlevel);
     assert!(e.thresholds.windows(2).all(|w| w[0] > w[1]));
 }

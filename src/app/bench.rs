@@ -12,6 +12,9 @@ pub struct FrameBench {
     launched: Option<Instant>,
     idle: Vec<f32>,
     busy: Vec<f32>,
+    /// Time spent in the app's own frame code (layout, events; not the rendering), per phase.
+    ui_idle: Vec<f32>,
+    ui_busy: Vec<f32>,
     smoothing_started: Option<Instant>,
     smoothing_seconds: Option<f64>,
     start_smoothing: bool,
@@ -26,6 +29,8 @@ impl FrameBench {
             launched,
             idle: Vec::new(),
             busy: Vec::new(),
+            ui_idle: Vec::new(),
+            ui_busy: Vec::new(),
             smoothing_started: None,
             smoothing_seconds: None,
             start_smoothing: false,
@@ -39,10 +44,25 @@ impl FrameBench {
         }
     }
 
+    /// Called when the first field's texture is uploaded (the data are on screen next frame).
+    pub fn uploaded(&mut self) {
+        if let Some(t) = self.launched.take() {
+            println!("volume uploaded: {:.0} ms after launch", t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+
     pub fn smoothed(&mut self) {
         if let Some(t) = self.smoothing_started {
             self.smoothing_seconds.get_or_insert(t.elapsed().as_secs_f64());
         }
+    }
+
+    /// Records how long the app's `ui` took this frame.
+    pub fn ui_time(&mut self, ms: f32) {
+        if self.done || self.idle.is_empty() {
+            return;
+        }
+        if self.smoothing_started.is_none() { self.ui_idle.push(ms) } else { self.ui_busy.push(ms) }
     }
 
     /// True once, on the frame where the smoothing job should be submitted.
@@ -84,9 +104,11 @@ impl FrameBench {
             _ => {}
         }
         self.done = true;
-        report("scrolling, worker idle", &self.idle);
+        report("scrolling, worker idle: frame interval", &self.idle);
+        report("scrolling, worker idle: app ui() time", &self.ui_idle);
         if self.sigma.is_some() {
-            report("scrolling while smoothing + ECC run", &self.busy);
+            report("scrolling while smoothing + ECC run: frame interval", &self.busy);
+            report("scrolling while smoothing + ECC run: app ui() time", &self.ui_busy);
         }
         if let (Some(s), Some(t)) = (self.sigma, self.smoothing_seconds) {
             println!("sigma {s}: change to new curve in {t:.3} s");

@@ -1,9 +1,8 @@
 //! The ECC panel: the curve of the field (and of its smoothed version) against threshold, its
 //! zero-crossings, and the threshold cursor that drives the mask on every slice view.
 
-use super::dataset::{Dataset, chi_at, suggested};
+use super::dataset::Dataset;
 use crate::export::format_threshold;
-use crate::topo::ecc::{Ecc, crossings};
 use egui::Color32;
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 
@@ -11,14 +10,10 @@ const ORIGINAL: Color32 = Color32::from_rgb(90, 160, 255);
 const SMOOTHED: Color32 = Color32::from_rgb(255, 170, 60);
 const THRESHOLD: Color32 = Color32::from_rgb(255, 80, 60);
 
-fn points(e: &Ecc) -> Vec<[f64; 2]> {
-    e.thresholds.iter().zip(&e.chi).map(|(&t, &c)| [t, c as f64]).collect()
-}
-
 /// Draws the plot; returns true when the user moved the threshold on it.
 pub fn plot(ui: &mut egui::Ui, data: &mut Dataset, height: f32) -> bool {
     let sigma = data.smoothed.as_ref().map(|s| s.sigma);
-    let shown = data.displayed_curve().map(|e| (crossings::zero_crossings(e), suggested(e)));
+    let shown = data.displayed_curve().map(|c| (&c.crossings, c.suggested));
     let threshold = data.threshold;
     let resp = Plot::new("ecc plot")
         .height(height)
@@ -28,11 +23,14 @@ pub fn plot(ui: &mut egui::Ui, data: &mut Dataset, height: f32) -> bool {
         .allow_drag(false)
         .allow_boxed_zoom(false)
         .show(ui, |pu| {
-            if let Some(e) = &data.curve {
-                pu.line(Line::new("original", PlotPoints::from(points(e))).color(ORIGINAL));
+            if let Some(c) = &data.curve {
+                pu.line(Line::new("original", PlotPoints::from(c.points.clone())).color(ORIGINAL));
             }
             if let (Some(s), Some(sigma)) = (&data.smoothed, sigma) {
-                pu.line(Line::new(format!("σ = {sigma}"), PlotPoints::from(points(&s.ecc))).color(SMOOTHED));
+                pu.line(
+                    Line::new(format!("σ = {sigma}"), PlotPoints::from(s.curve.points.clone()))
+                        .color(SMOOTHED),
+                );
             }
             if let Some((cross, best)) = &shown {
                 let pts: Vec<[f64; 2]> = cross.iter().map(|c| [c.last_before, c.chi_before as f64]).collect();
@@ -75,7 +73,7 @@ pub fn readout(ui: &mut egui::Ui, data: &mut Dataset) {
             data.threshold = t;
             data.threshold_chosen = true;
         }
-        if let Some(best) = data.displayed_curve().and_then(suggested)
+        if let Some(best) = data.displayed_curve().and_then(|c| c.suggested)
             && ui
                 .button("Suggested")
                 .on_hover_text(format!(
@@ -89,25 +87,25 @@ pub fn readout(ui: &mut egui::Ui, data: &mut Dataset) {
         }
     });
     let t = data.threshold;
-    if let Some(e) = &data.curve {
-        ui.label(egui::RichText::new(format!("χ = {}", chi_at(e, t))).size(20.0).strong().color(ORIGINAL))
+    if let Some(c) = &data.curve {
+        ui.label(egui::RichText::new(format!("χ = {}", c.chi_at(t))).size(20.0).strong().color(ORIGINAL))
             .on_hover_text("Euler characteristic of the original field's set at the threshold");
     }
     if let Some(s) = &data.smoothed {
         ui.label(
-            egui::RichText::new(format!("χ = {}  (σ = {})", chi_at(&s.ecc, t), s.sigma))
+            egui::RichText::new(format!("χ = {}  (σ = {})", s.curve.chi_at(t), s.sigma))
                 .size(16.0)
                 .color(SMOOTHED),
         );
     }
-    if let Some(e) = data.displayed_curve() {
-        let cross = crossings::zero_crossings(e);
+    if let Some(c) = data.displayed_curve() {
+        let cross = &c.crossings;
         let list: Vec<String> =
             cross.iter().take(6).map(|c| format_threshold(c.last_before, dtype)).collect();
         let more = if cross.len() > 6 { format!(" (+{} more)", cross.len() - 6) } else { String::new() };
         ui.small(format!(
             "{} values; zero-crossings after {}{}",
-            e.thresholds.len(),
+            c.ecc.thresholds.len(),
             if list.is_empty() { "none".into() } else { list.join(", ") },
             more
         ));

@@ -3,17 +3,77 @@
 
 use crate::compute::{FieldSummary, Loaded, Smoothed};
 use crate::field::ScalarField;
-use crate::topo::ecc::{Ecc, Filtration, crossings};
+use crate::topo::ecc::crossings::{self, Crossing};
+use crate::topo::ecc::{Ecc, Filtration};
 use std::path::PathBuf;
 use std::sync::Arc;
+
+/// Most points a curve is drawn with: a float field can have a curve of millions of points,
+/// which no plot needs and egui_plot would redraw every frame.
+const PLOT_POINTS: usize = 4096;
+
+/// A curve and what the panel shows of it, computed once when it arrives.
+pub struct Curve {
+    pub ecc: Arc<Ecc>,
+    /// The curve thinned to at most about [`PLOT_POINTS`] points, keeping each run's extremes.
+    pub points: Vec<[f64; 2]>,
+    pub crossings: Vec<Crossing>,
+    pub suggested: Option<f64>,
+}
+
+impl Curve {
+    pub fn new(ecc: Arc<Ecc>) -> Curve {
+        let crossings = crossings::zero_crossings(&ecc);
+        let suggested = crossings::suggested_threshold(&crossings);
+        Curve { points: thin(&ecc.thresholds, &ecc.chi, PLOT_POINTS), ecc, crossings, suggested }
+    }
+
+    /// Euler characteristic at threshold `t`.
+    pub fn chi_at(&self, t: f64) -> i64 {
+        chi_at(&self.ecc, t)
+    }
+}
+
+/// The smoothed field with its curve.
+pub struct SmoothedView {
+    pub sigma: f64,
+    pub field: Arc<ScalarField>,
+    pub summary: FieldSummary,
+    pub curve: Curve,
+}
+
+/// `(t, chi)` points; runs of consecutive points are replaced by their first, lowest, highest
+/// and last point (in curve order), so a plot keeps every spike and the ends.
+pub fn thin(t: &[f64], chi: &[i64], max_points: usize) -> Vec<[f64; 2]> {
+    let run = t.len().div_ceil(max_points / 4).max(1);
+    if run <= 1 {
+        return t.iter().zip(chi).map(|(&x, &c)| [x, c as f64]).collect();
+    }
+    let mut out = Vec::with_capacity(4 * t.len().div_ceil(run));
+    for start in (0..t.len()).step_by(run) {
+        let end = (start + run).min(t.len());
+        let lo = (start..end).min_by_key(|&i| chi[i]).unwrap_or(start);
+        let hi = (start..end).max_by_key(|&i| chi[i]).unwrap_or(start);
+        let mut idx = [start, lo.min(hi), lo.max(hi), end - 1];
+        idx.sort_unstable();
+        let mut last = usize::MAX;
+        for i in idx {
+            if i != last {
+                out.push([t[i], chi[i] as f64]);
+                last = i;
+            }
+        }
+    }
+    out
+}
 
 pub struct Dataset {
     pub source: String,
     pub path: Option<PathBuf>,
     pub field: Arc<ScalarField>,
     pub summary: FieldSummary,
-    pub curve: Option<Arc<Ecc>>,
-    pub smoothed: Option<Smoothed>,
+    pub curve: Option<Curve>,
+    pub smoothed: Option<SmoothedView>,
     /// Show (and mask) the smoothed field instead of the original, when there is one.
     pub show_smoothed: bool,
     pub threshold: f64,
@@ -63,8 +123,13 @@ impl Dataset {
     }
 
     /// The curve of the displayed field.
-    pub fn displayed_curve(&self) -> Option<&Ecc> {
-        if self.showing_smoothed() { self.smoothed.as_ref().map(|s| &*s.ecc) } else { self.curve.as_deref() }
+    pub fn displayed_curve(&self) -> Option<&Curve> {
+        if self.showing_smoothed() { self.smoothed.as_ref().map(|s| &s.curve) } else { self.curve.as_ref() }
+    }
+
+    /// The sigma of the displayed field (None: the original).
+    pub fn displayed_sigma(&self) -> Option<f64> {
+        if self.showing_smoothed() { self.smoothed.as_ref().map(|s| s.sigma) } else { None }
     }
 
     pub fn window_mut(&mut self) -> &mut (f64, f64) {
@@ -80,7 +145,7 @@ impl Dataset {
     }
 
     pub fn set_curve(&mut self, ecc: Arc<Ecc>) {
-        self.curve = Some(ecc);
+        self.curve = Some(Curve::new(ecc));
         self.follow_suggestion();
     }
 
@@ -88,7 +153,8 @@ impl Dataset {
         if self.smoothed_window.is_none() || self.smoothed.is_none() {
             self.smoothed_window = Some(s.summary.window);
         }
-        self.smoothed = Some(s);
+        let Smoothed { sigma, field, summary, ecc } = s;
+        self.smoothed = Some(SmoothedView { sigma, field, summary, curve: Curve::new(ecc) });
         self.follow_suggestion();
     }
 
@@ -98,21 +164,16 @@ impl Dataset {
         if self.threshold_chosen {
             return;
         }
-        if let Some(t) = self.displayed_curve().and_then(suggested) {
+        if let Some(t) = self.displayed_curve().and_then(|c| c.suggested) {
             self.threshold = t;
         }
     }
 
     /// Sets the threshold to the curve's value nearest `x` (a value the field takes).
     pub fn pick_threshold(&mut self, x: f64) {
-        self.threshold = self.displayed_curve().and_then(|e| nearest(&e.thresholds, x)).unwrap_or(x);
+        self.threshold = self.displayed_curve().and_then(|c| nearest(&c.ecc.thresholds, x)).unwrap_or(x);
         self.threshold_chosen = true;
     }
-}
-
-/// The suggested threshold of a curve (the last value before its first + to - zero-crossing).
-pub fn suggested(e: &Ecc) -> Option<f64> {
-    crossings::suggested_threshold(&crossings::zero_crossings(e))
 }
 
 /// Euler characteristic of the sublevel (superlevel) set at `t`: the curve's value at the last
@@ -158,6 +219,21 @@ mod tests {
         assert_eq!(chi_at(&s, 10.0), 0);
         assert_eq!(chi_at(&s, 6.0), 1);
         assert_eq!(chi_at(&s, 5.0), 3);
+    }
+
+    #[test]
+    fn thinning_keeps_ends_and_extremes() {
+        let t: Vec<f64> = (0..10_000).map(|i| i as f64).collect();
+        let mut chi: Vec<i64> = (0..10_000).map(|i| (i % 7) as i64).collect();
+        chi[5_555] = -1_000;
+        chi[7_777] = 1_000;
+        let p = thin(&t, &chi, 400);
+        assert!(p.len() <= 400 + 4, "{}", p.len());
+        assert_eq!(p[0], [0.0, 0.0]);
+        assert_eq!(*p.last().unwrap(), [9_999.0, (9_999 % 7) as f64]);
+        assert!(p.contains(&[5_555.0, -1_000.0]) && p.contains(&[7_777.0, 1_000.0]));
+        assert!(p.windows(2).all(|w| w[0][0] < w[1][0]));
+        assert_eq!(thin(&t[..10], &chi[..10], 400).len(), 10);
     }
 
     #[test]

@@ -299,6 +299,9 @@ impl TopoApp {
             ));
         }
         self.uploaded = Some((key, up.stride));
+        if let Some(b) = &mut self.bench {
+            b.uploaded();
+        }
     }
 
     /// Starts a job to write an export; the result appears in the status bar.
@@ -335,6 +338,7 @@ impl TopoApp {
 
 impl eframe::App for TopoApp {
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
+        let started = Instant::now();
         let dt = self.frames.tick();
         if std::mem::take(&mut self.frames.first_frame)
             && let Some(b) = &mut self.bench
@@ -360,6 +364,9 @@ impl eframe::App for TopoApp {
         });
         egui::CentralPanel::default().show(ui, |ui| side::central(self, ui));
         side::grf_window(self, &ctx);
+        if let Some(b) = &mut self.bench {
+            b.ui_time(started.elapsed().as_secs_f32() * 1000.0);
+        }
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

@@ -84,14 +84,7 @@ fn export_menu(app: &mut TopoApp, ui: &mut egui::Ui) {
         let n = n.to_string_lossy();
         n.trim_end_matches(".gz").rsplit_once('.').map_or(n.to_string(), |(s, _)| s.to_string())
     });
-    let curve = d.displayed_curve().map(|_| {
-        let sigma = if d.show_smoothed { d.smoothed.as_ref().map(|s| s.sigma) } else { None };
-        let ecc = match &d.smoothed {
-            Some(s) if d.show_smoothed => s.ecc.clone(),
-            _ => d.curve.clone().expect("displayed curve exists"),
-        };
-        (ecc, sigma)
-    });
+    let curve = d.displayed_curve().map(|c| (c.ecc.clone(), d.displayed_sigma()));
     for (label, json) in [("Export curve as CSV…", false), ("Export curve as JSON…", true)] {
         if ui.add_enabled(curve.is_some(), egui::Button::new(label)).clicked()
             && let Some((ecc, sigma)) = &curve
