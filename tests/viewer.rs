@@ -147,3 +147,24 @@ fn a_broken_file_shows_its_error_and_the_app_goes_on() {
     wait_for(&mut h, "coins", idle);
     assert!(h.state().error.is_none());
 }
+
+#[test]
+fn the_random_field_example_is_generated_on_the_worker() {
+    let mut h = harness("coins.png");
+    wait_for(&mut h, "coins", idle);
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    h.get_by_label("Examples").hover();
+    h.run_steps(2);
+    h.get_by_label("Gaussian random field…").click();
+    h.run_steps(2);
+    h.get_by_label("2D").click();
+    h.get_by_role_and_label(Role::Slider, "size (voxels per axis)").set_value_accesskit(64.0);
+    h.run_steps(2);
+    h.get_by_label("Generate").click();
+    h.run_steps(1);
+    wait_for(&mut h, "the random field", |a| idle(a) && a.data.as_ref().is_some_and(|d| d.field.shape() == [64, 64]));
+    let d = h.state().data.as_ref().unwrap();
+    assert!(d.source.starts_with("Gaussian random field 64x64"), "{}", d.source);
+    assert_eq!(h.state().settings.grf.size, 64);
+}

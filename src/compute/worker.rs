@@ -193,7 +193,7 @@ fn execute(job: Job, cancel: &AtomicBool, rep: &Reporter) -> Result<Outcome, Str
     let cancelled = || cancel.load(Ordering::Relaxed);
     match job {
         Job::Open { path, opts } => {
-            rep.report("reading", 0, 1);
+            rep.report("reading", 0, 0);
             let field = io::open(&path, &opts).map_err(|e| e.to_string())?;
             if cancelled() {
                 return Err("cancelled".into());
@@ -203,7 +203,7 @@ fn execute(job: Job, cancel: &AtomicBool, rep: &Reporter) -> Result<Outcome, Str
             Ok(Outcome::Loaded(Loaded { source, path: Some(path), field: Arc::new(field), summary }))
         }
         Job::Generate { dims, corr, seed } => {
-            rep.report("generating", 0, 1);
+            rep.report("generating", 0, 0);
             let field = crate::bench::gaussian_random_field(&dims, corr, seed);
             let summary = FieldSummary::of(&field);
             let source = format!(
