@@ -10,6 +10,7 @@ pub mod app;
 pub mod bench;
 pub mod compute;
 pub mod control;
+pub mod cuda;
 pub mod export;
 pub mod field;
 pub mod io;

@@ -163,7 +163,9 @@ fn the_random_field_example_is_generated_on_the_worker() {
     h.run_steps(2);
     h.get_by_label("Generate").click();
     h.run_steps(1);
-    wait_for(&mut h, "the random field", |a| idle(a) && a.data.as_ref().is_some_and(|d| d.field.shape() == [64, 64]));
+    wait_for(&mut h, "the random field", |a| {
+        idle(a) && a.data.as_ref().is_some_and(|d| d.field.shape() == [64, 64])
+    });
     let d = h.state().data.as_ref().unwrap();
     assert!(d.source.starts_with("Gaussian random field 64x64"), "{}", d.source);
     assert_eq!(h.state().settings.grf.size, 64);

@@ -17,12 +17,24 @@ pub struct BenchArgs {
     /// when given).
     #[arg(long)]
     pub msc: bool,
-    /// With --msc: also time this file.
-    #[arg(long, requires = "msc")]
+    /// With --msc: also time this file; with --cuda: time this file from disk to curve.
+    #[arg(long)]
     pub file: Option<std::path::PathBuf>,
+    /// Time the CUDA backend (device 0) instead.
+    #[arg(long)]
+    pub cuda: bool,
+    /// With --cuda and --file: also stream the file through at most this much GPU memory.
+    #[arg(long, value_name = "LIMIT", value_parser = topoview::cuda::parse_size)]
+    pub gpu_memory: Option<usize>,
 }
 
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
+    if a.cuda {
+        let g = topoview::cuda::Gpu::open().map_err(anyhow::Error::msg)?;
+        topoview::cuda::bench::run(&g, a.repeat.max(1), a.file.as_deref(), a.gpu_memory)
+            .map_err(anyhow::Error::msg)?;
+        return Ok(());
+    }
     if a.msc {
         let field = match &a.file {
             Some(p) => Some(topoview::io::open(p, &Default::default())?),

@@ -1,0 +1,82 @@
+//! `topoview bench --cuda`: GPU figures for docs/PERFORMANCE.md, each with the CPU's on the same
+//! input where that is quick, and a check that the curves agree.
+
+use super::Gpu;
+use crate::bench::{noise_u8, peak_rss_mib};
+use crate::control::Control;
+use crate::field::ScalarField;
+use crate::topo::ecc::{EccOptions, ecc};
+use crate::topo::smooth::Smoothing;
+use std::time::Instant;
+
+fn gvox(n: usize, s: f64) -> f64 {
+    n as f64 / s / 1e9
+}
+
+/// Best-of-`reps` kernel time of the GPU ECC of `f` (slabs resident: one slab when it fits).
+fn ecc_case(g: &Gpu, label: &str, f: &ScalarField, reps: usize, cpu: bool) -> Result<(), String> {
+    let opts = EccOptions::default();
+    let (first, _) = g.ecc(f, &opts, None, &Control::default()).map_err(|e| e.to_string())?;
+    let mut best = f64::MAX;
+    let mut total = f64::MAX;
+    for _ in 0..reps {
+        let (_, t) = g.ecc(f, &opts, None, &Control::default()).map_err(|e| e.to_string())?;
+        best = best.min(t.kernels);
+        total = total.min(t.total);
+    }
+    let mut line = format!(
+        "{label:<34} kernel {:>8.3} ms {:>8.1} GVox/s | with upload {:>8.3} ms {:>6.1} GVox/s",
+        best * 1e3,
+        gvox(f.len(), best),
+        total * 1e3,
+        gvox(f.len(), total)
+    );
+    if cpu {
+        let t = Instant::now();
+        let c = ecc(f, &opts, &Control::default()).map_err(|e| e.to_string())?;
+        let s = t.elapsed().as_secs_f64();
+        line += &format!(" | CPU {:.1} ms {} ", s * 1e3, if c == first { "equal" } else { "DIFFERENT" });
+    }
+    println!("{line}");
+    Ok(())
+}
+
+pub fn run(g: &Gpu, reps: usize, file: Option<&std::path::Path>, limit: Option<usize>) -> Result<(), String> {
+    println!("device: {}", g.name);
+    ecc_case(g, "ECC 512^3 u8 (256 levels)", &noise_u8(&[512, 512, 512]), reps, true)?;
+    ecc_case(g, "ECC 1024^3 u8 (256 levels)", &noise_u8(&[1024, 1024, 1024]), reps, false)?;
+    ecc_case(g, "ECC 8192^2 u8 (256 levels)", &noise_u8(&[8192, 8192]), reps, true)?;
+    if let Some(p) = file {
+        for (label, lim) in [("file to curve", None), ("file to curve, --gpu-memory", limit)] {
+            if label.contains("memory") && lim.is_none() {
+                continue;
+            }
+            let t = Instant::now();
+            let f = crate::io::open(p, &Default::default()).map_err(|e| e.to_string())?;
+            let read = t.elapsed().as_secs_f64();
+            let (_, times) =
+                g.ecc(&f, &EccOptions::default(), lim, &Control::default()).map_err(|e| e.to_string())?;
+            println!(
+                "{label:<34} {}: {:.3} s (read {:.3} s, GPU {:.3} s in {} slabs)",
+                p.display(),
+                t.elapsed().as_secs_f64(),
+                read,
+                times.total,
+                times.chunks
+            );
+        }
+    }
+    let grf = crate::bench::gaussian_random_field(&[512, 512, 512], 1.0, 5);
+    let s = Smoothing::voxels(2.0);
+    let secs = g.time_smoothing(&grf, &s, reps).map_err(|e| e.to_string())?;
+    println!(
+        "{:<34} {:>8.3} ms {:>8.1} GVox/s (13 taps x 3 axes, resident)",
+        "smoothing 512^3 f32 sigma 2",
+        secs * 1e3,
+        gvox(grf.len(), secs)
+    );
+    if let Some(m) = peak_rss_mib() {
+        println!("peak host RSS {m:.0} MiB");
+    }
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! The CUDA backend: kernels from `kernels/*.cu`, compiled to PTX by `scripts/build-ptx.py` and
+//! embedded in the binary, launched through cudarc with the driver loaded at run time. So one
+//! binary runs everywhere: without a driver or a device, [`Gpu::open`] says why and the caller
+//! uses the CPU.
+//!
+//! Every result is checked against the CPU reference in `tests/cuda.rs` (exactly for the ECC,
+//! bit for bit for smoothing); those tests skip, saying why, where no device is usable.
+
+pub mod bench;
+mod ecc;
+mod smooth;
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+use cudarc::nvrtc::Ptx;
+use std::sync::Arc;
+
+pub use ecc::GpuEccTimes;
+
+/// PTX of the kernels (see `scripts/build-ptx.py`; `tests/cuda_ptx.rs` checks they are current).
+pub const ECC_PTX: &str = include_str!("../../kernels/ecc.ptx");
+pub const SMOOTH_PTX: &str = include_str!("../../kernels/smooth.ptx");
+
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    #[error("CUDA: {0}")]
+    Driver(String),
+    #[error("the CUDA backend has no ECC for {0} fields yet")]
+    Unsupported(&'static str),
+    #[error("{0}")]
+    TooLarge(String),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl From<DriverError> for GpuError {
+    fn from(e: DriverError) -> Self {
+        GpuError::Driver(e.to_string())
+    }
+}
+
+/// A CUDA device with the kernels loaded, owned by one worker.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    ecc: Arc<CudaModule>,
+    smooth: Arc<CudaModule>,
+    /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
+    pub name: String,
+}
+
+impl Gpu {
+    /// Opens device 0, or says why not (no driver library, no device, the PTX does not load).
+    pub fn open() -> Result<Gpu, String> {
+        // SAFETY: only looks for the library; CudaContext::new would panic without it.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err("no CUDA driver found (libcuda)".into());
+        }
+        let guard = |r: std::thread::Result<Result<Gpu, String>>| {
+            r.unwrap_or_else(|_| Err("the CUDA driver failed to initialise".into()))
+        };
+        // cudarc panics on some unexpected driver states; keep that from taking the caller down.
+        guard(std::panic::catch_unwind(|| {
+            let n = CudaContext::device_count().map_err(|e| format!("no CUDA device: {e}"))?;
+            if n < 1 {
+                return Err("no CUDA device".into());
+            }
+            let ctx = CudaContext::new(0).map_err(|e| format!("cannot open CUDA device 0: {e}"))?;
+            let name = ctx.name().unwrap_or_else(|_| "CUDA device 0".into());
+            let load = |ptx: &str, what: &str| {
+                ctx.load_module(Ptx::from_src(ptx)).map_err(|e| {
+                    format!(
+                        "{name}: the {what} kernels do not load ({e}); the driver may be older than CUDA 12.4"
+                    )
+                })
+            };
+            let ecc = load(ECC_PTX, "ECC")?;
+            let smooth = load(SMOOTH_PTX, "smoothing")?;
+            let stream = ctx.default_stream();
+            Ok(Gpu { ctx, stream, ecc, smooth, name })
+        }))
+    }
+
+    fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuError> {
+        module.load_function(name).map_err(|e| GpuError::Driver(format!("kernel {name}: {e}")))
+    }
+
+    /// Free and total device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize), GpuError> {
+        self.ctx.bind_to_thread()?;
+        Ok(self.ctx.mem_get_info()?)
+    }
+}
+
+/// Parses a memory size: plain bytes or with K, M, G (binary units), e.g. "64M".
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1usize << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let n: f64 = num.parse().map_err(|_| format!("'{s}' is not a size (e.g. 512M, 2G)"))?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(format!("'{s}' is not a positive size"));
+    }
+    Ok((n * mult as f64) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(super::parse_size("64M"), Ok(64 << 20));
+        assert_eq!(super::parse_size("1.5k"), Ok(1536));
+        assert_eq!(super::parse_size("4096"), Ok(4096));
+        assert!(super::parse_size("-1G").is_err());
+        assert!(super::parse_size("lots").is_err());
+    }
+}
