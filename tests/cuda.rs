@@ -94,7 +94,9 @@ fn bundled_volume_and_larger_fields_match() {
             for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
                 let opts = EccOptions { construction, filtration, ..Default::default() };
                 let cpu = ecc(f, &opts, &Control::default()).unwrap();
-                for limit in [None, Some(1 << 20)] {
+                // A slab of two planes (four held) forces several slabs on each field.
+                let plane = f.dims()[0] * f.dims()[1] * f.dtype().size();
+                for limit in [None, Some(4 * plane)] {
                     let (gpu, t) = g.ecc(f, &opts, limit, &Control::default()).unwrap();
                     assert_eq!(gpu, cpu, "{:?} {opts:?} limit {limit:?}", f.shape());
                     if limit.is_some() {

@@ -42,6 +42,9 @@ pub struct Startup {
     /// In benchmark mode, start smoothing with this sigma halfway through.
     pub bench_sigma: Option<f64>,
     pub launched: Option<Instant>,
+    pub backend: crate::compute::backend::Choice,
+    /// Device memory the GPU ECC may use for a field's slabs.
+    pub gpu_memory: Option<usize>,
 }
 
 pub struct TopoApp {
@@ -117,7 +120,8 @@ impl TopoApp {
             cc.storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)).unwrap_or_default();
         let has_gpu = cc.wgpu_render_state.as_ref().map(SliceRenderer::install).is_some();
         let ctx = cc.egui_ctx.clone();
-        let worker = Worker::spawn(Box::new(move || ctx.request_repaint()));
+        let worker =
+            Worker::spawn_on(Box::new(move || ctx.request_repaint()), startup.backend, startup.gpu_memory);
         let (exports_tx, exports_rx) = crossbeam_channel::unbounded();
         let bench =
             startup.bench_frames.map(|n| bench::FrameBench::new(n, startup.bench_sigma, startup.launched));
@@ -220,10 +224,14 @@ impl TopoApp {
                         j.fraction = (total > 0).then(|| (done as f64 / total as f64).min(1.0) as f32);
                     }
                 }
-                Event::Done { lane, outcome, seconds, .. } => {
+                Event::Done { lane, outcome, seconds, note, .. } => {
                     self.jobs.remove(&lane);
+                    if note.is_some() {
+                        self.message = note;
+                    }
                     self.finished(outcome, seconds);
                 }
+                Event::Backend(_) => {}
                 Event::Failed { lane, message, .. } => {
                     self.jobs.remove(&lane);
                     self.error = Some(message);

@@ -5,13 +5,14 @@ use super::progress::Progress;
 use anyhow::Context;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use topoview::compute::backend::Backend;
 use topoview::control::Control;
 use topoview::export::{EccReport, format_threshold, write_atomic, write_atomic_with};
 use topoview::field::dims_string;
 use topoview::io::open;
 use topoview::topo::ecc::crossings::{suggested_threshold, zero_crossings};
 use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy};
-use topoview::topo::smooth::{self, SigmaUnits, Smoothing};
+use topoview::topo::smooth::{SigmaUnits, Smoothing};
 
 #[derive(clap::Args, Debug)]
 pub struct EccArgs {
@@ -43,6 +44,8 @@ pub struct EccArgs {
     pub json: Option<PathBuf>,
     #[command(flatten)]
     pub input: InputArgs,
+    #[command(flatten)]
+    pub backend: super::BackendArgs,
 }
 
 /// A file's name without its extensions (`a.nii.gz` -> `a`).
@@ -90,11 +93,13 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
         units: if args.sigma_units == "physical" { SigmaUnits::Physical } else { SigmaUnits::Voxels },
         truncate: args.truncate,
     });
+    let backend = args.backend.open()?;
     let progress = Progress::new();
     let files_bar = batch.then(|| progress.bar(args.files.len() as u64, "files"));
     let mut failures = 0;
     for file in &args.files {
-        if let Err(e) = one(file, &opts, &ecc_opts, smoothing.as_ref(), args, batch, &progress) {
+        let setup = Setup { open: &opts, ecc: &ecc_opts, smoothing: smoothing.as_ref(), backend: &backend };
+        if let Err(e) = one(file, &setup, args, batch, &progress) {
             progress.println(&format!("topoview: {e:#}"));
             failures += 1;
         }
@@ -108,15 +113,16 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
     Ok(failures == 0)
 }
 
-fn one(
-    file: &Path,
-    opts: &topoview::io::OpenOptions,
-    ecc_opts: &EccOptions,
-    smoothing: Option<&Smoothing>,
-    args: &EccArgs,
-    batch: bool,
-    progress: &Progress,
-) -> anyhow::Result<()> {
+/// How every file of a run is read and computed.
+struct Setup<'a> {
+    open: &'a topoview::io::OpenOptions,
+    ecc: &'a EccOptions,
+    smoothing: Option<&'a Smoothing>,
+    backend: &'a Backend,
+}
+
+fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progress) -> anyhow::Result<()> {
+    let Setup { open: opts, ecc: ecc_opts, smoothing, backend } = *setup;
     let name = file.display().to_string();
     let mut field = open(file, opts)?;
     for n in &field.notes {
@@ -132,14 +138,23 @@ fn one(
         }
         let bar = progress.bar((field.len() * field.ndim()) as u64, "smoothing");
         let tick = |n: u64| progress.inc(&bar, n);
-        field = smooth::smooth(&field, s, &Control { progress: Some(&tick), cancel: None })
+        let (smoothed, ran) = backend
+            .smooth(&field, s, &Control { progress: Some(&tick), cancel: None })
             .with_context(|| format!("{name}: smoothing"))?;
+        if let Some(why) = ran.fallback {
+            progress.println(&format!("note: {name}: smoothing: {why}"));
+        }
+        field = smoothed;
         bar.finish_and_clear();
     }
     let bar = progress.bar(field.len() as u64, "ECC");
     let tick = |n: u64| progress.inc(&bar, n);
-    let curve = ecc::ecc(&field, ecc_opts, &Control { progress: Some(&tick), cancel: None })
+    let (curve, ran) = backend
+        .ecc(&field, ecc_opts, &Control { progress: Some(&tick), cancel: None })
         .with_context(|| name.clone())?;
+    if let Some(why) = &ran.fallback {
+        progress.println(&format!("note: {name}: {why}"));
+    }
     bar.finish_and_clear();
 
     let report = EccReport { file: &name, field: &field, ecc: &curve, smoothing, nan: ecc_opts.nan };
@@ -160,7 +175,11 @@ fn one(
         let text = serde_json::to_string_pretty(&report.json())? + "\n";
         write_atomic(&t, text.as_bytes()).with_context(|| format!("cannot write {}", t.display()))?;
     }
-    let summary = summary(&name, &field, &curve);
+    let on = match &ran.fallback {
+        Some(_) => format!("CPU, {} threads", rayon::current_num_threads()),
+        None => backend.describe(),
+    };
+    let summary = format!("{}; computed on {on}", summary(&name, &field, &curve));
     if to_stdout {
         eprintln!("{summary}")
     } else {

@@ -33,6 +33,8 @@ struct Cli {
 struct ViewArgs {
     #[command(flatten)]
     input: InputArgs,
+    #[command(flatten)]
+    backend: BackendArgs,
     /// Benchmark: scroll the axial slice for N frames, print frame times, quit.
     #[arg(long, value_name = "N", hide = true)]
     bench_frames: Option<usize>,
@@ -74,6 +76,24 @@ pub struct InputArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+}
+
+/// Where the ECC and smoothing run.
+#[derive(Args, Debug, Clone)]
+pub struct BackendArgs {
+    /// auto: CUDA when a device is usable, else all CPU cores; cuda: fail if no device; cpu.
+    #[arg(long, value_enum, default_value_t = topoview::compute::backend::Choice::Auto)]
+    pub backend: topoview::compute::backend::Choice,
+    /// GPU memory the ECC may use for a field's slabs (e.g. 256M, 2G); larger fields stream
+    /// through it in slabs. Default: 80% of the free memory.
+    #[arg(long, value_name = "LIMIT", value_parser = topoview::cuda::parse_size)]
+    pub gpu_memory: Option<usize>,
+}
+
+impl BackendArgs {
+    pub fn open(&self) -> anyhow::Result<topoview::compute::backend::Backend> {
+        topoview::compute::backend::Backend::new(self.backend, self.gpu_memory).map_err(anyhow::Error::msg)
+    }
 }
 
 fn parse_dtype(s: &str) -> Result<Dtype, String> {
@@ -131,6 +151,8 @@ fn view(file: &Option<PathBuf>, a: &ViewArgs, launched: std::time::Instant) -> a
         bench_frames: a.bench_frames,
         bench_sigma: a.bench_sigma,
         launched: Some(launched),
+        backend: a.backend.backend,
+        gpu_memory: a.backend.gpu_memory,
     };
     topoview::app::run(startup).map_err(anyhow::Error::msg)?;
     Ok(true)

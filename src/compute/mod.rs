@@ -2,6 +2,7 @@
 //! sends back, and the worker thread that owns it ([`worker`]). The UI speaks to it only through
 //! messages, so the UI thread never waits on compute or on file reading.
 
+pub mod backend;
 pub mod summary;
 pub mod worker;
 
@@ -91,11 +92,13 @@ pub enum Event {
         done: u64,
         total: u64,
     },
+    /// `note`: why the CPU ran (part of) a job the GPU could not, when it did.
     Done {
         id: JobId,
         lane: Lane,
         outcome: Outcome,
         seconds: f64,
+        note: Option<String>,
     },
     Failed {
         id: JobId,
@@ -106,6 +109,8 @@ pub enum Event {
         id: JobId,
         lane: Lane,
     },
+    /// The worker's backend, in words (sent once, when the worker has opened it).
+    Backend(String),
 }
 
 impl Event {
@@ -115,6 +120,7 @@ impl Event {
             | Event::Done { id, .. }
             | Event::Failed { id, .. }
             | Event::Cancelled { id, .. } => *id,
+            Event::Backend(_) => 0,
         }
     }
 }

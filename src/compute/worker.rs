@@ -5,10 +5,11 @@
 //! older jobs of its lane. The worker skips a job whose flag is up before it starts, and a
 //! running job stops at its next check, so a burst of slider moves costs one computation.
 
+use super::backend::{Backend, Choice};
 use super::{Event, Job, JobId, Lane, Loaded, Outcome, Smoothed, summary::FieldSummary};
 use crate::control::Control;
 use crate::io;
-use crate::topo::{ecc, smooth};
+use crate::topo::smooth;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -36,24 +37,42 @@ pub struct Worker {
 }
 
 impl Worker {
+    /// A worker on the best backend (CUDA when usable, else the CPU).
     pub fn spawn(notify: Notify) -> Worker {
+        Worker::spawn_on(notify, Choice::Auto, None)
+    }
+
+    /// A worker on the chosen backend; `gpu_memory` caps the device memory of ECC slabs.
+    pub fn spawn_on(notify: Notify, choice: Choice, gpu_memory: Option<usize>) -> Worker {
         let (jtx, jrx) = unbounded::<Submitted>();
         let (etx, erx) = unbounded::<Event>();
         let notify: Arc<Notify> = Arc::new(notify);
         let thread = std::thread::Builder::new()
             .name("topoview-worker".into())
             .spawn(move || {
+                // The backend (and its CUDA context) belongs to this thread.
+                let backend = Backend::new(choice, gpu_memory).unwrap_or_else(|why| {
+                    let mut b = Backend::cpu();
+                    b.gpu_memory = None;
+                    let _ = etx.send(Event::Backend(format!(
+                        "CPU, {} threads (CUDA asked for: {why})",
+                        rayon::current_num_threads()
+                    )));
+                    b
+                });
+                let _ = etx.send(Event::Backend(backend.describe()));
+                notify();
                 for s in jrx {
                     if s.cancel.load(Ordering::Relaxed) {
                         let _ = etx.send(Event::Cancelled { id: s.id, lane: s.job.lane() });
                         notify();
                         continue;
                     }
-                    run(s, &etx, &notify);
+                    run(s, &backend, &etx, &notify);
                 }
             })
             .ok();
-        let backend = format!("CPU, {} threads", rayon::current_num_threads());
+        let backend = "starting".to_string();
         Worker { jobs: Some(jtx), events: erx, latest: HashMap::new(), next_id: 1, thread, backend }
     }
 
@@ -89,6 +108,13 @@ impl Worker {
     /// caller only sees the current job of each lane.
     pub fn poll(&mut self) -> Option<Event> {
         while let Ok(e) = self.events.try_recv() {
+            if let Event::Backend(b) = &e {
+                // A forced choice that failed sends its reason first; keep it.
+                if !self.backend.contains("CUDA asked for") {
+                    self.backend = b.clone();
+                }
+                continue;
+            }
             let current = self.latest.values().any(|(id, _)| *id == e.id());
             if !current {
                 continue;
@@ -159,7 +185,7 @@ impl Reporter<'_> {
     }
 }
 
-fn run(s: Submitted, tx: &Sender<Event>, notify: &Notify) {
+fn run(s: Submitted, backend: &Backend, tx: &Sender<Event>, notify: &Notify) {
     let Submitted { id, job, cancel } = s;
     let lane = job.lane();
     let start = Instant::now();
@@ -172,16 +198,17 @@ fn run(s: Submitted, tx: &Sender<Event>, notify: &Notify) {
         last: Mutex::new(Instant::now() - Duration::from_secs(1)),
     };
     // A bug in a job must not take the worker (and every later job) down with it.
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(job, &cancel, &rep)))
-        .unwrap_or_else(|p| {
-            let what = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-            Err(format!("internal error: {}", what.unwrap_or_else(|| "panic".into())))
-        });
+    let mut note = None;
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        execute(job, backend, &cancel, &rep, &mut note)
+    }))
+    .unwrap_or_else(|p| {
+        let what =
+            p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+        Err(format!("internal error: {}", what.unwrap_or_else(|| "panic".into())))
+    });
     let event = match result {
-        Ok(outcome) => Event::Done { id, lane, outcome, seconds: start.elapsed().as_secs_f64() },
+        Ok(outcome) => Event::Done { id, lane, outcome, seconds: start.elapsed().as_secs_f64(), note },
         Err(_) if cancel.load(Ordering::Relaxed) => Event::Cancelled { id, lane },
         Err(message) => Event::Failed { id, lane, message },
     };
@@ -189,7 +216,13 @@ fn run(s: Submitted, tx: &Sender<Event>, notify: &Notify) {
     notify();
 }
 
-fn execute(job: Job, cancel: &AtomicBool, rep: &Reporter) -> Result<Outcome, String> {
+fn execute(
+    job: Job,
+    backend: &Backend,
+    cancel: &AtomicBool,
+    rep: &Reporter,
+    note: &mut Option<String>,
+) -> Result<Outcome, String> {
     let cancelled = || cancel.load(Ordering::Relaxed);
     match job {
         Job::Open { path, opts } => {
@@ -216,7 +249,8 @@ fn execute(job: Job, cancel: &AtomicBool, rep: &Reporter) -> Result<Outcome, Str
             let total = field.len() as u64;
             let progress = |n: u64| rep.report("ECC", n, total);
             let ctl = Control { progress: Some(&progress), cancel: Some(cancel) };
-            let e = ecc::ecc(&field, &opts, &ctl).map_err(|e| e.to_string())?;
+            let (e, ran) = backend.ecc(&field, &opts, &ctl).map_err(|e| e.to_string())?;
+            *note = ran.fallback;
             Ok(Outcome::Curve(Arc::new(e)))
         }
         Job::Smooth { field, sigma, opts } => {
@@ -224,12 +258,13 @@ fn execute(job: Job, cancel: &AtomicBool, rep: &Reporter) -> Result<Outcome, Str
             let passes = field.ndim() as u64 * total;
             let progress = |n: u64| rep.report("smoothing", n, passes);
             let ctl = Control { progress: Some(&progress), cancel: Some(cancel) };
-            let smoothed =
-                smooth::smooth(&field, &smooth::Smoothing::voxels(sigma), &ctl).map_err(|e| e.to_string())?;
+            let (smoothed, ran) =
+                backend.smooth(&field, &smooth::Smoothing::voxels(sigma), &ctl).map_err(|e| e.to_string())?;
             rep.restart();
             let progress = |n: u64| rep.report("ECC", n, total);
             let ctl = Control { progress: Some(&progress), cancel: Some(cancel) };
-            let e = ecc::ecc(&smoothed, &opts, &ctl).map_err(|e| e.to_string())?;
+            let (e, ran_ecc) = backend.ecc(&smoothed, &opts, &ctl).map_err(|e| e.to_string())?;
+            *note = ran.fallback.or(ran_ecc.fallback);
             let summary = FieldSummary::of(&smoothed);
             Ok(Outcome::Smoothed(Smoothed { sigma, field: Arc::new(smoothed), summary, ecc: Arc::new(e) }))
         }
@@ -259,7 +294,7 @@ mod tests {
             match e {
                 Event::Done { id, outcome: Outcome::Smoothed(s), .. } => done.push((id, s.sigma)),
                 Event::Progress { .. } => continue,
-                Event::Done { .. } | Event::Failed { .. } | Event::Cancelled { .. } => {
+                Event::Done { .. } | Event::Failed { .. } | Event::Cancelled { .. } | Event::Backend(_) => {
                     panic!("unexpected event")
                 }
             }
