@@ -30,11 +30,60 @@ struct Geo {
     int flags;          // bit 0: superlevel, bit 1: vertices construction
 };
 
+// Keys in the filtration's order. Narrow integer types: the value as an int, bitwise NOT for
+// superlevel sets. Wide types (u32, i32, f32, f64): an unsigned 64-bit key whose order is the
+// values' (floats: -0.0 folded into +0.0, sign-magnitude bits made monotone), bitwise NOT (of
+// the 32 or 64 bits) for superlevel sets; NaN is ABSENT. These match src/field/sample.rs.
+template <typename T> struct Keys;
+#define NARROW_KEYS(T)                                                                             \
+    template <> struct Keys<T> {                                                                   \
+        typedef int K;                                                                             \
+        static __device__ __forceinline__ K absent() { return ABSENT; }                           \
+        static __device__ __forceinline__ K key(T v, bool sup) { return sup ? ~(int)v : (int)v; } \
+    };
+NARROW_KEYS(unsigned char)
+NARROW_KEYS(signed char)
+NARROW_KEYS(unsigned short)
+NARROW_KEYS(short)
+#define ULL_MAX 0xffffffffffffffffull
+template <> struct Keys<unsigned int> {
+    typedef unsigned long long K;
+    static __device__ __forceinline__ K absent() { return ULL_MAX; }
+    static __device__ __forceinline__ K key(unsigned int v, bool sup) { return sup ? (K)(~v) : (K)v; }
+};
+template <> struct Keys<int> {
+    typedef unsigned long long K;
+    static __device__ __forceinline__ K absent() { return ULL_MAX; }
+    static __device__ __forceinline__ K key(int v, bool sup) {
+        const unsigned o = (unsigned)v ^ 0x80000000u;
+        return sup ? (K)(~o) : (K)o;
+    }
+};
+template <> struct Keys<float> {
+    typedef unsigned long long K;
+    static __device__ __forceinline__ K absent() { return ULL_MAX; }
+    static __device__ __forceinline__ K key(float v, bool sup) {
+        if (v != v) return ULL_MAX;
+        const unsigned b = __float_as_uint(__fadd_rn(v, 0.0f));
+        const unsigned o = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+        return sup ? (K)(~o) : (K)o;
+    }
+};
+template <> struct Keys<double> {
+    typedef unsigned long long K;
+    static __device__ __forceinline__ K absent() { return ULL_MAX; }
+    static __device__ __forceinline__ K key(double v, bool sup) {
+        if (v != v) return ULL_MAX;
+        const unsigned long long b = (unsigned long long)__double_as_longlong(__dadd_rn(v, 0.0));
+        const unsigned long long o = (b >> 63) ? ~b : (b | 0x8000000000000000ull);
+        return sup ? ~o : o;
+    }
+};
+
 template <typename T>
-__device__ __forceinline__ int fetch(const T* __restrict__ d, const Geo& g, int x, int y, int z) {
-    if (x < 0 || y < 0 || z < 0 || x >= g.nx || y >= g.ny || z >= g.nz) return ABSENT;
-    int k = (int)d[((size_t)(z - g.zs) * g.ny + y) * g.nx + x];
-    return (g.flags & 1) ? ~k : k;
+__device__ __forceinline__ typename Keys<T>::K fetch(const T* __restrict__ d, const Geo& g, int x, int y, int z) {
+    if (x < 0 || y < 0 || z < 0 || x >= g.nx || y >= g.ny || z >= g.nz) return Keys<T>::absent();
+    return Keys<T>::key(d[((size_t)(z - g.zs) * g.ny + y) * g.nx + x], (g.flags & 1) != 0);
 }
 
 // B for a neighbour earlier / later in memory, XOR the construction.
@@ -42,7 +91,8 @@ __device__ __forceinline__ int fetch(const T* __restrict__ d, const Geo& g, int 
 #define LATER(n) ((int)((c <= (n)) != vert))
 
 template <typename T>
-__device__ __forceinline__ int change_3d(const T* __restrict__ d, const Geo& g, int x, int y, int z, int c) {
+__device__ __forceinline__ int change_3d(const T* __restrict__ d, const Geo& g, int x, int y, int z,
+                                         typename Keys<T>::K c) {
     const bool vert = (g.flags & 2) != 0;
     const int dd = EARLIER(fetch(d, g, x, y, z - 1)), u = LATER(fetch(d, g, x, y, z + 1));
     const int no = EARLIER(fetch(d, g, x, y - 1, z)), so = LATER(fetch(d, g, x, y + 1, z));
@@ -74,7 +124,8 @@ __device__ __forceinline__ int change_3d(const T* __restrict__ d, const Geo& g, 
 }
 
 template <typename T>
-__device__ __forceinline__ int change_2d(const T* __restrict__ d, const Geo& g, int x, int y, int z, int c) {
+__device__ __forceinline__ int change_2d(const T* __restrict__ d, const Geo& g, int x, int y, int z,
+                                         typename Keys<T>::K c) {
     const bool vert = (g.flags & 2) != 0;
     const int t = EARLIER(fetch(d, g, x, y - 1, z)), l = EARLIER(fetch(d, g, x - 1, y, z));
     const int r = LATER(fetch(d, g, x + 1, y, z)), b = LATER(fetch(d, g, x, y + 1, z));
@@ -108,8 +159,9 @@ __device__ void ecc_hist(const T* __restrict__ d, Geo g, int lo, unsigned long l
         const bool valid = x < g.nx;
         int bin = -1, f = 0;
         if (valid) {
-            const int v = (int)d[((size_t)(z - g.zs) * g.ny + y) * g.nx + x];
-            const int c = (g.flags & 1) ? ~v : v;
+            const T raw = d[((size_t)(z - g.zs) * g.ny + y) * g.nx + x];
+            const int v = (int)raw;
+            const int c = Keys<T>::key(raw, (g.flags & 1) != 0);
             f = THREE_D ? change_3d(d, g, x, y, z, c) : change_2d(d, g, x, y, z, c);
             bin = v - lo;
         }
@@ -148,3 +200,181 @@ ECC_KERNELS(unsigned char, u8, 256)
 ECC_KERNELS(signed char, i8, 256)
 ECC_KERNELS(unsigned short, u16, 0)
 ECC_KERNELS(short, i16, 0)
+
+// ---- Wide types (u32, i32, f32, f64): any number of distinct values -------------------------
+// Each voxel's (key, change) pair is appended to a list (NaN voxels are left out); the list is
+// sorted by key (kernels below), and the changes of equal keys are summed. Order in the list
+// does not matter, since it is sorted.
+
+template <typename T, bool THREE_D>
+__device__ void ecc_pairs(const T* __restrict__ d, Geo g, unsigned long long* __restrict__ keys,
+                          signed char* __restrict__ changes, unsigned int* __restrict__ count) {
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int z = g.z0 + blockIdx.z;
+    const int lane = threadIdx.x & 31;
+    for (int r = 0; r < ROWS; r++) {
+        const int y = blockIdx.y * ROWS + r;
+        if (y >= g.ny) break;
+        bool keep = false;
+        unsigned long long c = 0;
+        int f = 0;
+        if (x < g.nx) {
+            c = Keys<T>::key(d[((size_t)(z - g.zs) * g.ny + y) * g.nx + x], (g.flags & 1) != 0);
+            keep = c != Keys<T>::absent();
+            if (keep) f = THREE_D ? change_3d(d, g, x, y, z, c) : change_2d(d, g, x, y, z, c);
+        }
+        // One atomic per warp reserves the slots of its kept voxels.
+        const unsigned mask = __ballot_sync(FULL, keep);
+        unsigned base = 0;
+        if (lane == 0 && mask) base = atomicAdd(count, (unsigned)__popc(mask));
+        base = __shfl_sync(FULL, base, 0);
+        if (keep) {
+            const unsigned i = base + __popc(mask & ((1u << lane) - 1));
+            keys[i] = c;
+            changes[i] = (signed char)f;
+        }
+    }
+}
+
+#define PAIR_KERNELS(T, NAME)                                                                      \
+    extern "C" __global__ void pairs_##NAME##_2d(const T* d, Geo g, unsigned long long* k, signed char* c, \
+                                                 unsigned int* n) {                                \
+        ecc_pairs<T, false>(d, g, k, c, n);                                                        \
+    }                                                                                              \
+    extern "C" __global__ void pairs_##NAME##_3d(const T* d, Geo g, unsigned long long* k, signed char* c, \
+                                                 unsigned int* n) {                                \
+        ecc_pairs<T, true>(d, g, k, c, n);                                                         \
+    }
+PAIR_KERNELS(unsigned int, u32)
+PAIR_KERNELS(int, i32)
+PAIR_KERNELS(float, f32)
+PAIR_KERNELS(double, f64)
+
+// ---- Stable LSD radix sort of (key, change) pairs, 8 bits per pass ---------------------------
+// A pass: radix_count (each block's digit counts over its TILE), an exclusive scan of the counts
+// in digit-major order (scan_u32), radix_scatter (each block places its elements in order, so
+// the pass is stable).
+
+#define SORT_THREADS 256
+#define SORT_ITEMS 16
+#define TILE (SORT_THREADS * SORT_ITEMS)
+
+extern "C" __global__ void radix_count(const unsigned long long* __restrict__ keys, unsigned int n, int shift,
+                                       unsigned int* __restrict__ counts) {
+    __shared__ unsigned int h[256];
+    h[threadIdx.x] = 0;
+    __syncthreads();
+    const unsigned start = blockIdx.x * TILE;
+    for (int it = 0; it < SORT_ITEMS; it++) {
+        const unsigned i = start + it * SORT_THREADS + threadIdx.x;
+        if (i < n) atomicAdd(&h[(keys[i] >> shift) & 255], 1u);
+    }
+    __syncthreads();
+    counts[threadIdx.x * gridDim.x + blockIdx.x] = h[threadIdx.x];
+}
+
+extern "C" __global__ void radix_scatter(const unsigned long long* __restrict__ keys,
+                                         const signed char* __restrict__ vals, unsigned int n, int shift,
+                                         const unsigned int* __restrict__ offsets,
+                                         unsigned long long* __restrict__ keys_out,
+                                         signed char* __restrict__ vals_out) {
+    __shared__ unsigned int running[256];
+    __shared__ unsigned int warp_count[SORT_THREADS / 32][256];
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    running[threadIdx.x] = offsets[threadIdx.x * gridDim.x + blockIdx.x];
+    for (int w = 0; w < SORT_THREADS / 32; w++) warp_count[w][threadIdx.x] = 0;
+    __syncthreads();
+    const unsigned start = blockIdx.x * TILE;
+    for (int it = 0; it < SORT_ITEMS; it++) {
+        const unsigned i = start + it * SORT_THREADS + threadIdx.x;
+        const bool valid = i < n;
+        unsigned long long k = 0;
+        int digit = 256 + lane;  // invalid lanes never group with others
+        if (valid) {
+            k = keys[i];
+            digit = (int)((k >> shift) & 255);
+        }
+        const unsigned peers = __match_any_sync(FULL, digit);
+        if (valid && lane == __ffs(peers) - 1) warp_count[warp][digit] = __popc(peers);
+        __syncthreads();
+        if (valid) {
+            unsigned off = running[digit] + __popc(peers & ((1u << lane) - 1));
+            for (int w = 0; w < warp; w++) off += warp_count[w][digit];
+            keys_out[off] = k;
+            vals_out[off] = vals[i];
+        }
+        __syncthreads();
+        unsigned total = 0;
+        for (int w = 0; w < SORT_THREADS / 32; w++) {
+            total += warp_count[w][threadIdx.x];
+            warp_count[w][threadIdx.x] = 0;
+        }
+        running[threadIdx.x] += total;
+        __syncthreads();
+    }
+}
+
+// In-place scan of u32 in blocks of 1024 (exclusive when `exclusive`), writing each block's
+// total to `sums`; scan_add then adds the scanned totals of the earlier blocks.
+extern "C" __global__ void scan_u32(unsigned int* data, unsigned int n, int exclusive, unsigned int* sums) {
+    const unsigned int* in = data;
+    unsigned int* out = data;
+    __shared__ unsigned int warp_sums[32];
+    const unsigned i = blockIdx.x * 1024 + threadIdx.x;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned v = i < n ? in[i] : 0;
+    unsigned x = v;
+    for (int o = 1; o < 32; o <<= 1) {
+        const unsigned y = __shfl_up_sync(FULL, x, o);
+        if (lane >= o) x += y;
+    }
+    if (lane == 31) warp_sums[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        unsigned s = warp_sums[lane];
+        for (int o = 1; o < 32; o <<= 1) {
+            const unsigned y = __shfl_up_sync(FULL, s, o);
+            if (lane >= o) s += y;
+        }
+        warp_sums[lane] = s;
+    }
+    __syncthreads();
+    const unsigned incl = x + (warp > 0 ? warp_sums[warp - 1] : 0);
+    if (i < n) out[i] = exclusive ? incl - v : incl;
+    if (threadIdx.x == 1023) sums[blockIdx.x] = incl;
+}
+
+extern "C" __global__ void scan_add(unsigned int* __restrict__ out, unsigned int n,
+                                    const unsigned int* __restrict__ scanned_sums) {
+    const unsigned i = blockIdx.x * 1024 + threadIdx.x;
+    if (i < n && blockIdx.x > 0) out[i] += scanned_sums[blockIdx.x];
+}
+
+// ---- Sums of the changes per distinct key -------------------------------------------------
+// head[i] = 1 where a new key starts; after an inclusive scan, seg[i] - 1 is the key's index.
+extern "C" __global__ void mark_heads(const unsigned long long* __restrict__ keys, unsigned int n,
+                                      unsigned int* __restrict__ head) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) head[i] = (i == 0 || keys[i] != keys[i - 1]) ? 1u : 0u;
+}
+
+extern "C" __global__ void reduce_segments(const unsigned long long* __restrict__ keys,
+                                           const signed char* __restrict__ vals, unsigned int n,
+                                           const unsigned int* __restrict__ seg,
+                                           unsigned long long* __restrict__ unique_keys,
+                                           unsigned long long* __restrict__ sums) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool valid = i < n;
+    const unsigned s = valid ? seg[i] - 1 : 0xffffffffu;
+    const int v = valid ? vals[i] : 0;
+    if (valid && (i == 0 || seg[i - 1] != seg[i])) unique_keys[s] = keys[i];
+    // Lanes of one key add once, through their leader.
+    const unsigned peers = __match_any_sync(FULL, s);
+    int total = v;
+    for (int o = 0; o < 32; o++) {
+        const int other = __shfl_sync(FULL, v, o);
+        if (o != (threadIdx.x & 31) && ((peers >> o) & 1)) total += other;
+    }
+    if (valid && (threadIdx.x & 31) == __ffs(peers) - 1 && total != 0)
+        atomicAdd(&sums[s], (unsigned long long)(long long)total);
+}

@@ -7,7 +7,7 @@ mod common;
 
 use common::{field_of, xorshift_values};
 use topoview::control::Control;
-use topoview::cuda::{Gpu, GpuError};
+use topoview::cuda::Gpu;
 use topoview::field::{Dtype, ScalarField};
 use topoview::topo::ecc::{Construction, EccOptions, Filtration, NanPolicy, ecc};
 use topoview::topo::smooth::{Smoothing, smooth};
@@ -32,7 +32,8 @@ fn values(dtype: Dtype, seed: u64, n: usize, levels: u64) -> Vec<f64> {
         Dtype::I8 => (-128.0, 256),
         Dtype::U16 => (0.0, 65536),
         Dtype::I16 => (-32768.0, 65536),
-        _ => (-1000.0, 1 << 20),
+        Dtype::U32 => (0.0, 1 << 32),
+        _ => (-1000.0, 1 << 31),
     };
     let step = (span / levels.min(span)) as f64;
     xorshift_values(seed, n, levels.min(span)).into_iter().map(|v| lo + v * step).collect()
@@ -56,7 +57,9 @@ const SHAPES: &[&[usize]] = &[
 fn ecc_equals_the_cpu_reference() {
     let Some(g) = gpu() else { return };
     let mut checked = 0;
-    for dtype in [Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16] {
+    for dtype in
+        [Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16, Dtype::U32, Dtype::I32, Dtype::F32, Dtype::F64]
+    {
         for (s, dims) in SHAPES.iter().enumerate() {
             let n: usize = dims.iter().product();
             for levels in [3, 64, 70_000] {
@@ -109,11 +112,30 @@ fn bundled_volume_and_larger_fields_match() {
 }
 
 #[test]
-fn wide_types_are_refused_not_wrong() {
+fn floats_all_distinct_with_nan_infinities_and_signed_zeros_match() {
     let Some(g) = gpu() else { return };
-    let f = field_of(Dtype::F32, &[4, 4], &values(Dtype::F32, 1, 16, 16));
-    let opts = EccOptions { nan: NanPolicy::Absent, ..Default::default() };
-    assert!(matches!(g.ecc(&f, &opts, None, &Control::default()), Err(GpuError::Unsupported(_))));
+    for (dtype, dims) in
+        [(Dtype::F32, vec![97, 61, 33]), (Dtype::F64, vec![45, 37, 29]), (Dtype::F32, vec![300, 211])]
+    {
+        let n: usize = dims.iter().product();
+        let mut v: Vec<f64> =
+            xorshift_values(99, n, 1 << 40).iter().map(|x| (x - (1u64 << 39) as f64) * 1e-7).collect();
+        for (i, special) in
+            [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, f64::NAN, 0.0, -0.0].iter().enumerate()
+        {
+            v[i * 97 % n] = *special;
+        }
+        let f = field_of(dtype, &dims, &v);
+        for construction in [Construction::TopCells, Construction::Vertices] {
+            for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
+                let opts =
+                    EccOptions { construction, filtration, nan: NanPolicy::Absent, ..Default::default() };
+                let cpu = ecc(&f, &opts, &Control::default()).unwrap();
+                let (gpu, _) = g.ecc(&f, &opts, None, &Control::default()).unwrap();
+                assert_eq!(gpu, cpu, "{dtype:?} {dims:?} {opts:?}");
+            }
+        }
+    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use crate::control::Control;
 use crate::cuda::{Gpu, GpuError};
 use crate::field::ScalarField;
-use crate::topo::ecc::{self, Ecc, EccError, EccOptions};
+use crate::topo::ecc::{self, Ecc, EccError, EccOptions, NanPolicy};
 use crate::topo::smooth::{self, Smoothing};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -65,6 +65,13 @@ impl Backend {
     /// The ECC of `field`, on the GPU when it can be; the CPU reference otherwise.
     pub fn ecc(&self, field: &ScalarField, opts: &EccOptions, ctl: &Control) -> Result<(Ecc, Ran), EccError> {
         if let Some(g) = &self.gpu {
+            // The kernels leave NaN out; rejecting is the CPU's check, made before either runs.
+            if opts.nan == NanPolicy::Reject {
+                let (nan, inf) = ecc::count_non_finite(field);
+                if nan + inf > 0 {
+                    return Err(EccError::NonFinite { nan, inf });
+                }
+            }
             match g.ecc(field, opts, self.gpu_memory, ctl) {
                 Ok((e, _)) => return Ok((e, Ran { on_gpu: true, fallback: None })),
                 Err(GpuError::Cancelled) => return Err(EccError::Cancelled),

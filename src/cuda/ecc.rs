@@ -1,6 +1,7 @@
-//! The ECC on the GPU for fields of at most 2^16 possible values (u8, i8, u16, i16): a
-//! histogram of voxel counts and chi changes indexed by value, streamed through the device in
-//! slabs of whole planes with a one-plane collar, so a field of any size fits any memory limit.
+//! The ECC on the GPU. Fields of at most 2^16 possible values (u8, i8, u16, i16): a histogram
+//! of voxel counts and chi changes indexed by value, streamed through the device in slabs of
+//! whole planes with a one-plane collar, so a field of any size fits any memory limit. Wider
+//! types: [`super::wide`].
 
 use super::{Gpu, GpuError};
 use crate::control::Control;
@@ -18,7 +19,7 @@ const MAX_PLANES: usize = 65_535;
 /// Mirrors `struct Geo` in kernels/ecc.cu.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
-struct Geo {
+pub(super) struct Geo {
     nx: i32,
     ny: i32,
     nz: i32,
@@ -29,6 +30,13 @@ struct Geo {
 
 // SAFETY: plain old data with the kernel's layout.
 unsafe impl DeviceRepr for Geo {}
+
+impl Geo {
+    pub(super) fn new(dims: [usize; 3], zs: usize, z0: usize, flags: i32) -> Geo {
+        let [nx, ny, nz] = dims.map(|d| d as i32);
+        Geo { nx, ny, nz, zs: zs as i32, z0: z0 as i32, flags }
+    }
+}
 
 /// Where the time of one GPU ECC went (seconds).
 #[derive(Clone, Copy, Debug, Default)]
@@ -54,7 +62,7 @@ impl Gpu {
             Samples::I8(v) => self.ecc_narrow(field, v, "i8", -128, opts, memory_limit, ctl),
             Samples::U16(v) => self.ecc_narrow(field, v, "u16", 0, opts, memory_limit, ctl),
             Samples::I16(v) => self.ecc_narrow(field, v, "i16", -32768, opts, memory_limit, ctl),
-            other => Err(GpuError::Unsupported(other.dtype().name())),
+            _ => self.ecc_wide_dispatch(field, opts, ctl),
         }
     }
 

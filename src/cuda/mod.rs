@@ -9,6 +9,7 @@
 pub mod bench;
 mod ecc;
 mod smooth;
+mod wide;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;

@@ -1,0 +1,264 @@
+//! The ECC on the GPU for u32, i32, f32 and f64 fields, exact for any number of distinct values:
+//! each voxel's (key, change) pair is listed on the GPU, the list is sorted by key with a stable
+//! LSD radix sort (8 bits a pass), and the changes of equal keys are summed; only the distinct
+//! values and their sums come back. Keys are those of kernels/ecc.cu (`Keys<T>`).
+
+use super::{Gpu, GpuError};
+use crate::control::Control;
+use crate::field::{Samples, ScalarField};
+use crate::topo::ecc::{Construction, Ecc, EccOptions, Filtration};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use std::time::Instant;
+
+const TILE: usize = 256 * 16;
+const ROWS: u32 = 8;
+
+/// Bytes of device memory per voxel: the field, two (key, change) lists, head flags.
+fn bytes_per_voxel(sample: usize) -> usize {
+    sample + 2 * 9 + 4 + 16
+}
+
+impl Gpu {
+    pub(super) fn ecc_wide_dispatch(
+        &self,
+        field: &ScalarField,
+        opts: &EccOptions,
+        ctl: &Control,
+    ) -> Result<(Ecc, super::GpuEccTimes), GpuError> {
+        match field.samples() {
+            Samples::U32(v) => self.ecc_wide(field, v, "u32", opts, ctl),
+            Samples::I32(v) => self.ecc_wide(field, v, "i32", opts, ctl),
+            Samples::F32(v) => self.ecc_wide(field, v, "f32", opts, ctl),
+            Samples::F64(v) => self.ecc_wide(field, v, "f64", opts, ctl),
+            other => Err(GpuError::Unsupported(other.dtype().name())),
+        }
+    }
+
+    fn ecc_wide<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        field: &ScalarField,
+        data: &[T],
+        name: &str,
+        opts: &EccOptions,
+        ctl: &Control,
+    ) -> Result<(Ecc, super::GpuEccTimes), GpuError> {
+        let start = Instant::now();
+        self.ctx.bind_to_thread()?;
+        let s = &self.stream;
+        let n = data.len();
+        let need = n * bytes_per_voxel(std::mem::size_of::<T>());
+        let (free, _) = self.memory()?;
+        if n >= (u32::MAX as usize) - TILE || need > free / 10 * 9 {
+            return Err(GpuError::TooLarge(format!(
+                "the exact ECC of a {} field of {} voxels needs {} MiB of GPU memory ({} MiB free)",
+                field.dtype().name(),
+                n,
+                need >> 20,
+                free >> 20
+            )));
+        }
+        let t = Instant::now();
+        let d = s.clone_htod(data)?;
+        s.synchronize()?;
+        let upload = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let mut keys: CudaSlice<u64> = s.alloc_zeros(n)?;
+        let mut vals: CudaSlice<i8> = s.alloc_zeros(n)?;
+        let mut count: CudaSlice<u32> = s.alloc_zeros(1)?;
+        let [nx, ny, nz] = field.dims();
+        let sup = opts.filtration == Filtration::Superlevel;
+        let flags = sup as i32 | ((opts.construction == Construction::Vertices) as i32) << 1;
+        let func = Self::function(
+            &self.ecc,
+            &format!("pairs_{name}_{}", if field.ndim() == 3 { "3d" } else { "2d" }),
+        )?;
+        let mut z0 = 0;
+        while z0 < nz {
+            let z1 = (z0 + 65_535).min(nz);
+            let geo = super::ecc::Geo::new([nx, ny, nz], 0, z0, flags);
+            let cfg = LaunchConfig {
+                grid_dim: ((nx as u32).div_ceil(128), (ny as u32).div_ceil(ROWS), (z1 - z0) as u32),
+                block_dim: (128, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut b = s.launch_builder(&func);
+            b.arg(&d).arg(&geo).arg(&mut keys).arg(&mut vals).arg(&mut count);
+            // SAFETY: d holds the whole field; keys and vals hold one entry per voxel.
+            unsafe { b.launch(cfg) }?;
+            z0 = z1;
+        }
+        drop(d);
+        let m = s.clone_dtoh(&count)?[0] as usize;
+        if ctl.cancelled() {
+            return Err(GpuError::Cancelled);
+        }
+        let key_bits = if std::mem::size_of::<T>() == 8 { 64 } else { 32 };
+        if m > 0 {
+            self.radix_sort(&mut keys, &mut vals, m, key_bits)?;
+        }
+        ctl.tick(n as u64 / 2);
+        let (ukeys, sums) = if m > 0 { self.sum_runs(&keys, &vals, m)? } else { (Vec::new(), Vec::new()) };
+        let kernels = t.elapsed().as_secs_f64();
+        let mut acc = 0i64;
+        let chi = sums.iter().map(|&x| {
+            acc += x as i64;
+            acc
+        });
+        let chi: Vec<i64> = chi.collect();
+        let thresholds = ukeys.iter().map(|&k| value_of_key(field.dtype(), k, sup)).collect();
+        ctl.tick(n as u64 - n as u64 / 2);
+        let times = super::GpuEccTimes { upload, kernels, total: start.elapsed().as_secs_f64(), chunks: 1 };
+        Ok((
+            Ecc {
+                dtype: field.dtype(),
+                construction: opts.construction,
+                filtration: opts.filtration,
+                thresholds,
+                chi,
+            },
+            times,
+        ))
+    }
+
+    fn radix_sort(
+        &self,
+        keys: &mut CudaSlice<u64>,
+        vals: &mut CudaSlice<i8>,
+        m: usize,
+        bits: u32,
+    ) -> Result<(), GpuError> {
+        let s = &self.stream;
+        let blocks = m.div_ceil(TILE);
+        let count_f = Self::function(&self.ecc, "radix_count")?;
+        let scatter_f = Self::function(&self.ecc, "radix_scatter")?;
+        let mut counts: CudaSlice<u32> = s.alloc_zeros(256 * blocks)?;
+        let mut keys_b: CudaSlice<u64> = s.alloc_zeros(m)?;
+        let mut vals_b: CudaSlice<i8> = s.alloc_zeros(m)?;
+        let cfg =
+            LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let m32 = m as u32;
+        let mut in_a = true;
+        for shift in (0..bits as i32).step_by(8) {
+            let (src_k, src_v, dst_k, dst_v) = if in_a {
+                (&*keys, &*vals, &mut keys_b, &mut vals_b)
+            } else {
+                (&keys_b, &vals_b, &mut *keys, &mut *vals)
+            };
+            let mut b = s.launch_builder(&count_f);
+            b.arg(src_k).arg(&m32).arg(&shift).arg(&mut counts);
+            // SAFETY: src_k holds m keys; counts holds 256 per block.
+            unsafe { b.launch(cfg) }?;
+            self.scan(&mut counts, 256 * blocks, true)?;
+            let mut b = s.launch_builder(&scatter_f);
+            b.arg(src_k).arg(src_v).arg(&m32).arg(&shift).arg(&counts).arg(dst_k).arg(dst_v);
+            // SAFETY: the offsets are an exclusive scan of this pass's counts, so every element
+            // lands at a distinct index below m.
+            unsafe { b.launch(cfg) }?;
+            in_a = !in_a;
+        }
+        if !in_a {
+            s.memcpy_dtod(&keys_b, keys)?;
+            s.memcpy_dtod(&vals_b, vals)?;
+        }
+        Ok(())
+    }
+
+    /// In-place scan of the first `n` entries of `data` (exclusive or inclusive).
+    fn scan(&self, data: &mut CudaSlice<u32>, n: usize, exclusive: bool) -> Result<(), GpuError> {
+        let s = &self.stream;
+        let blocks = n.div_ceil(1024);
+        let mut sums: CudaSlice<u32> = s.alloc_zeros(blocks.max(1))?;
+        let f = Self::function(&self.ecc, "scan_u32")?;
+        let (n32, ex) = (n as u32, exclusive as i32);
+        let cfg =
+            LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+        let mut b = s.launch_builder(&f);
+        b.arg(&mut *data).arg(&n32).arg(&ex).arg(&mut sums);
+        // SAFETY: data holds n entries, sums one per block.
+        unsafe { b.launch(cfg) }?;
+        if blocks > 1 {
+            self.scan(&mut sums, blocks, true)?;
+            let add = Self::function(&self.ecc, "scan_add")?;
+            let mut b = s.launch_builder(&add);
+            b.arg(&mut *data).arg(&n32).arg(&sums);
+            // SAFETY: as above.
+            unsafe { b.launch(cfg) }?;
+        }
+        Ok(())
+    }
+
+    /// The distinct keys of the sorted list and the sum of the changes of each.
+    fn sum_runs(
+        &self,
+        keys: &CudaSlice<u64>,
+        vals: &CudaSlice<i8>,
+        m: usize,
+    ) -> Result<(Vec<u64>, Vec<u64>), GpuError> {
+        let s = &self.stream;
+        let mut head: CudaSlice<u32> = s.alloc_zeros(m)?;
+        let m32 = m as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (m.div_ceil(256) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mark = Self::function(&self.ecc, "mark_heads")?;
+        let mut b = s.launch_builder(&mark);
+        b.arg(keys).arg(&m32).arg(&mut head);
+        // SAFETY: keys and head hold m entries.
+        unsafe { b.launch(cfg) }?;
+        self.scan(&mut head, m, false)?;
+        let segments = s.clone_dtoh(&head.slice(m - 1..m))?[0] as usize;
+        let mut ukeys: CudaSlice<u64> = s.alloc_zeros(segments)?;
+        let mut sums: CudaSlice<u64> = s.alloc_zeros(segments)?;
+        let reduce = Self::function(&self.ecc, "reduce_segments")?;
+        let mut b = s.launch_builder(&reduce);
+        b.arg(keys).arg(vals).arg(&m32).arg(&head).arg(&mut ukeys).arg(&mut sums);
+        // SAFETY: head holds segment numbers 1..=segments for m entries.
+        unsafe { b.launch(cfg) }?;
+        Ok((s.clone_dtoh(&ukeys)?, s.clone_dtoh(&sums)?))
+    }
+}
+
+/// The sample value of a key made by `Keys<T>` in kernels/ecc.cu.
+fn value_of_key(dtype: crate::field::Dtype, k: u64, sup: bool) -> f64 {
+    use crate::field::Dtype;
+    match dtype {
+        Dtype::U32 => (if sup { !(k as u32) } else { k as u32 }) as f64,
+        Dtype::I32 => ((if sup { !(k as u32) } else { k as u32 }) ^ 0x8000_0000) as i32 as f64,
+        Dtype::F32 => {
+            let o = if sup { !(k as u32) } else { k as u32 };
+            let b = if o & 0x8000_0000 != 0 { o & 0x7fff_ffff } else { !o };
+            f32::from_bits(b) as f64
+        }
+        _ => {
+            let o = if sup { !k } else { k };
+            let b = if o >> 63 != 0 { o & 0x7fff_ffff_ffff_ffff } else { !o };
+            f64::from_bits(b)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::value_of_key;
+    use crate::field::Dtype;
+
+    /// The host inverse of the kernels' key for a few values (the GPU tests check the rest).
+    #[test]
+    fn keys_invert() {
+        let f32_key = |v: f32, sup: bool| {
+            let b = (v + 0.0).to_bits();
+            let o = if b & 0x8000_0000 != 0 { !b } else { b | 0x8000_0000 };
+            if sup { (!o) as u64 } else { o as u64 }
+        };
+        for v in [-3.5f32, -0.0, 0.0, 1e-30, 7.25, f32::INFINITY, f32::NEG_INFINITY] {
+            for sup in [false, true] {
+                assert_eq!(value_of_key(Dtype::F32, f32_key(v, sup), sup), (v + 0.0) as f64);
+            }
+        }
+        assert!(f32_key(-1.0, false) < f32_key(-0.5, false) && f32_key(-0.5, false) < f32_key(2.0, false));
+        assert_eq!(value_of_key(Dtype::I32, (((-7i32) as u32) ^ 0x8000_0000) as u64, false), -7.0);
+        assert_eq!(value_of_key(Dtype::U32, (!5u32) as u64, true), 5.0);
+    }
+}
