@@ -80,69 +80,69 @@ template <> struct Keys<double> {
     }
 };
 
-template <typename T>
+// FLAGS and CHECK are compile-time so that the hot loop has no per-voxel tests of them: FLAGS
+// is g.flags; CHECK is false for blocks whose voxels and neighbours are all inside the volume.
+template <typename T, int FLAGS, bool CHECK>
 __device__ __forceinline__ typename Keys<T>::K fetch(const T* __restrict__ d, const Geo& g, int x, int y, int z) {
-    if (x < 0 || y < 0 || z < 0 || x >= g.nx || y >= g.ny || z >= g.nz) return Keys<T>::absent();
-    return Keys<T>::key(d[((size_t)(z - g.zs) * g.ny + y) * g.nx + x], (g.flags & 1) != 0);
+    if (CHECK && (x < 0 || y < 0 || z < 0 || x >= g.nx || y >= g.ny || z >= g.nz)) return Keys<T>::absent();
+    return Keys<T>::key(d[((size_t)(z - g.zs) * g.ny + y) * g.nx + x], (FLAGS & 1) != 0);
 }
 
 // B for a neighbour earlier / later in memory, XOR the construction.
 #define EARLIER(n) ((int)((c < (n)) != vert))
 #define LATER(n) ((int)((c <= (n)) != vert))
 
-template <typename T>
+template <typename T, int FLAGS, bool CHECK>
 __device__ __forceinline__ int change_3d(const T* __restrict__ d, const Geo& g, int x, int y, int z,
                                          typename Keys<T>::K c) {
-    const bool vert = (g.flags & 2) != 0;
-    const int dd = EARLIER(fetch(d, g, x, y, z - 1)), u = LATER(fetch(d, g, x, y, z + 1));
-    const int no = EARLIER(fetch(d, g, x, y - 1, z)), so = LATER(fetch(d, g, x, y + 1, z));
-    const int w = EARLIER(fetch(d, g, x - 1, y, z)), e = LATER(fetch(d, g, x + 1, y, z));
+    const bool vert = (FLAGS & 2) != 0;
+    const int dd = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x, y, z - 1)), u = LATER((fetch<T, FLAGS, CHECK>)(d, g, x, y, z + 1));
+    const int no = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x, y - 1, z)), so = LATER((fetch<T, FLAGS, CHECK>)(d, g, x, y + 1, z));
+    const int w = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x - 1, y, z)), e = LATER((fetch<T, FLAGS, CHECK>)(d, g, x + 1, y, z));
     const int singles = dd + u + no + so + w + e;
-    const int nw = EARLIER(fetch(d, g, x - 1, y - 1, z)) & no & w;
-    const int ne = EARLIER(fetch(d, g, x + 1, y - 1, z)) & no & e;
-    const int sw = LATER(fetch(d, g, x - 1, y + 1, z)) & so & w;
-    const int se = LATER(fetch(d, g, x + 1, y + 1, z)) & so & e;
-    const int dw = EARLIER(fetch(d, g, x - 1, y, z - 1)) & dd & w;
-    const int de = EARLIER(fetch(d, g, x + 1, y, z - 1)) & dd & e;
-    const int uw = LATER(fetch(d, g, x - 1, y, z + 1)) & u & w;
-    const int ue = LATER(fetch(d, g, x + 1, y, z + 1)) & u & e;
-    const int dn = EARLIER(fetch(d, g, x, y - 1, z - 1)) & dd & no;
-    const int ds = EARLIER(fetch(d, g, x, y + 1, z - 1)) & dd & so;
-    const int un = LATER(fetch(d, g, x, y - 1, z + 1)) & u & no;
-    const int us = LATER(fetch(d, g, x, y + 1, z + 1)) & u & so;
+    const int nw = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x - 1, y - 1, z)) & no & w;
+    const int ne = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x + 1, y - 1, z)) & no & e;
+    const int sw = LATER((fetch<T, FLAGS, CHECK>)(d, g, x - 1, y + 1, z)) & so & w;
+    const int se = LATER((fetch<T, FLAGS, CHECK>)(d, g, x + 1, y + 1, z)) & so & e;
+    const int dw = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x - 1, y, z - 1)) & dd & w;
+    const int de = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x + 1, y, z - 1)) & dd & e;
+    const int uw = LATER((fetch<T, FLAGS, CHECK>)(d, g, x - 1, y, z + 1)) & u & w;
+    const int ue = LATER((fetch<T, FLAGS, CHECK>)(d, g, x + 1, y, z + 1)) & u & e;
+    const int dn = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x, y - 1, z - 1)) & dd & no;
+    const int ds = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x, y + 1, z - 1)) & dd & so;
+    const int un = LATER((fetch<T, FLAGS, CHECK>)(d, g, x, y - 1, z + 1)) & u & no;
+    const int us = LATER((fetch<T, FLAGS, CHECK>)(d, g, x, y + 1, z + 1)) & u & so;
     const int pairs = nw + ne + sw + se + dw + de + uw + ue + dn + ds + un + us;
-    const int corners = (EARLIER(fetch(d, g, x - 1, y - 1, z - 1)) & nw & dw & dn)
-        + (EARLIER(fetch(d, g, x + 1, y - 1, z - 1)) & ne & de & dn)
-        + (EARLIER(fetch(d, g, x - 1, y + 1, z - 1)) & sw & dw & ds)
-        + (EARLIER(fetch(d, g, x + 1, y + 1, z - 1)) & se & de & ds)
-        + (LATER(fetch(d, g, x - 1, y - 1, z + 1)) & nw & uw & un)
-        + (LATER(fetch(d, g, x + 1, y - 1, z + 1)) & ne & ue & un)
-        + (LATER(fetch(d, g, x - 1, y + 1, z + 1)) & sw & uw & us)
-        + (LATER(fetch(d, g, x + 1, y + 1, z + 1)) & se & ue & us);
+    const int corners = (EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x - 1, y - 1, z - 1)) & nw & dw & dn)
+        + (EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x + 1, y - 1, z - 1)) & ne & de & dn)
+        + (EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x - 1, y + 1, z - 1)) & sw & dw & ds)
+        + (EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x + 1, y + 1, z - 1)) & se & de & ds)
+        + (LATER((fetch<T, FLAGS, CHECK>)(d, g, x - 1, y - 1, z + 1)) & nw & uw & un)
+        + (LATER((fetch<T, FLAGS, CHECK>)(d, g, x + 1, y - 1, z + 1)) & ne & ue & un)
+        + (LATER((fetch<T, FLAGS, CHECK>)(d, g, x - 1, y + 1, z + 1)) & sw & uw & us)
+        + (LATER((fetch<T, FLAGS, CHECK>)(d, g, x + 1, y + 1, z + 1)) & se & ue & us);
     const int f = 1 - singles + pairs - corners;
     return vert ? f : -f;
 }
 
-template <typename T>
+template <typename T, int FLAGS, bool CHECK>
 __device__ __forceinline__ int change_2d(const T* __restrict__ d, const Geo& g, int x, int y, int z,
                                          typename Keys<T>::K c) {
-    const bool vert = (g.flags & 2) != 0;
-    const int t = EARLIER(fetch(d, g, x, y - 1, z)), l = EARLIER(fetch(d, g, x - 1, y, z));
-    const int r = LATER(fetch(d, g, x + 1, y, z)), b = LATER(fetch(d, g, x, y + 1, z));
-    const int tl = EARLIER(fetch(d, g, x - 1, y - 1, z)) & t & l;
-    const int tr = EARLIER(fetch(d, g, x + 1, y - 1, z)) & t & r;
-    const int bl = LATER(fetch(d, g, x - 1, y + 1, z)) & b & l;
-    const int br = LATER(fetch(d, g, x + 1, y + 1, z)) & b & r;
+    const bool vert = (FLAGS & 2) != 0;
+    const int t = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x, y - 1, z)), l = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x - 1, y, z));
+    const int r = LATER((fetch<T, FLAGS, CHECK>)(d, g, x + 1, y, z)), b = LATER((fetch<T, FLAGS, CHECK>)(d, g, x, y + 1, z));
+    const int tl = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x - 1, y - 1, z)) & t & l;
+    const int tr = EARLIER((fetch<T, FLAGS, CHECK>)(d, g, x + 1, y - 1, z)) & t & r;
+    const int bl = LATER((fetch<T, FLAGS, CHECK>)(d, g, x - 1, y + 1, z)) & b & l;
+    const int br = LATER((fetch<T, FLAGS, CHECK>)(d, g, x + 1, y + 1, z)) & b & r;
     return 1 - (t + l + r + b) + (tl + tr + bl + br);
 }
 
 // One launch: planes [z0, z0 + gridDim.z) of the volume. `lo` is the smallest value of the type
 // (bin = value - lo). SHARED_BINS > 0: per-block histograms in shared memory, flushed at the end.
-template <typename T, bool THREE_D, int SHARED_BINS>
-__device__ void ecc_hist(const T* __restrict__ d, Geo g, int lo, unsigned long long* __restrict__ counts,
-                         unsigned long long* __restrict__ sums) {
-    __shared__ unsigned int s_count[SHARED_BINS > 0 ? SHARED_BINS : 1];
-    __shared__ int s_sum[SHARED_BINS > 0 ? SHARED_BINS : 1];
+template <typename T, bool THREE_D, int SHARED_BINS, int FLAGS, bool CHECK>
+__device__ void ecc_hist_impl(const T* __restrict__ d, const Geo& g, int lo, unsigned long long* __restrict__ counts,
+                              unsigned long long* __restrict__ sums, unsigned int* s_count, int* s_sum) {
     if (SHARED_BINS > 0) {
         for (int i = threadIdx.x; i < SHARED_BINS; i += blockDim.x) {
             s_count[i] = 0;
@@ -161,8 +161,8 @@ __device__ void ecc_hist(const T* __restrict__ d, Geo g, int lo, unsigned long l
         if (valid) {
             const T raw = d[((size_t)(z - g.zs) * g.ny + y) * g.nx + x];
             const int v = (int)raw;
-            const int c = Keys<T>::key(raw, (g.flags & 1) != 0);
-            f = THREE_D ? change_3d(d, g, x, y, z, c) : change_2d(d, g, x, y, z, c);
+            const int c = Keys<T>::key(raw, (FLAGS & 1) != 0);
+            f = THREE_D ? change_3d<T, FLAGS, CHECK>(d, g, x, y, z, c) : change_2d<T, FLAGS, CHECK>(d, g, x, y, z, c);
             bin = v - lo;
         }
         const unsigned group = __match_any_sync(FULL, bin);
@@ -186,6 +186,38 @@ __device__ void ecc_hist(const T* __restrict__ d, Geo g, int lo, unsigned long l
     }
 }
 
+// Whether every voxel of this block and all its neighbours lie inside the volume.
+template <bool THREE_D>
+__device__ __forceinline__ bool interior_block(const Geo& g) {
+    const int x0 = blockIdx.x * blockDim.x, y0 = blockIdx.y * ROWS, z = g.z0 + blockIdx.z;
+    const bool xy = x0 >= 1 && x0 + (int)blockDim.x + 1 <= g.nx && y0 >= 1 && y0 + ROWS + 1 <= g.ny;
+    return THREE_D ? xy && z >= 1 && z + 2 <= g.nz : xy;
+}
+
+// Calls F<FLAGS, CHECK> with the launch's flags and the block's interior test as constants.
+#define DISPATCH(CALL)                                                                             \
+    do {                                                                                           \
+        const bool in = interior_block<THREE_D>(g);                                                \
+        switch (g.flags) {                                                                         \
+        case 0: if (in) CALL(0, false); else CALL(0, true); break;                                \
+        case 1: if (in) CALL(1, false); else CALL(1, true); break;                                \
+        case 2: if (in) CALL(2, false); else CALL(2, true); break;                                \
+        default: if (in) CALL(3, false); else CALL(3, true); break;                               \
+        }                                                                                          \
+    } while (0)
+
+template <typename T, bool THREE_D, int SHARED_BINS>
+__device__ void ecc_hist(const T* __restrict__ d, Geo g, int lo, unsigned long long* __restrict__ counts,
+                         unsigned long long* __restrict__ sums) {
+    // Declared here, once, rather than in each of the eight instantiations.
+    __shared__ unsigned int s_count[SHARED_BINS > 0 ? SHARED_BINS : 1];
+    __shared__ int s_sum[SHARED_BINS > 0 ? SHARED_BINS : 1];
+#define HIST(F, C) ecc_hist_impl<T, THREE_D, SHARED_BINS, F, C>(d, g, lo, counts, sums, s_count, s_sum)
+    DISPATCH(HIST);
+#undef HIST
+}
+
+
 #define ECC_KERNELS(T, NAME, BINS)                                                                 \
     extern "C" __global__ void ecc_##NAME##_2d(const T* d, Geo g, int lo, unsigned long long* counts, \
                                                unsigned long long* sums) {                          \
@@ -206,9 +238,9 @@ ECC_KERNELS(short, i16, 0)
 // sorted by key (kernels below), and the changes of equal keys are summed. Order in the list
 // does not matter, since it is sorted.
 
-template <typename T, bool THREE_D>
-__device__ void ecc_pairs(const T* __restrict__ d, Geo g, unsigned long long* __restrict__ keys,
-                          signed char* __restrict__ changes, unsigned int* __restrict__ count) {
+template <typename T, bool THREE_D, int FLAGS, bool CHECK>
+__device__ void ecc_pairs_impl(const T* __restrict__ d, const Geo& g, unsigned long long* __restrict__ keys,
+                               signed char* __restrict__ changes, unsigned int* __restrict__ count) {
     const int x = blockIdx.x * blockDim.x + threadIdx.x;
     const int z = g.z0 + blockIdx.z;
     const int lane = threadIdx.x & 31;
@@ -219,9 +251,10 @@ __device__ void ecc_pairs(const T* __restrict__ d, Geo g, unsigned long long* __
         unsigned long long c = 0;
         int f = 0;
         if (x < g.nx) {
-            c = Keys<T>::key(d[((size_t)(z - g.zs) * g.ny + y) * g.nx + x], (g.flags & 1) != 0);
+            c = Keys<T>::key(d[((size_t)(z - g.zs) * g.ny + y) * g.nx + x], (FLAGS & 1) != 0);
             keep = c != Keys<T>::absent();
-            if (keep) f = THREE_D ? change_3d(d, g, x, y, z, c) : change_2d(d, g, x, y, z, c);
+            if (keep)
+                f = THREE_D ? change_3d<T, FLAGS, CHECK>(d, g, x, y, z, c) : change_2d<T, FLAGS, CHECK>(d, g, x, y, z, c);
         }
         // One atomic per warp reserves the slots of its kept voxels.
         const unsigned mask = __ballot_sync(FULL, keep);
@@ -234,6 +267,14 @@ __device__ void ecc_pairs(const T* __restrict__ d, Geo g, unsigned long long* __
             changes[i] = (signed char)f;
         }
     }
+}
+
+template <typename T, bool THREE_D>
+__device__ void ecc_pairs(const T* __restrict__ d, Geo g, unsigned long long* __restrict__ keys,
+                          signed char* __restrict__ changes, unsigned int* __restrict__ count) {
+#define PAIRS(F, C) ecc_pairs_impl<T, THREE_D, F, C>(d, g, keys, changes, count)
+    DISPATCH(PAIRS);
+#undef PAIRS
 }
 
 #define PAIR_KERNELS(T, NAME)                                                                      \

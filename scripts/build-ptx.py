@@ -22,11 +22,12 @@ import nvidia.cuda_nvrtc
 ARCH = "compute_70"
 lib_dir = os.path.join(nvidia.cuda_nvrtc.__path__[0], "lib")
 nvrtc = ctypes.CDLL(glob.glob(os.path.join(lib_dir, "libnvrtc.so*"))[0])
+nvrtc.nvrtcGetErrorString.restype = ctypes.c_char_p
 
 
 def check(result, prog=None):
     if result != 0:
-        msg = ctypes.c_char_p(nvrtc.nvrtcGetErrorString(result)).value.decode()
+        msg = nvrtc.nvrtcGetErrorString(result).decode()
         log = ""
         if prog is not None:
             size = ctypes.c_size_t()

@@ -19,10 +19,22 @@ fn ecc_case(g: &Gpu, label: &str, f: &ScalarField, reps: usize, cpu: bool) -> Re
     let (first, _) = g.ecc(f, &opts, None, &Control::default()).map_err(|e| e.to_string())?;
     let mut best = f64::MAX;
     let mut total = f64::MAX;
+    let mut stages = String::new();
     for _ in 0..reps {
         let (_, t) = g.ecc(f, &opts, None, &Control::default()).map_err(|e| e.to_string())?;
         best = best.min(t.kernels);
-        total = total.min(t.total);
+        if t.total < total {
+            total = t.total;
+            if t.download > 0.0 {
+                stages = format!(
+                    " [upload {:.1} ms, pairs+sort {:.1}, run sums+download {:.1}, host {:.1}]",
+                    t.upload * 1e3,
+                    t.kernels * 1e3,
+                    t.download * 1e3,
+                    t.host * 1e3
+                );
+            }
+        }
     }
     let mut line = format!(
         "{label:<34} kernel {:>8.3} ms {:>8.1} GVox/s | with upload {:>8.3} ms {:>6.1} GVox/s",
@@ -37,7 +49,7 @@ fn ecc_case(g: &Gpu, label: &str, f: &ScalarField, reps: usize, cpu: bool) -> Re
         let s = t.elapsed().as_secs_f64();
         line += &format!(" | CPU {:.1} ms {} ", s * 1e3, if c == first { "equal" } else { "DIFFERENT" });
     }
-    println!("{line}");
+    println!("{line}{stages}");
     Ok(())
 }
 

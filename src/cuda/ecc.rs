@@ -42,7 +42,12 @@ impl Geo {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GpuEccTimes {
     pub upload: f64,
+    /// Device work (for wide types: listing the pairs and sorting them).
     pub kernels: f64,
+    /// Wide types: summing runs and bringing the distinct values back; turning them into the
+    /// curve on the host.
+    pub download: f64,
+    pub host: f64,
     pub total: f64,
     pub chunks: usize,
 }

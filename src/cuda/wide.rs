@@ -8,6 +8,7 @@ use crate::control::Control;
 use crate::field::{Samples, ScalarField};
 use crate::topo::ecc::{Construction, Ecc, EccOptions, Filtration};
 use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use rayon::prelude::*;
 use std::time::Instant;
 
 const TILE: usize = 256 * 16;
@@ -96,18 +97,20 @@ impl Gpu {
         if m > 0 {
             self.radix_sort(&mut keys, &mut vals, m, key_bits)?;
         }
-        ctl.tick(n as u64 / 2);
-        let (ukeys, sums) = if m > 0 { self.sum_runs(&keys, &vals, m)? } else { (Vec::new(), Vec::new()) };
+        s.synchronize()?;
         let kernels = t.elapsed().as_secs_f64();
-        let mut acc = 0i64;
-        let chi = sums.iter().map(|&x| {
-            acc += x as i64;
-            acc
-        });
-        let chi: Vec<i64> = chi.collect();
-        let thresholds = ukeys.iter().map(|&k| value_of_key(field.dtype(), k, sup)).collect();
+        ctl.tick(n as u64 / 2);
+        let t = Instant::now();
+        let (ukeys, sums) = if m > 0 { self.sum_runs(&keys, &vals, m)? } else { (Vec::new(), Vec::new()) };
+        let download = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let dtype = field.dtype();
+        let thresholds = ukeys.par_iter().map(|&k| value_of_key(dtype, k, sup)).collect();
+        let chi = prefix_sums(&sums);
+        let host = t.elapsed().as_secs_f64();
         ctl.tick(n as u64 - n as u64 / 2);
-        let times = super::GpuEccTimes { upload, kernels, total: start.elapsed().as_secs_f64(), chunks: 1 };
+        let total = start.elapsed().as_secs_f64();
+        let times = super::GpuEccTimes { upload, kernels, download, host, total, chunks: 1 };
         Ok((
             Ecc {
                 dtype: field.dtype(),
@@ -220,6 +223,27 @@ impl Gpu {
     }
 }
 
+/// Running sums of the per-value changes (as i64), in parallel: chunk totals, then each chunk
+/// from its offset.
+fn prefix_sums(sums: &[u64]) -> Vec<i64> {
+    const CHUNK: usize = 1 << 16;
+    let totals: Vec<i64> = sums.par_chunks(CHUNK).map(|c| c.iter().map(|&x| x as i64).sum()).collect();
+    let mut offsets = Vec::with_capacity(totals.len());
+    let mut acc = 0i64;
+    for t in totals {
+        offsets.push(acc);
+        acc += t;
+    }
+    let mut out = vec![0i64; sums.len()];
+    out.par_chunks_mut(CHUNK).zip(sums.par_chunks(CHUNK)).zip(offsets).for_each(|((o, c), mut acc)| {
+        for (o, &x) in o.iter_mut().zip(c) {
+            acc += x as i64;
+            *o = acc;
+        }
+    });
+    out
+}
+
 /// The sample value of a key made by `Keys<T>` in kernels/ecc.cu.
 fn value_of_key(dtype: crate::field::Dtype, k: u64, sup: bool) -> f64 {
     use crate::field::Dtype;
@@ -245,6 +269,20 @@ mod tests {
     use crate::field::Dtype;
 
     /// The host inverse of the kernels' key for a few values (the GPU tests check the rest).
+    #[test]
+    fn prefix_sums_run_across_chunks() {
+        let v: Vec<u64> = (0..200_000i64).map(|i| ((i % 7) - 3) as u64).collect();
+        let mut acc = 0i64;
+        let want: Vec<i64> = v
+            .iter()
+            .map(|&x| {
+                acc += x as i64;
+                acc
+            })
+            .collect();
+        assert_eq!(super::prefix_sums(&v), want);
+    }
+
     #[test]
     fn keys_invert() {
         let f32_key = |v: f32, sup: bool| {
