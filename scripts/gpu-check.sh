@@ -17,3 +17,6 @@ raw=/tmp/noise_1024x1024x1024_uint8.raw
 python3 -c "import numpy as np; np.random.default_rng(2).integers(0,256,size=(1024,)*3,dtype=np.uint8).tofile('$raw')"
 cat "$raw" >/dev/null # page-cached, as the benchmark promises
 "$bin/topoview" bench --cuda --repeat 5 --file "$raw" --gpu-memory 256M
+echo "== the CLI on the bundled volume (backend auto)"
+"$bin/topoview" ecc assets/mni152_t1_09a.nii.gz
+"$bin/topoview" ecc assets/mni152_t1_09a.nii.gz --backend cpu

@@ -157,3 +157,21 @@ fn smoothing_equals_the_cpu_bit_for_bit() {
     }
     println!("{checked} GPU smoothings equal to the CPU's");
 }
+
+#[test]
+fn raw_files_stream_to_the_same_curve() {
+    let Some(g) = gpu() else { return };
+    let path = common::data("pydicom_emri_small_64x64x10_uint16_le.raw");
+    let spec = topoview::io::raw::spec_from_name(&path).unwrap();
+    let field = topoview::io::open(&path, &Default::default()).unwrap();
+    for construction in [Construction::TopCells, Construction::Vertices] {
+        for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
+            let opts = EccOptions { construction, filtration, ..Default::default() };
+            let cpu = ecc(&field, &opts, &Control::default()).unwrap();
+            for limit in [None, Some(4 * 64 * 64 * 2), Some(3 * 64 * 64 * 2)] {
+                let (gpu, t) = g.ecc_raw_file(&path, &spec, &opts, limit, &Control::default()).unwrap();
+                assert_eq!(gpu, cpu, "{opts:?} limit {limit:?} ({} slabs)", t.chunks);
+            }
+        }
+    }
+}

@@ -61,6 +61,27 @@ pub fn run(g: &Gpu, reps: usize, file: Option<&std::path::Path>, limit: Option<u
     ecc_case(g, "ECC 512^3 f32 (all distinct)", &crate::bench::distinct_f32(&[512, 512, 512]), reps, true)?;
     ecc_case(g, "ECC 256^3 f32 (all distinct)", &crate::bench::distinct_f32(&[256, 256, 256]), reps, true)?;
     if let Some(p) = file {
+        if let Some(spec) = crate::io::raw::spec_from_name(p) {
+            for (label, lim) in
+                [("raw file streamed to the GPU", None), ("raw file streamed, --gpu-memory", limit)]
+            {
+                if label.contains("memory") && lim.is_none() {
+                    continue;
+                }
+                let t = Instant::now();
+                let (_, times) = g
+                    .ecc_raw_file(p, &spec, &EccOptions::default(), lim, &Control::default())
+                    .map_err(|e| e.to_string())?;
+                println!(
+                    "{label:<34} {}: {:.3} s (read + upload {:.3} s, kernels {:.3} s, {} slabs)",
+                    p.display(),
+                    t.elapsed().as_secs_f64(),
+                    times.upload,
+                    times.kernels,
+                    times.chunks
+                );
+            }
+        }
         for (label, lim) in [("file to curve", None), ("file to curve, --gpu-memory", limit)] {
             if label.contains("memory") && lim.is_none() {
                 continue;

@@ -62,20 +62,59 @@ impl Gpu {
         memory_limit: Option<usize>,
         ctl: &Control,
     ) -> Result<(Ecc, GpuEccTimes), GpuError> {
+        let sh = field.shape();
         match field.samples() {
-            Samples::U8(v) => self.ecc_narrow(field, v, "u8", 0, opts, memory_limit, ctl),
-            Samples::I8(v) => self.ecc_narrow(field, v, "i8", -128, opts, memory_limit, ctl),
-            Samples::U16(v) => self.ecc_narrow(field, v, "u16", 0, opts, memory_limit, ctl),
-            Samples::I16(v) => self.ecc_narrow(field, v, "i16", -32768, opts, memory_limit, ctl),
+            Samples::U8(v) => self.ecc_narrow(sh, Source::Memory(v), "u8", 0, opts, memory_limit, ctl),
+            Samples::I8(v) => self.ecc_narrow(sh, Source::Memory(v), "i8", -128, opts, memory_limit, ctl),
+            Samples::U16(v) => self.ecc_narrow(sh, Source::Memory(v), "u16", 0, opts, memory_limit, ctl),
+            Samples::I16(v) => self.ecc_narrow(sh, Source::Memory(v), "i16", -32768, opts, memory_limit, ctl),
             _ => self.ecc_wide_dispatch(field, opts, ctl),
+        }
+    }
+
+    /// The ECC of a headerless raw file of a narrow integer type, read slab by slab straight
+    /// into pinned memory and streamed to the GPU: the field is never held in host memory, so
+    /// files larger than RAM (and than `memory_limit` on the GPU) work.
+    pub fn ecc_raw_file(
+        &self,
+        path: &std::path::Path,
+        spec: &crate::io::RawSpec,
+        opts: &EccOptions,
+        memory_limit: Option<usize>,
+        ctl: &Control,
+    ) -> Result<(Ecc, GpuEccTimes), GpuError> {
+        let err = |m: String| GpuError::Driver(format!("{}: {m}", path.display()));
+        let n = crate::io::check_dims(&spec.dims).map_err(err)?;
+        let need = n as u128 * spec.dtype.size() as u128 + spec.offset as u128;
+        let len = std::fs::metadata(path).map_err(|e| err(e.to_string()))?.len() as u128;
+        if len != need {
+            return Err(err(format!("raw size mismatch: {need} bytes expected, the file has {len}")));
+        }
+        let mut file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(spec.offset))
+            .map_err(|e| err(e.to_string()))?;
+        let swap = spec.endian != crate::io::Endian::native();
+        let sh = &spec.dims;
+        macro_rules! go {
+            ($t:ty, $name:expr, $lo:expr) => {{
+                let src: Source<'_, $t> = Source::File { file, swap, pinned: None, held: (0, 0) };
+                self.ecc_narrow(sh, src, $name, $lo, opts, memory_limit, ctl)
+            }};
+        }
+        match spec.dtype {
+            Dtype::U8 => go!(u8, "u8", 0),
+            Dtype::I8 => go!(i8, "i8", -128),
+            Dtype::U16 => go!(u16, "u16", 0),
+            Dtype::I16 => go!(i16, "i16", -32768),
+            other => Err(GpuError::Unsupported(other.name())),
         }
     }
 
     #[allow(clippy::too_many_arguments)]
     fn ecc_narrow<T: DeviceRepr + cudarc::driver::ValidAsZeroBits + bytemuck::Pod>(
         &self,
-        field: &ScalarField,
-        data: &[T],
+        shape: &[usize],
+        mut data: Source<'_, T>,
         name: &str,
         lo: i32,
         opts: &EccOptions,
@@ -86,13 +125,14 @@ impl Gpu {
         let mut times = GpuEccTimes::default();
         self.ctx.bind_to_thread()?;
         let s = &self.stream;
-        let three_d = field.ndim() == 3;
+        let three_d = shape.len() == 3;
+        let dims: [usize; 3] = std::array::from_fn(|a| shape.get(a).copied().unwrap_or(1));
         let func = Self::function(&self.ecc, &format!("ecc_{name}_{}", if three_d { "3d" } else { "2d" }))?;
-        let [nx, ny, nz] = field.dims();
+        let [nx, ny, nz] = dims;
         if nx > i32::MAX as usize || ny > 65_535 * ROWS as usize || nz > i32::MAX as usize {
             return Err(GpuError::TooLarge(format!(
                 "{} is too large for the GPU grid",
-                crate::field::dims_string(field.shape())
+                crate::field::dims_string(shape)
             )));
         }
         let plane = nx * ny;
@@ -107,7 +147,7 @@ impl Gpu {
         if planes == 0 {
             return Err(GpuError::TooLarge(format!(
                 "three planes of {} ({} bytes) do not fit in {} bytes of GPU memory",
-                crate::field::dims_string(field.shape()),
+                crate::field::dims_string(shape),
                 3 * plane_bytes,
                 budget
             )));
@@ -127,8 +167,7 @@ impl Gpu {
             let zs = z0.saturating_sub(1);
             let ze = (z1 + 1).min(nz);
             let t = Instant::now();
-            let mut dst = slab.slice_mut(0..(ze - zs) * plane);
-            s.memcpy_htod(&data[zs * plane..ze * plane], &mut dst)?;
+            data.upload(s, &mut slab, plane, held, zs, ze)?;
             s.synchronize()?;
             times.upload += t.elapsed().as_secs_f64();
             let t = Instant::now();
@@ -162,11 +201,71 @@ impl Gpu {
             chi.push(acc);
         }
         times.total = start.elapsed().as_secs_f64();
-        let dtype = field.dtype();
-        debug_assert!(matches!(dtype, Dtype::U8 | Dtype::I8 | Dtype::U16 | Dtype::I16));
+        let dtype = match name {
+            "u8" => Dtype::U8,
+            "i8" => Dtype::I8,
+            "u16" => Dtype::U16,
+            _ => Dtype::I16,
+        };
         Ok((
             Ecc { dtype, construction: opts.construction, filtration: opts.filtration, thresholds, chi },
             times,
         ))
+    }
+}
+
+/// Where the planes of a narrow-type field come from.
+enum Source<'a, T: DeviceRepr> {
+    Memory(&'a [T]),
+    /// A raw file positioned at its first sample; `pinned` holds planes `held.0..held.1`.
+    File {
+        file: std::fs::File,
+        swap: bool,
+        pinned: Option<cudarc::driver::PinnedHostSlice<T>>,
+        held: (usize, usize),
+    },
+}
+
+impl<T: DeviceRepr + bytemuck::Pod + cudarc::driver::ValidAsZeroBits> Source<'_, T> {
+    /// Copies planes `zs..ze` to the start of `slab` (which holds `cap` planes).
+    fn upload(
+        &mut self,
+        s: &std::sync::Arc<cudarc::driver::CudaStream>,
+        slab: &mut CudaSlice<T>,
+        plane: usize,
+        cap: usize,
+        zs: usize,
+        ze: usize,
+    ) -> Result<(), GpuError> {
+        match self {
+            Source::Memory(data) => {
+                let mut dst = slab.slice_mut(0..(ze - zs) * plane);
+                s.memcpy_htod(&data[zs * plane..ze * plane], &mut dst)?;
+            }
+            Source::File { file, swap, pinned, held } => {
+                if pinned.is_none() {
+                    // SAFETY: pinned host memory of cap planes, written below before any read.
+                    *pinned = Some(unsafe { s.context().alloc_pinned::<T>(cap * plane) }?);
+                }
+                let buf = pinned.as_mut().expect("allocated above");
+                let host = buf.as_mut_slice()?;
+                // Planes already read (the collar of the previous slab) move to the front.
+                let keep_from = zs.max(held.0).min(held.1);
+                let kept = held.1 - keep_from;
+                host.copy_within((keep_from - held.0) * plane..(held.1 - held.0) * plane, 0);
+                let fresh = &mut host[kept * plane..(ze - zs) * plane];
+                std::io::Read::read_exact(file, bytemuck::cast_slice_mut(fresh))
+                    .map_err(|e| GpuError::Driver(format!("reading the raw file: {e}")))?;
+                if *swap {
+                    for v in fresh.iter_mut() {
+                        let b: &mut [u8] = bytemuck::bytes_of_mut(v);
+                        b.reverse();
+                    }
+                }
+                *held = (zs, ze);
+                s.memcpy_htod(&*buf, slab)?;
+            }
+        }
+        Ok(())
     }
 }
