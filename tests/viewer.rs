@@ -84,7 +84,12 @@ fn sigma_adds_the_smoothed_curve_and_can_be_shown() {
     assert_eq!(*s.curve.ecc, ecc(&reference, &opts, &Control::default()).unwrap());
     h.get_by_label("Show smoothed field").click();
     h.run_steps(2);
-    assert!(h.state().data.as_ref().unwrap().show_smoothed);
+    let d = h.state().data.as_ref().unwrap();
+    assert!(d.show_smoothed);
+    // The threshold, never chosen by hand, follows the suggestion of the curve on screen.
+    if let Some(best) = d.smoothed.as_ref().unwrap().curve.suggested {
+        assert_eq!(d.threshold, best);
+    }
     assert_eq!(h.state().data.as_ref().unwrap().displayed().dtype(), topoview::field::Dtype::F32);
     h.snapshot_options("emri_smoothed", &snapshot_options());
 }

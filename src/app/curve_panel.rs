@@ -19,7 +19,7 @@ pub fn plot(ui: &mut egui::Ui, data: &mut Dataset, height: f32) -> bool {
         .height(height)
         .legend(Legend::default().position(egui_plot::Corner::RightBottom))
         .x_axis_label("threshold")
-        .y_axis_label("χ")
+        .y_axis_label("Euler characteristic χ")
         .allow_drag(false)
         .allow_boxed_zoom(false)
         .show(ui, |pu| {

@@ -160,7 +160,7 @@ impl Dataset {
 
     /// Until the user picks a threshold, it sits at the suggested zero-crossing of the curve on
     /// screen.
-    fn follow_suggestion(&mut self) {
+    pub fn follow_suggestion(&mut self) {
         if self.threshold_chosen {
             return;
         }

@@ -228,10 +228,14 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         }
     });
     if let Some(d) = &mut app.data {
-        ui.add_enabled(
+        let r = ui.add_enabled(
             d.smoothed.is_some(),
             egui::Checkbox::new(&mut d.show_smoothed, "Show smoothed field"),
         );
+        if r.changed() {
+            // An unchosen threshold moves to the suggestion of the curve now on screen.
+            d.follow_suggestion();
+        }
     }
     let Some(d) = &mut app.data else {
         ui.label("No field loaded.");
