@@ -175,3 +175,21 @@ fn raw_files_stream_to_the_same_curve() {
         }
     }
 }
+
+#[test]
+fn smoothing_then_ecc_on_the_device_matches() {
+    let Some(g) = gpu() else { return };
+    let emri = topoview::io::open(&common::data("pydicom_emri_small.nii.gz"), &Default::default()).unwrap();
+    let noise = field_of(Dtype::U8, &[61, 47, 29], &values(Dtype::U8, 5, 61 * 47 * 29, 256));
+    for f in [&emri, &noise] {
+        for sigma in [0.8, 2.0] {
+            let s = Smoothing::voxels(sigma);
+            let opts = EccOptions { nan: NanPolicy::Absent, ..Default::default() };
+            let cpu_field = smooth(f, &s, &Control::default()).unwrap();
+            let cpu = ecc(&cpu_field, &opts, &Control::default()).unwrap();
+            let (gpu_field, gpu) = g.smooth_ecc(f, &s, &opts, &Control::default()).unwrap();
+            assert_eq!(gpu_field, cpu_field, "{:?} sigma {sigma}", f.shape());
+            assert_eq!(gpu, cpu, "{:?} sigma {sigma}", f.shape());
+        }
+    }
+}

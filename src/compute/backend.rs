@@ -91,14 +91,8 @@ impl Backend {
         s: &Smoothing,
         ctl: &Control,
     ) -> Result<(ScalarField, Ran), smooth::SmoothError> {
-        // Bad parameters get the CPU's errors.
-        let valid = s.sigma.is_finite()
-            && s.sigma >= 0.0
-            && s.truncate.is_finite()
-            && s.truncate > 0.0
-            && s.sigma_voxels(field).iter().all(|&v| s.truncate * v <= 1e6);
         if let Some(g) = &self.gpu
-            && valid
+            && valid_smoothing(field, s)
         {
             match g.smooth(field, s) {
                 Ok(out) => {
@@ -113,4 +107,43 @@ impl Backend {
         }
         Ok((smooth::smooth(field, s, ctl)?, Ran { on_gpu: false, fallback: None }))
     }
+
+    /// Smooths `field` and computes the ECC of the result; on the GPU the smoothed field stays
+    /// there for the ECC (it comes back once, with the curve).
+    pub fn smooth_ecc(
+        &self,
+        field: &ScalarField,
+        s: &Smoothing,
+        opts: &EccOptions,
+        ctl: &Control,
+    ) -> Result<(ScalarField, Ecc, Ran), String> {
+        if let Some(g) = &self.gpu
+            && valid_smoothing(field, s)
+        {
+            match g.smooth_ecc(field, s, opts, ctl) {
+                Ok((f, e)) => {
+                    ctl.tick((field.len() * (field.ndim() + 1)) as u64);
+                    return Ok((f, e, Ran { on_gpu: true, fallback: None }));
+                }
+                Err(GpuError::Cancelled) => return Err("cancelled".into()),
+                Err(why) => {
+                    let f = smooth::smooth(field, s, ctl).map_err(|e| e.to_string())?;
+                    let e = ecc::ecc(&f, opts, ctl).map_err(|e| e.to_string())?;
+                    return Ok((f, e, Ran { on_gpu: false, fallback: Some(format!("{why}; used the CPU")) }));
+                }
+            }
+        }
+        let f = smooth::smooth(field, s, ctl).map_err(|e| e.to_string())?;
+        let (e, ran) = self.ecc(&f, opts, ctl).map_err(|e| e.to_string())?;
+        Ok((f, e, ran))
+    }
+}
+
+/// Parameters the GPU path accepts; others go to the CPU, which reports what is wrong.
+fn valid_smoothing(field: &ScalarField, s: &Smoothing) -> bool {
+    s.sigma.is_finite()
+        && s.sigma >= 0.0
+        && s.truncate.is_finite()
+        && s.truncate > 0.0
+        && s.sigma_voxels(field).iter().all(|&v| s.truncate * v <= 1e6)
 }

@@ -179,10 +179,6 @@ impl Reporter<'_> {
             (self.notify)();
         }
     }
-
-    fn restart(&self) {
-        self.done.store(0, Ordering::Relaxed);
-    }
 }
 
 fn run(s: Submitted, backend: &Backend, tx: &Sender<Event>, notify: &Notify) {
@@ -254,17 +250,13 @@ fn execute(
             Ok(Outcome::Curve(Arc::new(e)))
         }
         Job::Smooth { field, sigma, opts } => {
-            let total = field.len() as u64;
-            let passes = field.ndim() as u64 * total;
-            let progress = |n: u64| rep.report("smoothing", n, passes);
+            // Progress: the smoothing passes, then the ECC.
+            let total = (field.ndim() as u64 + 1) * field.len() as u64;
+            let progress = |n: u64| rep.report("smoothing + ECC", n, total);
             let ctl = Control { progress: Some(&progress), cancel: Some(cancel) };
-            let (smoothed, ran) =
-                backend.smooth(&field, &smooth::Smoothing::voxels(sigma), &ctl).map_err(|e| e.to_string())?;
-            rep.restart();
-            let progress = |n: u64| rep.report("ECC", n, total);
-            let ctl = Control { progress: Some(&progress), cancel: Some(cancel) };
-            let (e, ran_ecc) = backend.ecc(&smoothed, &opts, &ctl).map_err(|e| e.to_string())?;
-            *note = ran.fallback.or(ran_ecc.fallback);
+            let (smoothed, e, ran) =
+                backend.smooth_ecc(&field, &smooth::Smoothing::voxels(sigma), &opts, &ctl)?;
+            *note = ran.fallback;
             let summary = FieldSummary::of(&smoothed);
             Ok(Outcome::Smoothed(Smoothed { sigma, field: Arc::new(smoothed), summary, ecc: Arc::new(e) }))
         }

@@ -11,6 +11,32 @@ impl Gpu {
     /// Smooths `field` as [`crate::topo::smooth::smooth`] does (same taps, boundary, order and
     /// f32 rounding); the field must fit in GPU memory (two f32 copies and the input).
     pub fn smooth(&self, field: &ScalarField, s: &Smoothing) -> Result<ScalarField, GpuError> {
+        let (a, _) = self.smooth_on_device(field, s)?;
+        let out = self.stream.clone_dtoh(&a)?;
+        Ok(field.with_samples(Samples::F32(out)).expect("same shape"))
+    }
+
+    /// Smooths `field` and computes the ECC of the result without bringing the smoothed field
+    /// back in between (it comes back once, at the end, for the caller to show).
+    pub fn smooth_ecc(
+        &self,
+        field: &ScalarField,
+        s: &Smoothing,
+        opts: &crate::topo::ecc::EccOptions,
+        ctl: &crate::control::Control,
+    ) -> Result<(ScalarField, crate::topo::ecc::Ecc), GpuError> {
+        let (a, _) = self.smooth_on_device(field, s)?;
+        let (e, _) = self.ecc_resident(&a, field.shape(), crate::field::Dtype::F32, "f32", opts, ctl)?;
+        let out = self.stream.clone_dtoh(&a)?;
+        Ok((field.with_samples(Samples::F32(out)).expect("same shape"), e))
+    }
+
+    /// Uploads `field` as f32 and smooths it; the result stays on the GPU (with its scratch).
+    fn smooth_on_device(
+        &self,
+        field: &ScalarField,
+        s: &Smoothing,
+    ) -> Result<(CudaSlice<f32>, CudaSlice<f32>), GpuError> {
         self.ctx.bind_to_thread()?;
         let st = &self.stream;
         let n = field.len();
@@ -34,8 +60,33 @@ impl Gpu {
             Samples::F64(v) => self.to_f32(v, "f64", &mut a)?,
         }
         self.smooth_resident(&mut a, &mut b, field, s)?;
-        let out = st.clone_dtoh(&a)?;
-        Ok(field.with_samples(Samples::F32(out)).expect("same shape"))
+        Ok((a, b))
+    }
+
+    /// The iterated pipeline of the ECC paper's Table 2, resident: `iters` times, smooth the
+    /// field on the GPU and take the ECC of the result; only the curves come back. Returns the
+    /// median seconds of one iteration and the last curve.
+    pub fn time_pipeline(
+        &self,
+        field: &ScalarField,
+        s: &Smoothing,
+        iters: usize,
+    ) -> Result<(f64, crate::topo::ecc::Ecc), GpuError> {
+        let (mut a, mut b) = self.smooth_on_device(field, s)?;
+        let opts = crate::topo::ecc::EccOptions::default();
+        let ctl = crate::control::Control::default();
+        let mut last = None;
+        let mut times = Vec::new();
+        for _ in 0..iters.max(1) {
+            let t = std::time::Instant::now();
+            self.smooth_resident(&mut a, &mut b, field, s)?;
+            let (e, _) =
+                self.ecc_resident(&a, field.shape(), crate::field::Dtype::F32, "f32", &opts, &ctl)?;
+            times.push(t.elapsed().as_secs_f64());
+            last = Some(e);
+        }
+        times.sort_by(f64::total_cmp);
+        Ok((times[times.len() / 2], last.expect("at least one iteration")))
     }
 
     fn to_f32<T: DeviceRepr>(&self, v: &[T], name: &str, dst: &mut CudaSlice<f32>) -> Result<(), GpuError> {

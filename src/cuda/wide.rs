@@ -62,16 +62,47 @@ impl Gpu {
         let d = s.clone_htod(data)?;
         s.synchronize()?;
         let upload = t.elapsed().as_secs_f64();
+        let (ecc, mut times) = self.ecc_resident(&d, field.shape(), field.dtype(), name, opts, ctl)?;
+        times.upload = upload;
+        times.total = start.elapsed().as_secs_f64();
+        Ok((ecc, times))
+    }
+
+    /// The exact ECC of a field already on the GPU (`d`, of `shape` and `dtype`, whose kernels
+    /// are named `name`): only the distinct values and their chi come back.
+    pub(super) fn ecc_resident<T: DeviceRepr>(
+        &self,
+        d: &CudaSlice<T>,
+        shape: &[usize],
+        dtype: crate::field::Dtype,
+        name: &str,
+        opts: &EccOptions,
+        ctl: &Control,
+    ) -> Result<(Ecc, super::GpuEccTimes), GpuError> {
+        let start = Instant::now();
+        self.ctx.bind_to_thread()?;
+        let s = &self.stream;
+        let n = d.len();
+        let dims: [usize; 3] = std::array::from_fn(|a| shape.get(a).copied().unwrap_or(1));
+        let (free, _) = self.memory()?;
+        if n >= (u32::MAX as usize) - TILE || n * bytes_per_voxel(0) > free / 10 * 9 {
+            return Err(GpuError::TooLarge(format!(
+                "the exact ECC of {n} {} voxels needs {} MiB more GPU memory ({} MiB free)",
+                dtype.name(),
+                (n * bytes_per_voxel(0)) >> 20,
+                free >> 20
+            )));
+        }
         let t = Instant::now();
         let mut keys: CudaSlice<u64> = s.alloc_zeros(n)?;
         let mut vals: CudaSlice<i8> = s.alloc_zeros(n)?;
         let mut count: CudaSlice<u32> = s.alloc_zeros(1)?;
-        let [nx, ny, nz] = field.dims();
+        let [nx, ny, nz] = dims;
         let sup = opts.filtration == Filtration::Superlevel;
         let flags = sup as i32 | ((opts.construction == Construction::Vertices) as i32) << 1;
         let func = Self::function(
             &self.ecc,
-            &format!("pairs_{name}_{}", if field.ndim() == 3 { "3d" } else { "2d" }),
+            &format!("pairs_{name}_{}", if shape.len() == 3 { "3d" } else { "2d" }),
         )?;
         let mut z0 = 0;
         while z0 < nz {
@@ -83,12 +114,11 @@ impl Gpu {
                 shared_mem_bytes: 0,
             };
             let mut b = s.launch_builder(&func);
-            b.arg(&d).arg(&geo).arg(&mut keys).arg(&mut vals).arg(&mut count);
+            b.arg(d).arg(&geo).arg(&mut keys).arg(&mut vals).arg(&mut count);
             // SAFETY: d holds the whole field; keys and vals hold one entry per voxel.
             unsafe { b.launch(cfg) }?;
             z0 = z1;
         }
-        drop(d);
         let m = s.clone_dtoh(&count)?[0] as usize;
         if ctl.cancelled() {
             return Err(GpuError::Cancelled);
@@ -104,21 +134,14 @@ impl Gpu {
         let (ukeys, sums) = if m > 0 { self.sum_runs(&keys, &vals, m)? } else { (Vec::new(), Vec::new()) };
         let download = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let dtype = field.dtype();
         let thresholds = ukeys.par_iter().map(|&k| value_of_key(dtype, k, sup)).collect();
         let chi = prefix_sums(&sums);
         let host = t.elapsed().as_secs_f64();
         ctl.tick(n as u64 - n as u64 / 2);
         let total = start.elapsed().as_secs_f64();
-        let times = super::GpuEccTimes { upload, kernels, download, host, total, chunks: 1 };
+        let times = super::GpuEccTimes { upload: 0.0, kernels, download, host, total, chunks: 1 };
         Ok((
-            Ecc {
-                dtype: field.dtype(),
-                construction: opts.construction,
-                filtration: opts.filtration,
-                thresholds,
-                chi,
-            },
+            Ecc { dtype, construction: opts.construction, filtration: opts.filtration, thresholds, chi },
             times,
         ))
     }
