@@ -22,7 +22,9 @@ fn ecc_case(g: &Gpu, label: &str, f: &ScalarField, reps: usize, cpu: bool) -> Re
     let mut stages = String::new();
     for _ in 0..reps {
         let (_, t) = g.ecc(f, &opts, None, &Control::default()).map_err(|e| e.to_string())?;
-        best = best.min(t.kernels);
+        if t.kernels > 0.0 {
+            best = best.min(t.kernels);
+        }
         if t.total < total {
             total = t.total;
             if t.download > 0.0 {
@@ -36,8 +38,12 @@ fn ecc_case(g: &Gpu, label: &str, f: &ScalarField, reps: usize, cpu: bool) -> Re
             }
         }
     }
+    if best == f64::MAX {
+        // Narrow types: the kernel alone, the field resident on the GPU (median of reps).
+        best = g.time_ecc_kernel(f, &opts, reps.max(5)).map_err(|e| e.to_string())?;
+    }
     let mut line = format!(
-        "{label:<34} kernel {:>8.3} ms {:>8.1} GVox/s | with upload {:>8.3} ms {:>6.1} GVox/s",
+        "{label:<34} kernel {:>8.3} ms {:>8.1} GVox/s | from host memory {:>8.3} ms {:>6.1} GVox/s",
         best * 1e3,
         gvox(f.len(), best),
         total * 1e3,
@@ -73,11 +79,9 @@ pub fn run(g: &Gpu, reps: usize, file: Option<&std::path::Path>, limit: Option<u
                     .ecc_raw_file(p, &spec, &EccOptions::default(), lim, &Control::default())
                     .map_err(|e| e.to_string())?;
                 println!(
-                    "{label:<34} {}: {:.3} s (read + upload {:.3} s, kernels {:.3} s, {} slabs)",
+                    "{label:<34} {}: {:.3} s ({} slabs, reads, copies and kernels overlapped on 2 streams)",
                     p.display(),
                     t.elapsed().as_secs_f64(),
-                    times.upload,
-                    times.kernels,
                     times.chunks
                 );
             }

@@ -90,14 +90,13 @@ impl Gpu {
         if len != need {
             return Err(err(format!("raw size mismatch: {need} bytes expected, the file has {len}")));
         }
-        let mut file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
-        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(spec.offset))
-            .map_err(|e| err(e.to_string()))?;
+        let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
+        let offset = spec.offset;
         let swap = spec.endian != crate::io::Endian::native();
         let sh = &spec.dims;
         macro_rules! go {
             ($t:ty, $name:expr, $lo:expr) => {{
-                let src: Source<'_, $t> = Source::File { file, swap, pinned: None, held: (0, 0) };
+                let src: Source<'_, $t> = Source::File { file, offset, swap };
                 self.ecc_narrow(sh, src, $name, $lo, opts, memory_limit, ctl)
             }};
         }
@@ -110,8 +109,73 @@ impl Gpu {
         }
     }
 
+    /// Median seconds of the ECC kernel alone over `field` resident on the GPU (narrow types,
+    /// the whole field one slab): the "data resident" figure of the benchmark.
+    pub fn time_ecc_kernel(
+        &self,
+        field: &ScalarField,
+        opts: &EccOptions,
+        reps: usize,
+    ) -> Result<f64, GpuError> {
+        match field.samples() {
+            Samples::U8(v) => self.time_kernel(field.shape(), v, "u8", 0, opts, reps),
+            Samples::I8(v) => self.time_kernel(field.shape(), v, "i8", -128, opts, reps),
+            Samples::U16(v) => self.time_kernel(field.shape(), v, "u16", 0, opts, reps),
+            Samples::I16(v) => self.time_kernel(field.shape(), v, "i16", -32768, opts, reps),
+            other => Err(GpuError::Unsupported(other.dtype().name())),
+        }
+    }
+
+    fn time_kernel<T: DeviceRepr>(
+        &self,
+        shape: &[usize],
+        data: &[T],
+        name: &str,
+        lo: i32,
+        opts: &EccOptions,
+        reps: usize,
+    ) -> Result<f64, GpuError> {
+        self.ctx.bind_to_thread()?;
+        let s = &self.stream;
+        let dims: [usize; 3] = std::array::from_fn(|a| shape.get(a).copied().unwrap_or(1));
+        if dims[1] > 65_535 * ROWS as usize || dims[2] > MAX_PLANES {
+            return Err(GpuError::TooLarge("too large for one launch".into()));
+        }
+        let func =
+            Self::function(&self.ecc, &format!("ecc_{name}_{}", if shape.len() == 3 { "3d" } else { "2d" }))?;
+        let d = s.clone_htod(data)?;
+        let bins = 1usize << (8 * std::mem::size_of::<T>());
+        let mut counts: CudaSlice<u64> = s.alloc_zeros(bins)?;
+        let mut sums: CudaSlice<u64> = s.alloc_zeros(bins)?;
+        let flags = (opts.filtration == Filtration::Superlevel) as i32
+            | ((opts.construction == Construction::Vertices) as i32) << 1;
+        let geo = Geo::new(dims, 0, 0, flags);
+        let cfg = LaunchConfig {
+            grid_dim: ((dims[0] as u32).div_ceil(BLOCK_X), (dims[1] as u32).div_ceil(ROWS), dims[2] as u32),
+            block_dim: (BLOCK_X, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut times = Vec::new();
+        for r in 0..=reps.max(1) {
+            s.memset_zeros(&mut counts)?;
+            s.memset_zeros(&mut sums)?;
+            s.synchronize()?;
+            let t = Instant::now();
+            let mut b = s.launch_builder(&func);
+            b.arg(&d).arg(&geo).arg(&lo).arg(&mut counts).arg(&mut sums);
+            // SAFETY: as in ecc_narrow, with the whole field as one slab.
+            unsafe { b.launch(cfg) }?;
+            s.synchronize()?;
+            if r > 0 {
+                times.push(t.elapsed().as_secs_f64()); // the first run is the warm-up
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2])
+    }
+
     #[allow(clippy::too_many_arguments)]
-    fn ecc_narrow<T: DeviceRepr + cudarc::driver::ValidAsZeroBits + bytemuck::Pod>(
+    fn ecc_narrow<T: DeviceRepr + cudarc::driver::ValidAsZeroBits + bytemuck::Pod + Send + Sync>(
         &self,
         shape: &[usize],
         mut data: Source<'_, T>,
@@ -138,13 +202,15 @@ impl Gpu {
         let plane = nx * ny;
         let bins = 1usize << (8 * std::mem::size_of::<T>());
         let plane_bytes = plane * std::mem::size_of::<T>();
-        // Files stream through pinned slabs of at most 128 MiB by default: pinning a large
-        // buffer costs more than the overlap gains (1 GiB u8 on an H100 host: 0.86 s in one
-        // slab, 0.35 s in 256 MiB slabs).
-        let default = if matches!(data, Source::File { .. }) { 128 << 20 } else { self.memory()?.0 / 10 * 8 };
+        // Slabs of at most 64 MiB by default: pinning a large staging buffer costs more than the
+        // overlap gains (1 GiB u8 on an H100 host: 0.86 s in one slab, 0.35 s in 256 MiB slabs).
+        // (At least the three planes a slab needs, or the whole of a 2D field.)
+        let default = (64usize << 20).max(3.min(nz) * plane_bytes).min(self.memory()?.0 / 10 * 4);
         let budget = memory_limit.unwrap_or(default);
-        // A slab holds its planes and a collar plane on each side.
-        let planes = (budget / plane_bytes.max(1)).saturating_sub(2).min(nz).min(MAX_PLANES);
+        // A slab holds its planes and a collar plane on each side (a field of at most the
+        // budget is one slab with no collar).
+        let fit = budget / plane_bytes.max(1);
+        let planes = if fit >= nz { nz } else { fit.saturating_sub(2) }.min(MAX_PLANES);
         if planes == 0 {
             return Err(GpuError::TooLarge(format!(
                 "three planes of {} ({} bytes) do not fit in {} bytes of GPU memory",
@@ -154,12 +220,21 @@ impl Gpu {
             )));
         }
         let held = (planes + 2).min(nz);
-        let mut slab: CudaSlice<T> = s.alloc_zeros(held * plane)?;
         let mut counts: CudaSlice<u64> = s.alloc_zeros(bins)?;
         let mut sums: CudaSlice<u64> = s.alloc_zeros(bins)?;
         let sup = opts.filtration == Filtration::Superlevel;
         let flags = sup as i32 | ((opts.construction == Construction::Vertices) as i32) << 1;
+        // Two streams, each with its pinned staging buffer and device slab: while one slab's
+        // planes are copied in (host to pinned, pinned to device), the other's kernel runs.
+        let streams = [self.ctx.new_stream()?, self.ctx.new_stream()?];
+        let slab_bytes = held * plane_bytes;
+        let mut guard =
+            self.staging.lock().map_err(|_| GpuError::Driver("staging buffers poisoned".into()))?;
+        guard.ensure(self, slab_bytes)?;
+        let Staging { slabs, pinned: staging } = &mut *guard;
+        s.synchronize()?;
         let mut z0 = 0;
+        let mut k = 0;
         while z0 < nz {
             if ctl.cancelled() {
                 return Err(GpuError::Cancelled);
@@ -167,28 +242,32 @@ impl Gpu {
             let z1 = (z0 + planes).min(nz);
             let zs = z0.saturating_sub(1);
             let ze = (z1 + 1).min(nz);
-            let t = Instant::now();
-            data.upload(s, &mut slab, plane, held, zs, ze)?;
-            s.synchronize()?;
-            times.upload += t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let geo =
-                Geo { nx: nx as i32, ny: ny as i32, nz: nz as i32, zs: zs as i32, z0: z0 as i32, flags };
+            let (st, i) = (&streams[k % 2], k % 2);
+            // This buffer's previous copy (and kernel) must be done before it is refilled; the
+            // copy below is asynchronous (the buffer is pinned).
+            st.synchronize()?;
+            let host: &mut [T] = bytemuck::cast_slice_mut(&mut staging[i].as_mut_slice()?[..slab_bytes]);
+            data.fill(&mut host[..(ze - zs) * plane], zs * plane)?;
+            let mut dst = slabs[i].slice_mut(0..slab_bytes);
+            st.memcpy_htod(&staging[i].as_slice()?[..slab_bytes], &mut dst)?;
+            let geo = Geo::new(dims, zs, z0, flags);
             let cfg = LaunchConfig {
                 grid_dim: ((nx as u32).div_ceil(BLOCK_X), (ny as u32).div_ceil(ROWS), (z1 - z0) as u32),
                 block_dim: (BLOCK_X, 1, 1),
                 shared_mem_bytes: 0,
             };
-            let mut b = s.launch_builder(&func);
-            b.arg(&slab).arg(&geo).arg(&lo).arg(&mut counts).arg(&mut sums);
+            let mut b = st.launch_builder(&func);
+            b.arg(&slabs[i]).arg(&geo).arg(&lo).arg(&mut counts).arg(&mut sums);
             // SAFETY: the arguments match the kernel's signature; the grid covers planes
             // z0..z1 of a slab holding zs..ze, and every index the kernel forms is bounds-checked.
             unsafe { b.launch(cfg) }?;
-            s.synchronize()?;
-            times.kernels += t.elapsed().as_secs_f64();
             times.chunks += 1;
             ctl.tick(((z1 - z0) * plane) as u64);
             z0 = z1;
+            k += 1;
+        }
+        for st in &streams {
+            st.synchronize()?;
         }
         let counts = s.clone_dtoh(&counts)?;
         let sums = s.clone_dtoh(&sums)?;
@@ -216,55 +295,62 @@ impl Gpu {
 }
 
 /// Where the planes of a narrow-type field come from.
-enum Source<'a, T: DeviceRepr> {
+enum Source<'a, T> {
     Memory(&'a [T]),
-    /// A raw file positioned at its first sample; `pinned` holds planes `held.0..held.1`.
+    /// A raw file whose samples start at byte `offset`, byte-swapped when `swap`.
     File {
         file: std::fs::File,
+        offset: u64,
         swap: bool,
-        pinned: Option<cudarc::driver::PinnedHostSlice<T>>,
-        held: (usize, usize),
     },
 }
 
-impl<T: DeviceRepr + bytemuck::Pod + cudarc::driver::ValidAsZeroBits> Source<'_, T> {
-    /// Copies planes `zs..ze` to the start of `slab` (which holds `cap` planes).
-    fn upload(
-        &mut self,
-        s: &std::sync::Arc<cudarc::driver::CudaStream>,
-        slab: &mut CudaSlice<T>,
-        plane: usize,
-        cap: usize,
-        zs: usize,
-        ze: usize,
-    ) -> Result<(), GpuError> {
+impl<T: bytemuck::Pod + Send + Sync> Source<'_, T> {
+    /// Writes the samples from index `first` on into `dst`.
+    fn fill(&mut self, dst: &mut [T], first: usize) -> Result<(), GpuError> {
+        use rayon::prelude::*;
         match self {
             Source::Memory(data) => {
-                let mut dst = slab.slice_mut(0..(ze - zs) * plane);
-                s.memcpy_htod(&data[zs * plane..ze * plane], &mut dst)?;
+                // Parallel: one thread's memcpy into pinned memory is slower than the copy engine.
+                let src = &data[first..first + dst.len()];
+                dst.par_chunks_mut(1 << 20)
+                    .zip(src.par_chunks(1 << 20))
+                    .for_each(|(d, s)| d.copy_from_slice(s));
             }
-            Source::File { file, swap, pinned, held } => {
-                if pinned.is_none() {
-                    // SAFETY: pinned host memory of cap planes, written below before any read.
-                    *pinned = Some(unsafe { s.context().alloc_pinned::<T>(cap * plane) }?);
-                }
-                let buf = pinned.as_mut().expect("allocated above");
-                let host = buf.as_mut_slice()?;
-                // Planes already read (the collar of the previous slab) move to the front.
-                let keep_from = zs.max(held.0).min(held.1);
-                let kept = held.1 - keep_from;
-                host.copy_within((keep_from - held.0) * plane..(held.1 - held.0) * plane, 0);
-                let fresh = &mut host[kept * plane..(ze - zs) * plane];
-                std::io::Read::read_exact(file, bytemuck::cast_slice_mut(fresh))
+            Source::File { file, offset, swap } => {
+                let at = *offset + (first * std::mem::size_of::<T>()) as u64;
+                std::os::unix::fs::FileExt::read_exact_at(file, bytemuck::cast_slice_mut(dst), at)
                     .map_err(|e| GpuError::Driver(format!("reading the raw file: {e}")))?;
                 if *swap {
-                    for v in fresh.iter_mut() {
-                        let b: &mut [u8] = bytemuck::bytes_of_mut(v);
-                        b.reverse();
+                    for v in dst.iter_mut() {
+                        bytemuck::bytes_of_mut(v).reverse();
                     }
                 }
-                *held = (zs, ze);
-                s.memcpy_htod(&*buf, slab)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Pinned staging buffers and device slabs of the streamed ECC, two of each (one per stream),
+/// kept between calls: pinning host memory costs about as much as copying it.
+#[derive(Default)]
+pub(super) struct Staging {
+    slabs: Vec<CudaSlice<u8>>,
+    pinned: Vec<cudarc::driver::PinnedHostSlice<u8>>,
+}
+
+impl Staging {
+    /// Makes both pairs of buffers at least `bytes` long.
+    fn ensure(&mut self, gpu: &Gpu, bytes: usize) -> Result<(), GpuError> {
+        if self.pinned.first().is_none_or(|p| p.len() < bytes) {
+            self.slabs.clear();
+            self.pinned.clear();
+            let size = bytes;
+            for _ in 0..2 {
+                self.slabs.push(gpu.stream.alloc_zeros(size)?);
+                // SAFETY: pinned host memory; what the ECC reads of it is written by `fill` first.
+                self.pinned.push(unsafe { gpu.ctx.alloc_pinned::<u8>(size) }?);
             }
         }
         Ok(())

@@ -47,6 +47,7 @@ pub struct Gpu {
     smooth: Arc<CudaModule>,
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub name: String,
+    staging: std::sync::Mutex<ecc::Staging>,
 }
 
 impl Gpu {
@@ -77,7 +78,7 @@ impl Gpu {
             let ecc = load(ECC_PTX, "ECC")?;
             let smooth = load(SMOOTH_PTX, "smoothing")?;
             let stream = ctx.default_stream();
-            Ok(Gpu { ctx, stream, ecc, smooth, name })
+            Ok(Gpu { ctx, stream, ecc, smooth, name, staging: Default::default() })
         }))
     }
 
