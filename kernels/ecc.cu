@@ -419,3 +419,22 @@ extern "C" __global__ void reduce_segments(const unsigned long long* __restrict_
     if (valid && (threadIdx.x & 31) == __ffs(peers) - 1 && total != 0)
         atomicAdd(&sums[s], (unsigned long long)(long long)total);
 }
+
+// Narrowing for the trip back to the host (half the bytes): 32-bit types' keys fit in u32, and
+// per-value sums almost always fit in i32; `overflow` is set when one does not (the host then
+// takes the 64-bit sums).
+extern "C" __global__ void narrow_keys(const unsigned long long* __restrict__ in, unsigned int* __restrict__ out,
+                                       unsigned int n) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (unsigned int)in[i];
+}
+
+extern "C" __global__ void narrow_sums(const unsigned long long* __restrict__ in, int* __restrict__ out,
+                                       unsigned int n, unsigned int* __restrict__ overflow) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const long long v = (long long)in[i];
+        if (v < -2147483647LL - 1 || v > 2147483647LL) atomicOr(overflow, 1u);
+        out[i] = (int)v;
+    }
+}

@@ -131,11 +131,15 @@ impl Gpu {
         let kernels = t.elapsed().as_secs_f64();
         ctl.tick(n as u64 / 2);
         let t = Instant::now();
-        let (ukeys, sums) = if m > 0 { self.sum_runs(&keys, &vals, m)? } else { (Vec::new(), Vec::new()) };
+        let (ukeys, sums) = if m > 0 {
+            self.sum_runs(&keys, &vals, m, key_bits)?
+        } else {
+            (KeysBack::K64(Vec::new()), SumsBack::S64(Vec::new()))
+        };
         let download = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let thresholds = ukeys.par_iter().map(|&k| value_of_key(dtype, k, sup)).collect();
-        let chi = prefix_sums(&sums);
+        let thresholds = ukeys.thresholds(dtype, sup);
+        let chi = sums.chi();
         let host = t.elapsed().as_secs_f64();
         ctl.tick(n as u64 - n as u64 / 2);
         let total = start.elapsed().as_secs_f64();
@@ -219,7 +223,8 @@ impl Gpu {
         keys: &CudaSlice<u64>,
         vals: &CudaSlice<i8>,
         m: usize,
-    ) -> Result<(Vec<u64>, Vec<u64>), GpuError> {
+        key_bits: u32,
+    ) -> Result<(KeysBack, SumsBack), GpuError> {
         let s = &self.stream;
         let mut head: CudaSlice<u32> = s.alloc_zeros(m)?;
         let m32 = m as u32;
@@ -242,15 +247,76 @@ impl Gpu {
         b.arg(keys).arg(vals).arg(&m32).arg(&head).arg(&mut ukeys).arg(&mut sums);
         // SAFETY: head holds segment numbers 1..=segments for m entries.
         unsafe { b.launch(cfg) }?;
-        Ok((s.clone_dtoh(&ukeys)?, s.clone_dtoh(&sums)?))
+        drop(head);
+        // Bring back half the bytes where the values allow it.
+        let n32 = segments as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (segments.div_ceil(256) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let keys_back = if key_bits == 32 {
+            let mut k32: CudaSlice<u32> = s.alloc_zeros(segments)?;
+            let f = Self::function(&self.ecc, "narrow_keys")?;
+            let mut b = s.launch_builder(&f);
+            b.arg(&ukeys).arg(&mut k32).arg(&n32);
+            // SAFETY: both hold `segments` entries.
+            unsafe { b.launch(cfg) }?;
+            KeysBack::K32(s.clone_dtoh(&k32)?)
+        } else {
+            KeysBack::K64(s.clone_dtoh(&ukeys)?)
+        };
+        let mut s32: CudaSlice<i32> = s.alloc_zeros(segments)?;
+        let mut overflow: CudaSlice<u32> = s.alloc_zeros(1)?;
+        let f = Self::function(&self.ecc, "narrow_sums")?;
+        let mut b = s.launch_builder(&f);
+        b.arg(&sums).arg(&mut s32).arg(&n32).arg(&mut overflow);
+        // SAFETY: sums and s32 hold `segments` entries, overflow one.
+        unsafe { b.launch(cfg) }?;
+        let sums_back = if s.clone_dtoh(&overflow)?[0] == 0 {
+            SumsBack::S32(s.clone_dtoh(&s32)?)
+        } else {
+            SumsBack::S64(s.clone_dtoh(&sums)?)
+        };
+        Ok((keys_back, sums_back))
+    }
+}
+
+/// The distinct keys as they come back: 32 bits for 32-bit types.
+enum KeysBack {
+    K32(Vec<u32>),
+    K64(Vec<u64>),
+}
+
+/// The change sums per key as they come back: i32 unless one does not fit.
+enum SumsBack {
+    S32(Vec<i32>),
+    S64(Vec<u64>),
+}
+
+impl KeysBack {
+    fn thresholds(&self, dtype: crate::field::Dtype, sup: bool) -> Vec<f64> {
+        match self {
+            KeysBack::K32(k) => k.par_iter().map(|&k| value_of_key(dtype, k as u64, sup)).collect(),
+            KeysBack::K64(k) => k.par_iter().map(|&k| value_of_key(dtype, k, sup)).collect(),
+        }
+    }
+}
+
+impl SumsBack {
+    fn chi(&self) -> Vec<i64> {
+        match self {
+            SumsBack::S32(v) => prefix_sums(v, |x| x as i64),
+            SumsBack::S64(v) => prefix_sums(v, |x| x as i64),
+        }
     }
 }
 
 /// Running sums of the per-value changes (as i64), in parallel: chunk totals, then each chunk
 /// from its offset.
-fn prefix_sums(sums: &[u64]) -> Vec<i64> {
+fn prefix_sums<T: Copy + Sync>(sums: &[T], wide: impl Fn(T) -> i64 + Sync) -> Vec<i64> {
     const CHUNK: usize = 1 << 16;
-    let totals: Vec<i64> = sums.par_chunks(CHUNK).map(|c| c.iter().map(|&x| x as i64).sum()).collect();
+    let totals: Vec<i64> = sums.par_chunks(CHUNK).map(|c| c.iter().map(|&x| wide(x)).sum()).collect();
     let mut offsets = Vec::with_capacity(totals.len());
     let mut acc = 0i64;
     for t in totals {
@@ -260,7 +326,7 @@ fn prefix_sums(sums: &[u64]) -> Vec<i64> {
     let mut out = vec![0i64; sums.len()];
     out.par_chunks_mut(CHUNK).zip(sums.par_chunks(CHUNK)).zip(offsets).for_each(|((o, c), mut acc)| {
         for (o, &x) in o.iter_mut().zip(c) {
-            acc += x as i64;
+            acc += wide(x);
             *o = acc;
         }
     });
@@ -303,7 +369,7 @@ mod tests {
                 acc
             })
             .collect();
-        assert_eq!(super::prefix_sums(&v), want);
+        assert_eq!(super::prefix_sums(&v, |x| x as i64), want);
     }
 
     #[test]
