@@ -51,16 +51,17 @@ impl Worker {
             .name("topoview-worker".into())
             .spawn(move || {
                 // The backend (and its CUDA context) belongs to this thread.
-                let backend = Backend::new(choice, gpu_memory).unwrap_or_else(|why| {
-                    let mut b = Backend::cpu();
-                    b.gpu_memory = None;
-                    let _ = etx.send(Event::Backend(format!(
-                        "CPU, {} threads (CUDA asked for: {why})",
-                        rayon::current_num_threads()
-                    )));
-                    b
-                });
-                let _ = etx.send(Event::Backend(backend.describe()));
+                let (backend, described) = match Backend::new(choice, gpu_memory) {
+                    Ok(b) => {
+                        let d = b.describe();
+                        (b, d)
+                    }
+                    Err(why) => (
+                        Backend::cpu(),
+                        format!("CPU, {} threads (CUDA asked for: {why})", rayon::current_num_threads()),
+                    ),
+                };
+                let _ = etx.send(Event::Backend(described));
                 notify();
                 for s in jrx {
                     if s.cancel.load(Ordering::Relaxed) {
@@ -108,11 +109,8 @@ impl Worker {
     /// caller only sees the current job of each lane.
     pub fn poll(&mut self) -> Option<Event> {
         while let Ok(e) = self.events.try_recv() {
-            if let Event::Backend(b) = &e {
-                // A forced choice that failed sends its reason first; keep it.
-                if !self.backend.contains("CUDA asked for") {
-                    self.backend = b.clone();
-                }
+            if let Event::Backend(b) = e {
+                self.backend = b;
                 continue;
             }
             let current = self.latest.values().any(|(id, _)| *id == e.id());
