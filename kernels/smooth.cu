@@ -32,6 +32,30 @@ extern "C" __global__ void smooth_pass(const float* __restrict__ src, float* __r
     }
 }
 
+// The same pass with one thread per voxel of a (x, y, z) grid: no index division per voxel
+// (for ny, nz <= 65535, the grid's limits; larger fields use smooth_pass).
+extern "C" __global__ void smooth_pass_3d(const float* __restrict__ src, float* __restrict__ dst, int nx, int ny,
+                                          int nz, int axis, const float* __restrict__ w, int ntaps) {
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= nx) return;
+    const int y = blockIdx.y, z = blockIdx.z;
+    const long long i = ((long long)z * ny + y) * nx + x;
+    const int r = ntaps / 2;
+    const int c = axis == 0 ? x : axis == 1 ? y : z;
+    const int len = axis == 0 ? nx : axis == 1 ? ny : nz;
+    const long long stride = axis == 0 ? 1 : axis == 1 ? (long long)nx : (long long)nx * ny;
+    const long long base = i - c * stride;
+    float acc = 0.0f;
+    if (c >= r && c + r < len) {
+        const float* p = src + base + (long long)(c - r) * stride;
+        for (int k = 0; k < ntaps; k++) acc = __fadd_rn(acc, __fmul_rn(w[k], p[k * stride]));
+    } else {
+        for (int k = 0; k < ntaps; k++)
+            acc = __fadd_rn(acc, __fmul_rn(w[k], src[base + reflect(c + k - r, len) * stride]));
+    }
+    dst[i] = acc;
+}
+
 // Sample conversion to f32, as the CPU's to_f32 (round to nearest).
 #define TO_F32(T, NAME)                                                                            \
     extern "C" __global__ void to_f32_##NAME(const T* __restrict__ src, float* __restrict__ dst, long long n) { \

@@ -111,8 +111,19 @@ impl Gpu {
         s: &Smoothing,
     ) -> Result<(), GpuError> {
         let st = &self.stream;
-        let f = Self::function(&self.smooth, "smooth_pass")?;
+        // One thread per voxel of an (x, y, z) grid where the grid's limits allow it.
+        let gridded = field.dims()[1] <= 65_535 && field.dims()[2] <= 65_535;
+        let f = Self::function(&self.smooth, if gridded { "smooth_pass_3d" } else { "smooth_pass" })?;
         let [nx, ny, nz] = field.dims().map(|d| d as i32);
+        let cfg = if gridded {
+            LaunchConfig {
+                grid_dim: ((nx as u32).div_ceil(THREADS), ny as u32, nz as u32),
+                block_dim: (THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            }
+        } else {
+            grid(field.len())
+        };
         let sig = s.sigma_voxels(field);
         for (axis, &sigma) in sig.iter().enumerate().take(field.ndim()) {
             let w = taps(sigma, s.truncate);
@@ -123,8 +134,8 @@ impl Gpu {
             let (axis, nt) = (axis as i32, w.len() as i32);
             let mut l = st.launch_builder(&f);
             l.arg(&*a).arg(&mut *b).arg(&nx).arg(&ny).arg(&nz).arg(&axis).arg(&wd).arg(&nt);
-            // SAFETY: a and b hold nx*ny*nz floats, wd holds nt taps.
-            unsafe { l.launch(grid(field.len())) }?;
+            // SAFETY: a and b hold nx*ny*nz floats, wd holds nt taps; both kernels bound-check.
+            unsafe { l.launch(cfg) }?;
             std::mem::swap(a, b);
         }
         st.synchronize()?;
