@@ -2,9 +2,11 @@
 //!
 //! Data flow one way: [`io`] reads a file into a [`field::ScalarField`]; [`topo`] holds the
 //! mathematics as plain CPU code (the reference for every other backend); [`export`] writes
-//! results; [`control`] carries progress and cancellation; [`compute`] runs jobs on a worker
-//! thread for the viewer ([`app`]), which draws with wgpu through [`render`] (shaders in
-//! `shaders/`). The command line lives in the binary (`src/main.rs`, `src/cli`).
+//! results; [`control`] carries progress and cancellation; [`cuda`] runs the ECC and smoothing
+//! on an NVIDIA GPU (kernels in `kernels/`), equal to the CPU's results; [`compute`] picks the
+//! backend and runs jobs on a worker thread for the viewer ([`app`]), which draws with wgpu
+//! through [`render`] (shaders in `shaders/`). The command line lives in the binary
+//! (`src/main.rs`, `src/cli`).
 
 pub mod app;
 pub mod bench;
