@@ -63,7 +63,8 @@ pub struct TopoApp {
     last_job: Option<(String, f64)>,
     /// The field whose texture is on the GPU (by address) and its display stride.
     uploaded: Option<(usize, usize)>,
-    has_gpu: bool,
+    /// Whether eframe runs on wgpu (the slice views draw with it).
+    has_renderer: bool,
     exports_tx: Sender<Result<String, String>>,
     exports_rx: Receiver<Result<String, String>>,
     grf_dialog: bool,
@@ -118,7 +119,7 @@ impl TopoApp {
     pub fn new(cc: &eframe::CreationContext<'_>, startup: Startup) -> TopoApp {
         let settings: Settings =
             cc.storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)).unwrap_or_default();
-        let has_gpu = cc.wgpu_render_state.as_ref().map(SliceRenderer::install).is_some();
+        let has_renderer = cc.wgpu_render_state.as_ref().map(SliceRenderer::install).is_some();
         let ctx = cc.egui_ctx.clone();
         let worker =
             Worker::spawn_on(Box::new(move || ctx.request_repaint()), startup.backend, startup.gpu_memory);
@@ -137,7 +138,7 @@ impl TopoApp {
             mask_on: true,
             last_job: None,
             uploaded: None,
-            has_gpu,
+            has_renderer,
             exports_tx,
             exports_rx,
             grf_dialog: false,

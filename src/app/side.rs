@@ -369,7 +369,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         });
         return;
     };
-    if !app.has_gpu {
+    if !app.has_renderer {
         ui.label("No wgpu renderer: slice views are unavailable in this window.");
         return;
     }

@@ -137,7 +137,7 @@ impl Gpu {
     ) -> Result<f64, GpuError> {
         self.ctx.bind_to_thread()?;
         let s = &self.stream;
-        let dims: [usize; 3] = std::array::from_fn(|a| shape.get(a).copied().unwrap_or(1));
+        let dims = crate::field::padded_dims(shape);
         if dims[1] > 65_535 * ROWS as usize || dims[2] > MAX_PLANES {
             return Err(GpuError::TooLarge("too large for one launch".into()));
         }
@@ -190,7 +190,7 @@ impl Gpu {
         self.ctx.bind_to_thread()?;
         let s = &self.stream;
         let three_d = shape.len() == 3;
-        let dims: [usize; 3] = std::array::from_fn(|a| shape.get(a).copied().unwrap_or(1));
+        let dims = crate::field::padded_dims(shape);
         let func = Self::function(&self.ecc, &format!("ecc_{name}_{}", if three_d { "3d" } else { "2d" }))?;
         let [nx, ny, nz] = dims;
         if nx > i32::MAX as usize || ny > 65_535 * ROWS as usize || nz > i32::MAX as usize {

@@ -149,17 +149,11 @@ fn grid(n: usize) -> LaunchConfig {
 }
 
 impl Gpu {
-    /// Median seconds of `reps` smoothings of `field` (f32) with the data resident on the GPU
+    /// Median seconds of `reps` smoothings of `field` with the data resident on the GPU
     /// (upload and download not counted), after one warm-up.
     pub fn time_smoothing(&self, field: &ScalarField, s: &Smoothing, reps: usize) -> Result<f64, GpuError> {
-        self.ctx.bind_to_thread()?;
-        let Samples::F32(v) = field.samples() else {
-            return Err(GpuError::Unsupported("non-f32 (timing)"));
-        };
-        let st = &self.stream;
-        let mut a = st.clone_htod(v)?;
-        let mut b: CudaSlice<f32> = st.alloc_zeros(v.len())?;
-        self.smooth_resident(&mut a, &mut b, field, s)?;
+        // Uploads and smooths once: the warm-up.
+        let (mut a, mut b) = self.smooth_on_device(field, s)?;
         let mut times: Vec<f64> = (0..reps.max(1))
             .map(|_| {
                 let t = std::time::Instant::now();

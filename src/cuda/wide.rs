@@ -46,18 +46,8 @@ impl Gpu {
         let start = Instant::now();
         self.ctx.bind_to_thread()?;
         let s = &self.stream;
-        let n = data.len();
-        let need = n * bytes_per_voxel(std::mem::size_of::<T>());
-        let (free, _) = self.memory()?;
-        if n >= (u32::MAX as usize) - TILE || need > free / 10 * 9 {
-            return Err(GpuError::TooLarge(format!(
-                "the exact ECC of a {} field of {} voxels needs {} MiB of GPU memory ({} MiB free)",
-                field.dtype().name(),
-                n,
-                need >> 20,
-                free >> 20
-            )));
-        }
+        // Room for the field as well as the lists, before uploading it.
+        self.check_room(data.len(), bytes_per_voxel(std::mem::size_of::<T>()), field.dtype())?;
         let t = Instant::now();
         let d = s.clone_htod(data)?;
         s.synchronize()?;
@@ -66,6 +56,21 @@ impl Gpu {
         times.upload = upload;
         times.total = start.elapsed().as_secs_f64();
         Ok((ecc, times))
+    }
+
+    /// Whether `n` voxels needing `bytes_each` bytes of GPU memory apiece fit in what is free
+    /// (and their list indices in u32).
+    fn check_room(&self, n: usize, bytes_each: usize, dtype: crate::field::Dtype) -> Result<(), GpuError> {
+        let (free, _) = self.memory()?;
+        if n >= (u32::MAX as usize) - TILE || n * bytes_each > free / 10 * 9 {
+            return Err(GpuError::TooLarge(format!(
+                "the exact ECC of {n} {} voxels needs {} MiB of GPU memory ({} MiB free)",
+                dtype.name(),
+                (n * bytes_each) >> 20,
+                free >> 20
+            )));
+        }
+        Ok(())
     }
 
     /// The exact ECC of a field already on the GPU (`d`, of `shape` and `dtype`, whose kernels
@@ -83,16 +88,8 @@ impl Gpu {
         self.ctx.bind_to_thread()?;
         let s = &self.stream;
         let n = d.len();
-        let dims: [usize; 3] = std::array::from_fn(|a| shape.get(a).copied().unwrap_or(1));
-        let (free, _) = self.memory()?;
-        if n >= (u32::MAX as usize) - TILE || n * bytes_per_voxel(0) > free / 10 * 9 {
-            return Err(GpuError::TooLarge(format!(
-                "the exact ECC of {n} {} voxels needs {} MiB more GPU memory ({} MiB free)",
-                dtype.name(),
-                (n * bytes_per_voxel(0)) >> 20,
-                free >> 20
-            )));
-        }
+        let dims = crate::field::padded_dims(shape);
+        self.check_room(n, bytes_per_voxel(0), dtype)?;
         let t = Instant::now();
         let mut keys: CudaSlice<u64> = s.alloc_zeros(n)?;
         let mut vals: CudaSlice<i8> = s.alloc_zeros(n)?;

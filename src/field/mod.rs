@@ -96,6 +96,11 @@ pub fn dims_string(dims: &[usize]) -> String {
 }
 
 /// Number of voxels of `dims`, or `None` when the product overflows `usize`.
+/// The sizes of x, y, z for the sizes of the used axes (at most 3): unused axes are 1.
+pub fn padded_dims(shape: &[usize]) -> [usize; 3] {
+    std::array::from_fn(|a| shape.get(a).copied().unwrap_or(1))
+}
+
 pub fn checked_voxels(dims: &[usize]) -> Option<usize> {
     dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
 }
@@ -127,10 +132,8 @@ impl ScalarField {
         if expected != samples.len() {
             return Err(FieldError::LengthMismatch { dims: dims_string(dims), expected, got: samples.len() });
         }
-        let mut d = [1; 3];
-        d[..dims.len()].copy_from_slice(dims);
         Ok(ScalarField {
-            dims: d,
+            dims: padded_dims(dims),
             ndim: dims.len(),
             spacing: [1.0; 3],
             samples,
