@@ -13,6 +13,7 @@ pub mod views;
 
 use crate::compute::{Event, Job, Lane, Outcome, Worker};
 use crate::io::OpenOptions;
+use crate::render::colormap::Colormap;
 use crate::render::slice::SliceRenderer;
 use crate::render::volume::{self, mask_threshold};
 use crate::topo::ecc::{EccOptions, NanPolicy};
@@ -65,6 +66,8 @@ pub struct TopoApp {
     uploaded: Option<(usize, usize)>,
     /// Whether eframe runs on wgpu (the slice views draw with it).
     has_renderer: bool,
+    /// The user's colormap while a signed field is shown with the diverging one in its place.
+    auto_colormap: Option<Colormap>,
     exports_tx: Sender<Result<String, String>>,
     exports_rx: Receiver<Result<String, String>>,
     grf_dialog: bool,
@@ -139,6 +142,7 @@ impl TopoApp {
             last_job: None,
             uploaded: None,
             has_renderer,
+            auto_colormap: None,
             exports_tx,
             exports_rx,
             grf_dialog: false,
@@ -258,8 +262,14 @@ impl TopoApp {
                     self.settings.opened(p);
                 }
                 self.views.reset(l.field.dims());
-                if l.summary.signed && self.settings.colormap == crate::render::colormap::Colormap::Gray {
-                    self.settings.colormap = crate::render::colormap::Colormap::CoolWarm;
+                // Signed data get the diverging map in place of gray, for this field only: the
+                // user's own choice comes back with the next field and is what gets saved.
+                if let Some(own) = self.auto_colormap.take() {
+                    self.settings.colormap = own;
+                }
+                if l.summary.signed && self.settings.colormap == Colormap::Gray {
+                    self.auto_colormap = Some(Colormap::Gray);
+                    self.settings.colormap = Colormap::CoolWarm;
                 }
                 self.message = (!l.field.notes.is_empty()).then(|| l.field.notes.join(" "));
                 if l.summary.non_finite > 0 {
@@ -379,7 +389,11 @@ impl eframe::App for TopoApp {
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        eframe::set_value(storage, eframe::APP_KEY, &self.settings);
+        let mut saved = self.settings.clone();
+        if let Some(own) = self.auto_colormap {
+            saved.colormap = own;
+        }
+        eframe::set_value(storage, eframe::APP_KEY, &saved);
     }
 }
 

@@ -258,7 +258,9 @@ fn display_controls(app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.heading("Display");
     egui::ComboBox::from_label("Colormap").selected_text(app.settings.colormap.name()).show_ui(ui, |ui| {
         for c in Colormap::ALL {
-            ui.selectable_value(&mut app.settings.colormap, c, c.name());
+            if ui.selectable_value(&mut app.settings.colormap, c, c.name()).changed() {
+                app.auto_colormap = None; // the user's own choice from now on
+            }
         }
     });
     let Some(d) = &mut app.data else { return };
