@@ -4,6 +4,7 @@
 use crate::control::Control;
 use crate::field::{Samples, ScalarField};
 use crate::topo::ecc::{self, EccOptions};
+use crate::topo::msc::MscError;
 use crate::topo::smooth::{self, Smoothing};
 use std::time::Instant;
 
@@ -17,16 +18,7 @@ pub struct BenchConfig {
     pub threads: Vec<usize>,
 }
 
-/// xorshift64*: a fast, seedable stream for synthetic data (not for statistics).
-pub fn noise(seed: u64) -> impl FnMut() -> u64 {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    move || {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        s.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
+pub use crate::field::random::noise;
 
 /// Uniform u8 noise (the SoCG paper's "uniform noise" data).
 pub fn noise_u8(dims: &[usize]) -> ScalarField {
@@ -131,33 +123,28 @@ pub fn run(args: &BenchConfig) -> Result<(), rayon::ThreadPoolBuildError> {
     Ok(())
 }
 
-/// A smoothed Gaussian random field: white noise smoothed with sigma `corr` voxels (f32).
+/// A smoothed Gaussian random field for benchmarks (see [`crate::field::random`]); `dims`
+/// and `corr` are the benchmark's own, known to be valid.
 pub fn gaussian_random_field(dims: &[usize], corr: f64, seed: u64) -> ScalarField {
-    use rayon::prelude::*;
-    let n: usize = dims.iter().product();
-    let mut v = vec![0f32; n];
-    v.par_chunks_mut(1 << 16).enumerate().for_each(|(c, chunk)| {
-        let mut r = noise(seed.wrapping_mul(1_000_003) + c as u64);
-        for x in chunk {
-            // Sum of uniforms: close enough to Gaussian for a test field.
-            let s: f64 = (0..4).map(|_| (r() >> 11) as f64 / (1u64 << 53) as f64).sum();
-            *x = (s - 2.0) as f32;
-        }
-    });
-    let white = ScalarField::new(dims, Samples::F32(v)).expect("bench dims are valid");
-    smooth::smooth(&white, &Smoothing::voxels(corr), &Control::default()).expect("valid sigma")
+    crate::field::random::gaussian_random_field(dims, corr, seed, &Control::default())
+        .expect("benchmark fields have valid dims and sigma")
 }
 
 /// Per-stage times of the Morse-Smale pipeline on smoothed random fields and, when given, a file.
-pub fn run_msc(sizes: &[Vec<usize>], extra: Option<(&str, &ScalarField)>) {
-    use crate::topo::msc::analyse;
+///
+/// A file the Morse-Smale complex cannot take (NaN, 1D, a flat axis) is refused before any row.
+pub fn run_msc(sizes: &[Vec<usize>], extra: Option<(&str, &ScalarField)>) -> Result<(), MscError> {
+    use crate::topo::msc::{analyse, check_field};
+    if let Some((_, f)) = extra {
+        check_field(f)?;
+    }
     println!(
         "{:<30} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}",
         "field", "gradient", "arcs+man", "persist", "hierarchy", "total s", "critical", "arcs", "peak MiB"
     );
-    let row = |name: String, f: &ScalarField| {
+    let row = |name: String, f: &ScalarField| -> Result<(), MscError> {
         let t = Instant::now();
-        let a = analyse(f, &Control::default()).expect("bench fields have no NaN");
+        let a = analyse(f, &Control::default())?;
         let total = t.elapsed().as_secs_f64();
         println!(
             "{name:<30} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>9.0}",
@@ -170,12 +157,14 @@ pub fn run_msc(sizes: &[Vec<usize>], extra: Option<(&str, &ScalarField)>) {
             a.complex.arcs.len(),
             peak_rss_mib().unwrap_or(f64::NAN)
         );
+        Ok(())
     };
     for dims in sizes {
         let f = gaussian_random_field(dims, 4.0, 1);
-        row(format!("GRF sigma=4 {}", crate::field::dims_string(dims)), &f);
+        row(format!("GRF sigma=4 {}", crate::field::dims_string(dims)), &f)?;
     }
     if let Some((name, f)) = extra {
-        row(name.to_string(), f);
+        row(name.to_string(), f)?;
     }
+    Ok(())
 }

@@ -6,16 +6,23 @@
 //! on an NVIDIA GPU (kernels in `kernels/`), equal to the CPU's results; [`compute`] picks the
 //! backend and runs jobs on a worker thread for the viewer ([`app`]), which draws with wgpu
 //! through [`render`] (shaders in `shaders/`). The command line lives in the binary
-//! (`src/main.rs`, `src/cli`).
+//! (`src/main.rs`, `src/cli`). `docs/ARCHITECTURE.md` has the map of the modules and what each
+//! may use.
+//!
+//! Features: `viewer` ([`app`], [`render`]) and `cuda` ([`cuda`]), both on by default; without
+//! them the command line builds alone.
 
+#[cfg(feature = "viewer")]
 pub mod app;
 pub mod bench;
 pub mod compute;
 pub mod control;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod export;
 pub mod field;
 pub mod io;
 pub mod mem;
+#[cfg(feature = "viewer")]
 pub mod render;
 pub mod topo;

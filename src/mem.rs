@@ -28,3 +28,56 @@ fn advise_huge(start: usize, len: usize) {
 
 #[cfg(not(target_os = "linux"))]
 fn advise_huge(_start: usize, _len: usize) {}
+
+/// Resident memory of this process in bytes (Linux; None elsewhere). Reads `/proc`: call it
+/// about once a second, not per frame.
+#[cfg(target_os = "linux")]
+pub fn resident_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * u64::try_from(page).ok()?)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn resident_bytes() -> Option<u64> {
+    None
+}
+
+/// A memory size that does not parse.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum SizeError {
+    #[error("'{0}' is not a size (e.g. 512M, 2G)")]
+    NotASize(String),
+    #[error("'{0}' is not a positive size")]
+    NotPositive(String),
+}
+
+/// Parses a memory size: plain bytes or with K, M, G (binary units), e.g. "64M".
+pub fn parse_size(s: &str) -> Result<usize, SizeError> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1usize << 10),
+        Some('M') => (&t[..t.len() - 1], 1 << 20),
+        Some('G') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let n: f64 = num.parse().map_err(|_| SizeError::NotASize(s.into()))?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(SizeError::NotPositive(s.into()));
+    }
+    Ok((n * mult as f64) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(super::parse_size("64M"), Ok(64 << 20));
+        assert_eq!(super::parse_size("1.5k"), Ok(1536));
+        assert_eq!(super::parse_size("4096"), Ok(4096));
+        assert!(super::parse_size("-1G").is_err());
+        assert!(super::parse_size("lots").is_err());
+    }
+}

@@ -2,6 +2,7 @@
 //! both constructions, sub- and superlevel, 1D/2D/3D, odd sizes, many ties and many values, and
 //! slabs forced small by a memory limit; smoothing equal bit for bit. Skipped, with the reason
 //! printed, where no CUDA device is usable (as on CI).
+#![cfg(feature = "cuda")]
 
 mod common;
 

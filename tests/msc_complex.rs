@@ -176,6 +176,17 @@ fn check_hierarchy(a: &Analysis) {
     let c = &a.complex;
     let h = &a.hierarchy;
     let nd = c.grid.ndim;
+    // The one-pass table of representatives agrees with walking each merge chain.
+    for steps in [0, h.cancellations.len() / 2, h.cancellations.len()] {
+        let table = h.representatives(steps);
+        for (i, &r) in table.iter().enumerate() {
+            assert_eq!(
+                r,
+                h.representative(i, steps).map_or(NO_LABEL, |x| x as u32),
+                "point {i}, {steps} steps"
+            );
+        }
+    }
     for (s, x) in h.cancellations.iter().enumerate() {
         assert!(h.alive(x.saddle, s) && h.alive(x.extremum, s));
         let (ks, ke) = (c.critical[x.saddle].index as usize, c.critical[x.extremum].index as usize);

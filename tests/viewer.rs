@@ -1,6 +1,7 @@
 //! The viewer driven like a user, through egui_kittest: widgets are found by their labels, the
 //! frames are rendered with wgpu (lavapipe on machines without a GPU), and the main states are
 //! compared with the snapshots in tests/snapshots (`UPDATE_SNAPSHOTS=1` rewrites them).
+#![cfg(feature = "viewer")]
 
 mod common;
 
@@ -9,8 +10,8 @@ use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotOptions};
 use std::time::{Duration, Instant};
 use topoview::app::settings::Layout;
-use topoview::app::{Startup, TopoApp, dataset::chi_at};
-use topoview::compute::Lane;
+use topoview::app::{Startup, TopoApp};
+use topoview::compute::curve::chi_at;
 use topoview::control::Control;
 use topoview::render::colormap::Colormap;
 use topoview::topo::ecc::{EccOptions, NanPolicy, ecc};
@@ -146,7 +147,7 @@ fn a_broken_file_shows_its_error_and_the_app_goes_on() {
     assert!(e.contains("truncated.nii.gz"), "{e}");
     assert!(h.state().data.is_none());
     h.get_by_label_contains("truncated.nii.gz");
-    assert!(!h.state().jobs.contains_key(&Lane::Load));
+    assert!(!h.state().jobs.contains_key(&topoview::compute::jobs::LOAD));
     // The app still opens the next file.
     h.state_mut().open(common::data("coins.png"), Default::default());
     wait_for(&mut h, "coins", idle);

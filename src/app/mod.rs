@@ -11,9 +11,11 @@ pub mod settings;
 mod side;
 pub mod views;
 
-use crate::compute::{Event, Job, Lane, Outcome, Worker};
+use crate::compute::jobs::{self, Ecc, Generate, Loaded, Open, Smooth, Smoothed};
+use crate::compute::{Curve, Event, Lane, Outcome, Worker};
 use crate::io::OpenOptions;
 use crate::render::colormap::Colormap;
+use crate::render::gpu_volume::{GpuVolume, UploadProgress};
 use crate::render::slice::SliceRenderer;
 use crate::render::volume::{self, mask_threshold};
 use crate::topo::ecc::{EccOptions, NanPolicy};
@@ -64,6 +66,8 @@ pub struct TopoApp {
     last_job: Option<(String, f64)>,
     /// The field whose texture is on the GPU (by address) and its display stride.
     uploaded: Option<(usize, usize)>,
+    /// How far the volume's upload to the GPU has come (it may take several frames).
+    pub upload: Option<UploadProgress>,
     /// Whether eframe runs on wgpu (the slice views draw with it).
     has_renderer: bool,
     /// The user's colormap while a signed field is shown with the diverging one in its place.
@@ -77,15 +81,26 @@ pub struct TopoApp {
 
 mod bench;
 
-/// Frame-to-frame times, for the status bar.
+/// Frame-to-frame times and the process's memory, for the status bar.
 #[derive(Default)]
 struct FrameClock {
     last: Option<Instant>,
     recent: std::collections::VecDeque<f32>,
     first_frame: bool,
+    /// Resident memory in MiB and when it was read (once a second, not per frame).
+    resident: Option<(Instant, Option<f64>)>,
 }
 
 impl FrameClock {
+    fn resident_mib(&mut self) -> Option<f64> {
+        let stale = self.resident.is_none_or(|(at, _)| at.elapsed().as_secs_f32() >= 1.0);
+        if stale {
+            let mib = crate::mem::resident_bytes().map(|b| b as f64 / (1 << 20) as f64);
+            self.resident = Some((Instant::now(), mib));
+        }
+        self.resident.and_then(|(_, m)| m)
+    }
+
     fn tick(&mut self) -> Option<f32> {
         let now = Instant::now();
         let dt = self.last.map(|l| (now - l).as_secs_f32() * 1000.0);
@@ -118,6 +133,9 @@ pub fn asset(name: &str) -> PathBuf {
 
 pub const DEMO_VOLUME: &str = "mni152_t1_09a.nii.gz";
 
+/// Time a frame may spend uploading the volume to the GPU; the rest follows in later frames.
+const UPLOAD_BUDGET: std::time::Duration = std::time::Duration::from_millis(8);
+
 impl TopoApp {
     pub fn new(cc: &eframe::CreationContext<'_>, startup: Startup) -> TopoApp {
         let settings: Settings =
@@ -141,6 +159,7 @@ impl TopoApp {
             mask_on: true,
             last_job: None,
             uploaded: None,
+            upload: None,
             has_renderer,
             auto_colormap: None,
             exports_tx,
@@ -161,16 +180,16 @@ impl TopoApp {
 
     pub fn open(&mut self, path: PathBuf, opts: OpenOptions) {
         let what = format!("Opening {}", path.display());
-        self.worker.submit(Job::Open { path, opts });
-        self.jobs.insert(Lane::Load, JobProgress { what, ..Default::default() });
+        self.worker.submit(Open { path, opts });
+        self.jobs.insert(jobs::LOAD, JobProgress { what, ..Default::default() });
     }
 
     pub fn generate(&mut self) {
         let g = self.settings.grf;
         let dims = if g.three_d { vec![g.size; 3] } else { vec![g.size; 2] };
-        self.worker.submit(Job::Generate { dims, corr: g.corr, seed: g.seed });
+        self.worker.submit(Generate { dims, corr: g.corr, seed: g.seed });
         self.jobs.insert(
-            Lane::Load,
+            jobs::LOAD,
             JobProgress { what: "Generating a random field".into(), ..Default::default() },
         );
     }
@@ -189,8 +208,8 @@ impl TopoApp {
         let opts = self.ecc_options();
         let Some(d) = &mut self.data else { return };
         let field = d.field.clone();
-        self.worker.submit(Job::Curve { field, opts });
-        self.jobs.insert(Lane::Curve, JobProgress { what: "ECC".into(), ..Default::default() });
+        self.worker.submit(Ecc { field, opts });
+        self.jobs.insert(jobs::CURVE, JobProgress { what: "ECC".into(), ..Default::default() });
         self.resmooth();
     }
 
@@ -200,16 +219,16 @@ impl TopoApp {
         let opts = self.ecc_options();
         let Some(d) = &mut self.data else { return };
         if self.sigma <= 0.0 {
-            self.worker.cancel(Lane::Smooth);
-            self.jobs.remove(&Lane::Smooth);
+            self.worker.cancel(jobs::SMOOTH);
+            self.jobs.remove(&jobs::SMOOTH);
             d.smoothed = None;
             return;
         }
         let field = d.field.clone();
         let sigma = self.sigma;
-        self.worker.submit(Job::Smooth { field, sigma, opts });
+        self.worker.submit(Smooth { field, sigma, opts });
         self.jobs.insert(
-            Lane::Smooth,
+            jobs::SMOOTH,
             JobProgress { what: format!("Smoothing, σ = {sigma}"), ..Default::default() },
         );
     }
@@ -254,61 +273,72 @@ impl TopoApp {
         }
     }
 
+    /// Takes a finished job's output by its type.
     fn finished(&mut self, outcome: Outcome, seconds: f64) {
-        match outcome {
-            Outcome::Loaded(l) => {
-                self.last_job = Some(("open".into(), seconds));
-                if let Some(p) = &l.path {
-                    self.settings.opened(p);
-                }
-                self.views.reset(l.field.dims());
-                // Signed data get the diverging map in place of gray, for this field only: the
-                // user's own choice comes back with the next field and is what gets saved.
-                if let Some(own) = self.auto_colormap.take() {
-                    self.settings.colormap = own;
-                }
-                if l.summary.signed && self.settings.colormap == Colormap::Gray {
-                    self.auto_colormap = Some(Colormap::Gray);
-                    self.settings.colormap = Colormap::CoolWarm;
-                }
-                self.message = (!l.field.notes.is_empty()).then(|| l.field.notes.join(" "));
-                if l.summary.non_finite > 0 {
-                    self.message = Some(format!(
-                        "{} NaN or infinite samples: NaN voxels are left out of every set.",
-                        l.summary.non_finite
-                    ));
-                }
-                self.data = Some(Dataset::new(l));
-                self.error = None;
-                self.recompute();
-            }
-            Outcome::Curve(e) => {
-                self.last_job = Some(("ECC".into(), seconds));
-                if let Some(d) = &mut self.data {
-                    d.set_curve(e);
-                }
-            }
-            Outcome::Smoothed(s) => {
-                self.last_job = Some((format!("smoothing σ = {} + ECC", s.sigma), seconds));
-                if let Some(b) = &mut self.bench {
-                    b.smoothed();
-                }
-                if let Some(d) = &mut self.data {
-                    d.set_smoothed(s);
-                }
-            }
+        let outcome = match outcome.take::<Loaded>() {
+            Ok(l) => return self.loaded(l, seconds),
+            Err(o) => o,
+        };
+        let outcome = match outcome.take::<Curve>() {
+            Ok(e) => return self.curve(e, seconds),
+            Err(o) => o,
+        };
+        if let Ok(s) = outcome.take::<Smoothed>() {
+            self.smoothed(s, seconds);
         }
     }
 
-    /// Uploads the displayed field when it changed (once per data change, never per frame).
-    fn sync_texture(&mut self, frame: &eframe::Frame) {
+    fn loaded(&mut self, l: Loaded, seconds: f64) {
+        self.last_job = Some(("open".into(), seconds));
+        if let Some(p) = &l.path {
+            self.settings.opened(p);
+        }
+        self.views.reset(l.field.dims());
+        // Signed data get the diverging map in place of gray, for this field only: the
+        // user's own choice comes back with the next field and is what gets saved.
+        if let Some(own) = self.auto_colormap.take() {
+            self.settings.colormap = own;
+        }
+        if l.summary.signed && self.settings.colormap == Colormap::Gray {
+            self.auto_colormap = Some(Colormap::Gray);
+            self.settings.colormap = Colormap::CoolWarm;
+        }
+        self.message = load_message(&l.field.notes, l.summary.non_finite);
+        self.data = Some(Dataset::new(l));
+        self.error = None;
+        self.recompute();
+    }
+
+    fn curve(&mut self, e: Curve, seconds: f64) {
+        self.last_job = Some(("ECC".into(), seconds));
+        if let Some(d) = &mut self.data {
+            d.set_curve(e);
+        }
+    }
+
+    fn smoothed(&mut self, s: Smoothed, seconds: f64) {
+        self.last_job = Some((format!("smoothing σ = {} + ECC", s.sigma), seconds));
+        if let Some(b) = &mut self.bench {
+            b.smoothed();
+        }
+        if let Some(d) = &mut self.data {
+            d.set_smoothed(s);
+        }
+    }
+
+    /// Starts uploading the displayed field when it changed (once per data change), and goes
+    /// on with an upload under way: at most [`UPLOAD_BUDGET`] of it per frame.
+    fn sync_texture(&mut self, frame: &eframe::Frame, ctx: &egui::Context) {
         let (Some(d), Some(rs)) = (&self.data, frame.wgpu_render_state()) else { return };
         let f = d.displayed();
         let key = Arc::as_ptr(f) as usize;
         if self.uploaded.is_some_and(|(k, _)| k == key) {
+            if self.upload.is_some_and(|p| p.planes < p.of) {
+                self.step_upload(rs, ctx);
+            }
             return;
         }
-        let up = SliceRenderer::upload(rs, f);
+        let up = GpuVolume::begin(rs, f.clone());
         if up.stride > 1 {
             self.message = Some(format!(
                 "The volume is larger than the GPU's 3D texture limits: shown at every {}th voxel \
@@ -318,8 +348,18 @@ impl TopoApp {
             ));
         }
         self.uploaded = Some((key, up.stride));
-        if let Some(b) = &mut self.bench {
-            b.uploaded();
+        self.step_upload(rs, ctx);
+    }
+
+    fn step_upload(&mut self, rs: &eframe::egui_wgpu::RenderState, ctx: &egui::Context) {
+        self.upload = GpuVolume::step(rs, UPLOAD_BUDGET);
+        match self.upload {
+            Some(p) if p.planes < p.of => ctx.request_repaint(),
+            _ => {
+                if let Some(b) = &mut self.bench {
+                    b.uploaded();
+                }
+            }
         }
     }
 
@@ -374,7 +414,7 @@ impl eframe::App for TopoApp {
                 self.resmooth();
             }
         }
-        self.sync_texture(frame);
+        self.sync_texture(frame, &ctx);
 
         egui::Panel::top("menu").show(ui, |ui| side::menu_bar(self, ui));
         egui::Panel::bottom("status").show(ui, |ui| side::status_bar(self, ui));
@@ -397,6 +437,16 @@ impl eframe::App for TopoApp {
     }
 }
 
+/// What the user is told about a field just loaded: the reader's notes and the NaN warning,
+/// both (neither hides the other).
+fn load_message(notes: &[String], non_finite: usize) -> Option<String> {
+    let mut all = notes.to_vec();
+    if non_finite > 0 {
+        all.push(format!("{non_finite} NaN or infinite samples: NaN voxels are left out of every set."));
+    }
+    (!all.is_empty()).then(|| all.join(" "))
+}
+
 /// Runs the viewer window (blocking until it is closed).
 pub fn run(startup: Startup) -> Result<(), String> {
     let options = eframe::NativeOptions {
@@ -411,4 +461,15 @@ pub fn run(startup: Startup) -> Result<(), String> {
     };
     eframe::run_native("topoview", options, Box::new(|cc| Ok(Box::new(TopoApp::new(cc, startup)))))
         .map_err(|e| format!("cannot open the viewer window: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_nan_warning_keeps_the_readers_notes() {
+        let notes = vec!["colour image converted to luminance".to_string()];
+        let m = super::load_message(&notes, 3).unwrap_or_default();
+        assert!(m.contains("luminance") && m.contains("3 NaN"), "{m}");
+        assert_eq!(super::load_message(&[], 0), None);
+    }
 }

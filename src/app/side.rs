@@ -5,7 +5,7 @@ use super::exports::Export;
 use super::settings::Layout;
 use super::views::{self, VIEW_NAMES};
 use super::{DEMO_VOLUME, TopoApp, asset, curve_panel};
-use crate::compute::Lane;
+use crate::compute::jobs;
 use crate::export::format_threshold;
 use crate::io::OpenOptions;
 use crate::render::colormap::Colormap;
@@ -134,7 +134,7 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
         ui.label(format!("Backend: {}", app.backend()));
         ui.separator();
         let mut cancel = None;
-        for lane in [Lane::Load, Lane::Curve, Lane::Smooth] {
+        for lane in [jobs::LOAD, jobs::CURVE, jobs::SMOOTH] {
             if let Some(j) = app.jobs.get(&lane) {
                 let text =
                     if j.stage.is_empty() { j.what.clone() } else { format!("{}: {}", j.what, j.stage) };
@@ -151,11 +151,16 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
         if let Some(l) = cancel {
             app.cancel(l);
         }
+        if let Some(p) = app.upload.filter(|p| p.planes < p.of) {
+            ui.label(format!("uploading the volume to the GPU: {} of {} planes", p.planes, p.of));
+            ui.add(egui::ProgressBar::new(p.planes as f32 / p.of.max(1) as f32).desired_width(120.0));
+            ui.separator();
+        }
         if let Some((what, s)) = &app.last_job {
             ui.label(format!("last job: {what} {:.2} s", s));
             ui.separator();
         }
-        if let Some(mib) = resident_mib() {
+        if let Some(mib) = app.frames.resident_mib() {
             ui.label(format!("memory {mib:.0} MiB"));
             ui.separator();
         }
@@ -167,33 +172,14 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
             let f = d.displayed();
             let [x, y, z] = h.voxel;
             let pos = if f.ndim() == 3 { format!("({x}, {y}, {z})") } else { format!("({x}, {y})") };
+            let [wx, wy, wz] = f.world([x as f64, y as f64, z as f64]);
             let world = match f.affine {
-                Some(a) => {
-                    let w: Vec<String> = (0..3)
-                        .map(|r| {
-                            format!(
-                                "{:.1}",
-                                a[r][0] * x as f64 + a[r][1] * y as f64 + a[r][2] * z as f64 + a[r][3]
-                            )
-                        })
-                        .collect();
-                    format!("  world ({}) mm", w.join(", "))
-                }
-                None => {
-                    let s = f.spacing();
-                    format!("  at ({:.1}, {:.1}, {:.1})", x as f64 * s[0], y as f64 * s[1], z as f64 * s[2])
-                }
+                Some(_) => format!("  world ({wx:.1}, {wy:.1}, {wz:.1}) mm"),
+                None => format!("  at ({wx:.1}, {wy:.1}, {wz:.1})"),
             };
             ui.monospace(format!("voxel {pos}{world}  value {}", format_threshold(h.value, f.dtype())));
         }
     });
-}
-
-/// Resident memory of this process (Linux; None elsewhere).
-fn resident_mib() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: f64 = s.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096.0 / (1 << 20) as f64)
 }
 
 pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
@@ -363,7 +349,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
     }
     let Some(d) = &app.data else {
         ui.centered_and_justified(|ui| {
-            ui.label(if app.jobs.contains_key(&Lane::Load) {
+            ui.label(if app.jobs.contains_key(&jobs::LOAD) {
                 "Loading…"
             } else {
                 "Open a file (File > Open, or drop it here)."

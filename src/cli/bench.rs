@@ -1,5 +1,6 @@
 //! `topoview bench`: see [`topoview::bench`].
 
+use anyhow::Context;
 use topoview::bench::{BenchConfig, run as run_bench};
 
 #[derive(clap::Args, Debug)]
@@ -24,16 +25,21 @@ pub struct BenchArgs {
     #[arg(long)]
     pub cuda: bool,
     /// With --cuda and --file: also stream the file through at most this much GPU memory.
-    #[arg(long, value_name = "LIMIT", value_parser = topoview::cuda::parse_size)]
+    #[arg(long, value_name = "LIMIT", value_parser = topoview::mem::parse_size)]
     pub gpu_memory: Option<usize>,
 }
 
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     if a.cuda {
-        let g = topoview::cuda::Gpu::open().map_err(anyhow::Error::msg)?;
-        topoview::cuda::bench::run(&g, a.repeat.max(1), a.file.as_deref(), a.gpu_memory)
-            .map_err(anyhow::Error::msg)?;
-        return Ok(());
+        #[cfg(feature = "cuda")]
+        {
+            let g = topoview::cuda::Gpu::open().map_err(anyhow::Error::msg)?;
+            topoview::cuda::bench::run(&g, a.repeat.max(1), a.file.as_deref(), a.gpu_memory)
+                .map_err(anyhow::Error::msg)?;
+            return Ok(());
+        }
+        #[cfg(not(feature = "cuda"))]
+        anyhow::bail!("this topoview was built without CUDA (the `cuda` feature)");
     }
     if a.msc {
         let field = match &a.file {
@@ -42,7 +48,8 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         };
         let name = a.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
         let sizes = vec![vec![2048, 2048], vec![128, 128, 128], vec![256, 256, 256]];
-        topoview::bench::run_msc(&sizes, field.as_ref().map(|f| (name.as_str(), f)));
+        topoview::bench::run_msc(&sizes, field.as_ref().map(|f| (name.as_str(), f)))
+            .with_context(|| name.clone())?;
         return Ok(());
     }
     anyhow::ensure!(

@@ -85,14 +85,14 @@ pub struct BackendArgs {
     #[arg(long, value_enum, default_value_t = topoview::compute::backend::Choice::Auto)]
     pub backend: topoview::compute::backend::Choice,
     /// GPU memory the ECC may use for a field's slabs (e.g. 256M, 2G); larger fields stream
-    /// through it in slabs. Default: 80% of the free memory.
-    #[arg(long, value_name = "LIMIT", value_parser = topoview::cuda::parse_size)]
+    /// through it in slabs. Default: 64 MiB (at least three planes), at most 40% of the free memory.
+    #[arg(long, value_name = "LIMIT", value_parser = topoview::mem::parse_size)]
     pub gpu_memory: Option<usize>,
 }
 
 impl BackendArgs {
     pub fn open(&self) -> anyhow::Result<topoview::compute::backend::Backend> {
-        topoview::compute::backend::Backend::new(self.backend, self.gpu_memory).map_err(anyhow::Error::msg)
+        Ok(topoview::compute::backend::Backend::new(self.backend, self.gpu_memory)?)
     }
 }
 
@@ -143,6 +143,15 @@ pub fn main() -> ExitCode {
     }
 }
 
+#[cfg(not(feature = "viewer"))]
+fn view(_: &Option<PathBuf>, _: &ViewArgs, _: std::time::Instant) -> anyhow::Result<bool> {
+    anyhow::bail!(
+        "this topoview was built without the viewer (the `viewer` feature); the command line \
+         works: topoview ecc | msc | info | bench (see topoview --help)"
+    )
+}
+
+#[cfg(feature = "viewer")]
 fn view(file: &Option<PathBuf>, a: &ViewArgs, launched: std::time::Instant) -> anyhow::Result<bool> {
     a.input.init_threads()?;
     let startup = topoview::app::Startup {

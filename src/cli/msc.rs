@@ -5,12 +5,11 @@ use super::progress::Progress;
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use topoview::control::Control;
-use topoview::export::msc::{View, summary, vtp_critical_points, vtp_separatrices, write_json};
+use topoview::export::msc::{summary, vtp_critical_points, vtp_separatrices, write_json};
 use topoview::export::{write_atomic, write_atomic_with};
-use topoview::field::{Samples, ScalarField};
 use topoview::io::nifti::write_nifti1;
 use topoview::topo::msc::analyse;
-use topoview::topo::msc::complex::{NO_LABEL, ms_cells_2d};
+use topoview::topo::msc::simplified::Simplified;
 
 #[derive(clap::Args, Debug)]
 pub struct MscArgs {
@@ -49,10 +48,6 @@ fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(format!("{s}{suffix}"))
 }
 
-fn labels(v: &[u32]) -> Samples {
-    Samples::I32(v.iter().map(|&l| if l == NO_LABEL { -1 } else { l as i32 }).collect())
-}
-
 pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     args.input.init_threads()?;
     let opts = args.input.open_options()?;
@@ -79,7 +74,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         }
         (None, None) => None,
     };
-    let view = View::new(&field, &a, threshold);
+    let view = Simplified::new(&field, &a, threshold);
     if let Some(out) = &args.json {
         write_atomic_with(out, |w| {
             write_json(&name, &view, &mut *w).map_err(std::io::Error::other)?;
@@ -97,36 +92,14 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         }
     }
     if let Some(out) = &args.labels {
-        let h = &a.hierarchy;
-        let basin_labels = h.labels_at(&a.complex.basins, view.steps);
-        let basins = field.with_samples(labels(&basin_labels))?;
-        write_nifti1(out, &basins).with_context(|| format!("cannot write {}", out.display()))?;
-        let dual: Vec<usize> = field.shape().iter().map(|&n| n - 1).collect();
-        if dual.iter().all(|&n| n > 0) {
-            let mountains = h.labels_at(&a.complex.mountains, view.steps);
-            let mut m = ScalarField::new(&dual, labels(&mountains))?.with_spacing(field.spacing())?;
-            // Cell centres sit half a voxel from the voxels.
-            let sp = field.spacing();
-            let mut aff = field.affine.unwrap_or([
-                [sp[0], 0.0, 0.0, 0.0],
-                [0.0, sp[1], 0.0, 0.0],
-                [0.0, 0.0, sp[2], 0.0],
-                [0.0, 0.0, 0.0, 1.0],
-            ]);
-            for row in aff.iter_mut().take(3) {
-                row[3] += 0.5 * (row[0] + row[1] + if field.ndim() == 3 { row[2] } else { 0.0 });
-            }
-            m.affine = Some(aff);
-            let p = with_suffix(out, "_mountains");
-            write_nifti1(&p, &m).with_context(|| format!("cannot write {}", p.display()))?;
-            if field.ndim() == 2 {
-                let keys = topoview::topo::msc::vertex_keys(&field)?;
-                let cells = ms_cells_2d(&a.gradient.grid, &keys, &basin_labels, &mountains);
-                let mut mc = ScalarField::new(&dual, labels(&cells))?.with_spacing(field.spacing())?;
-                mc.affine = m.affine;
-                let p = with_suffix(out, "_cells");
-                write_nifti1(&p, &mc).with_context(|| format!("cannot write {}", p.display()))?;
-            }
+        let volumes = view.label_volumes().with_context(|| name.clone())?;
+        let named = [
+            (out.clone(), Some(&volumes.basins)),
+            (with_suffix(out, "_mountains"), volumes.mountains.as_ref()),
+            (with_suffix(out, "_cells"), volumes.cells.as_ref()),
+        ];
+        for (p, v) in named.iter().filter_map(|(p, v)| v.map(|v| (p, v))) {
+            write_nifti1(p, v).with_context(|| format!("cannot write {}", p.display()))?;
         }
     }
     println!("{}", summary(&name, &view));

@@ -1,11 +1,17 @@
-//! Which backend runs the ECC and smoothing: CUDA when a device and driver are usable (and the
-//! job is one the kernels cover), else all CPU cores; every fallback says why.
+//! Which backend runs an analysis: CUDA when a device and driver are usable (and the job is one
+//! the kernels cover), else all CPU cores; every fallback says why. [`Backend::run`] is the one
+//! place that decides: each operation hands it a GPU path and a CPU path.
+//!
+//! One `Backend` serves every lane of the worker at once. The GPU is used by one job at a time
+//! (a mutex around the device): its jobs take milliseconds, and a lane that finds the device
+//! busy waits for it while the CPU work of the other lanes goes on.
 
-use crate::control::Control;
+use crate::control::{Cancelled, Control};
+#[cfg(feature = "cuda")]
 use crate::cuda::{Gpu, GpuError};
 use crate::field::ScalarField;
 use crate::topo::ecc::{self, Ecc, EccError, EccOptions, NanPolicy};
-use crate::topo::smooth::{self, Smoothing};
+use crate::topo::smooth::{self, SmoothError, Smoothing};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Choice {
@@ -17,11 +23,20 @@ pub enum Choice {
     Cpu,
 }
 
+/// `--backend cuda` on a machine (or a build) without a usable GPU.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NoGpu(pub String);
+
 pub struct Backend {
-    gpu: Option<Gpu>,
+    #[cfg(feature = "cuda")]
+    gpu: Option<std::sync::Mutex<Gpu>>,
+    /// The device's name, when there is one.
+    gpu_name: Option<String>,
     /// Why the CPU is used (no driver, no device, --backend cpu), when it is.
     why_cpu: Option<String>,
-    /// Device memory the ECC may use for a field's slabs (default: 80% of the free memory).
+    /// Device memory the ECC may use for a field's slabs (default: 64 MiB, at least three
+    /// planes, at most 40% of the free memory).
     pub gpu_memory: Option<usize>,
 }
 
@@ -32,56 +47,124 @@ pub struct Ran {
     pub fallback: Option<String>,
 }
 
+impl Ran {
+    const CPU: Ran = Ran { on_gpu: false, fallback: None };
+}
+
+/// Smoothing followed by the ECC of the result failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SmoothEccError {
+    #[error("smoothing: {0}")]
+    Smooth(#[from] SmoothError),
+    #[error(transparent)]
+    Ecc(#[from] EccError),
+}
+
+impl From<Cancelled> for SmoothEccError {
+    fn from(c: Cancelled) -> Self {
+        SmoothEccError::Ecc(c.into())
+    }
+}
+
+impl SmoothEccError {
+    pub fn is_cancelled(&self) -> bool {
+        matches!(
+            self,
+            SmoothEccError::Smooth(SmoothError::Cancelled) | SmoothEccError::Ecc(EccError::Cancelled)
+        )
+    }
+}
+
+/// The GPU path of an operation: given the device, a result or why not.
+#[cfg(feature = "cuda")]
+pub type GpuPath<'a, T> = Box<dyn FnOnce(&Gpu) -> Result<T, GpuError> + 'a>;
+
 impl Backend {
-    pub fn new(choice: Choice, gpu_memory: Option<usize>) -> Result<Backend, String> {
+    pub fn new(choice: Choice, gpu_memory: Option<usize>) -> Result<Backend, NoGpu> {
         let (gpu, why_cpu) = match choice {
             Choice::Cpu => (None, Some("--backend cpu".to_string())),
-            Choice::Cuda => (Some(Gpu::open()?), None),
-            Choice::Auto => match Gpu::open() {
+            Choice::Cuda => (Some(open_gpu()?), None),
+            Choice::Auto => match open_gpu() {
                 Ok(g) => (Some(g), None),
-                Err(why) => (None, Some(why)),
+                Err(why) => (None, Some(why.0)),
             },
         };
-        Ok(Backend { gpu, why_cpu, gpu_memory })
+        #[cfg(feature = "cuda")]
+        {
+            let gpu_name = gpu.as_ref().map(|g| g.name.clone());
+            Ok(Backend { gpu: gpu.map(std::sync::Mutex::new), gpu_name, why_cpu, gpu_memory })
+        }
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _: Option<()> = gpu;
+            Ok(Backend { gpu_name: None, why_cpu, gpu_memory })
+        }
     }
 
-    pub fn cpu() -> Backend {
-        Backend { gpu: None, why_cpu: Some("CPU chosen".into()), gpu_memory: None }
+    /// The CPU, for the reason given (shown by [`Backend::describe`]).
+    pub fn cpu_because(why: String) -> Backend {
+        Backend {
+            #[cfg(feature = "cuda")]
+            gpu: None,
+            gpu_name: None,
+            why_cpu: Some(why),
+            gpu_memory: None,
+        }
     }
 
     pub fn has_gpu(&self) -> bool {
-        self.gpu.is_some()
+        self.gpu_name.is_some()
     }
 
     /// The backend in words: "CUDA: NVIDIA H100 80GB HBM3" or "CPU, 16 threads (no CUDA driver found)".
     pub fn describe(&self) -> String {
-        match (&self.gpu, &self.why_cpu) {
-            (Some(g), _) => format!("CUDA: {}", g.name),
+        match (&self.gpu_name, &self.why_cpu) {
+            (Some(name), _) => format!("CUDA: {name}"),
             (None, Some(why)) => format!("CPU, {} threads ({why})", rayon::current_num_threads()),
             (None, None) => format!("CPU, {} threads", rayon::current_num_threads()),
         }
     }
 
+    /// Runs `gpu` on the device when there is one and `use_gpu` holds, else `cpu`; when the GPU
+    /// fails (other than by being cancelled), runs `cpu` and says why in [`Ran::fallback`].
+    #[cfg(feature = "cuda")]
+    pub fn run<T, E: From<Cancelled>>(
+        &self,
+        use_gpu: bool,
+        gpu: GpuPath<'_, T>,
+        cpu: impl FnOnce() -> Result<T, E>,
+    ) -> Result<(T, Ran), E> {
+        if let Some(device) = self.gpu.as_ref().filter(|_| use_gpu) {
+            // A job that panicked while holding the device leaves it usable: the kernels keep
+            // no state across calls.
+            let result = gpu(&device.lock().unwrap_or_else(|p| p.into_inner()));
+            return match result {
+                Ok(out) => Ok((out, Ran { on_gpu: true, fallback: None })),
+                Err(GpuError::Cancelled) => Err(Cancelled.into()),
+                Err(why) => {
+                    Ok((cpu()?, Ran { on_gpu: false, fallback: Some(format!("{why}; used the CPU")) }))
+                }
+            };
+        }
+        Ok((cpu()?, Ran::CPU))
+    }
+
     /// The ECC of `field`, on the GPU when it can be; the CPU reference otherwise.
     pub fn ecc(&self, field: &ScalarField, opts: &EccOptions, ctl: &Control) -> Result<(Ecc, Ran), EccError> {
-        if let Some(g) = &self.gpu {
-            // The kernels leave NaN out; rejecting is the CPU's check, made before either runs.
-            if opts.nan == NanPolicy::Reject {
-                let (nan, inf) = ecc::count_non_finite(field);
-                if nan + inf > 0 {
-                    return Err(EccError::NonFinite { nan, inf });
-                }
-            }
-            match g.ecc(field, opts, self.gpu_memory, ctl) {
-                Ok((e, _)) => return Ok((e, Ran { on_gpu: true, fallback: None })),
-                Err(GpuError::Cancelled) => return Err(EccError::Cancelled),
-                Err(why) => {
-                    let e = ecc::ecc(field, opts, ctl)?;
-                    return Ok((e, Ran { on_gpu: false, fallback: Some(format!("{why}; used the CPU")) }));
-                }
+        // The kernels leave NaN out; rejecting is the CPU's check, made before either runs.
+        if opts.nan == NanPolicy::Reject {
+            let (nan, inf) = ecc::count_non_finite(field);
+            if nan + inf > 0 {
+                return Err(EccError::NonFinite { nan, inf });
             }
         }
-        Ok((ecc::ecc(field, opts, ctl)?, Ran { on_gpu: false, fallback: None }))
+        let cpu = || ecc::ecc(field, opts, ctl);
+        #[cfg(feature = "cuda")]
+        {
+            self.run(true, Box::new(|g: &Gpu| Ok(g.ecc(field, opts, self.gpu_memory, ctl)?.0)), cpu)
+        }
+        #[cfg(not(feature = "cuda"))]
+        Ok((cpu()?, Ran::CPU))
     }
 
     /// Smooths `field`, on the GPU when it can (the result is the same bit for bit).
@@ -90,22 +173,19 @@ impl Backend {
         field: &ScalarField,
         s: &Smoothing,
         ctl: &Control,
-    ) -> Result<(ScalarField, Ran), smooth::SmoothError> {
-        if let Some(g) = &self.gpu
-            && valid_smoothing(field, s)
+    ) -> Result<(ScalarField, Ran), SmoothError> {
+        let cpu = || smooth::smooth(field, s, ctl);
+        #[cfg(feature = "cuda")]
         {
-            match g.smooth(field, s) {
-                Ok(out) => {
-                    ctl.tick((field.len() * field.ndim()) as u64);
-                    return Ok((out, Ran { on_gpu: true, fallback: None }));
-                }
-                Err(why) => {
-                    let out = smooth::smooth(field, s, ctl)?;
-                    return Ok((out, Ran { on_gpu: false, fallback: Some(format!("{why}; used the CPU")) }));
-                }
-            }
+            let gpu = |g: &Gpu| {
+                let out = g.smooth(field, s)?;
+                ctl.tick((field.len() * field.ndim()) as u64);
+                Ok(out)
+            };
+            self.run(valid_smoothing(field, s), Box::new(gpu), cpu)
         }
-        Ok((smooth::smooth(field, s, ctl)?, Ran { on_gpu: false, fallback: None }))
+        #[cfg(not(feature = "cuda"))]
+        Ok((cpu()?, Ran::CPU))
     }
 
     /// Smooths `field` and computes the ECC of the result; on the GPU the smoothed field stays
@@ -116,30 +196,39 @@ impl Backend {
         s: &Smoothing,
         opts: &EccOptions,
         ctl: &Control,
-    ) -> Result<(ScalarField, Ecc, Ran), String> {
-        if let Some(g) = &self.gpu
-            && valid_smoothing(field, s)
-        {
-            match g.smooth_ecc(field, s, opts, ctl) {
-                Ok((f, e)) => {
-                    ctl.tick((field.len() * (field.ndim() + 1)) as u64);
-                    return Ok((f, e, Ran { on_gpu: true, fallback: None }));
-                }
-                Err(GpuError::Cancelled) => return Err("cancelled".into()),
-                Err(why) => {
-                    let f = smooth::smooth(field, s, ctl).map_err(|e| e.to_string())?;
-                    let e = ecc::ecc(&f, opts, ctl).map_err(|e| e.to_string())?;
-                    return Ok((f, e, Ran { on_gpu: false, fallback: Some(format!("{why}; used the CPU")) }));
-                }
-            }
-        }
-        let f = smooth::smooth(field, s, ctl).map_err(|e| e.to_string())?;
-        let (e, ran) = self.ecc(&f, opts, ctl).map_err(|e| e.to_string())?;
+    ) -> Result<(ScalarField, Ecc, Ran), SmoothEccError> {
+        let cpu = || -> Result<_, SmoothEccError> {
+            let f = smooth::smooth(field, s, ctl)?;
+            let e = ecc::ecc(&f, opts, ctl)?;
+            Ok((f, e))
+        };
+        #[cfg(feature = "cuda")]
+        let ((f, e), ran) = {
+            let gpu = |g: &Gpu| {
+                let out = g.smooth_ecc(field, s, opts, ctl)?;
+                ctl.tick((field.len() * (field.ndim() + 1)) as u64);
+                Ok(out)
+            };
+            self.run(valid_smoothing(field, s), Box::new(gpu), cpu)?
+        };
+        #[cfg(not(feature = "cuda"))]
+        let ((f, e), ran) = (cpu()?, Ran::CPU);
         Ok((f, e, ran))
     }
 }
 
+#[cfg(feature = "cuda")]
+fn open_gpu() -> Result<Gpu, NoGpu> {
+    Gpu::open().map_err(NoGpu)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn open_gpu() -> Result<(), NoGpu> {
+    Err(NoGpu("this topoview was built without CUDA (the `cuda` feature)".into()))
+}
+
 /// Parameters the GPU path accepts; others go to the CPU, which reports what is wrong.
+#[cfg(feature = "cuda")]
 fn valid_smoothing(field: &ScalarField, s: &Smoothing) -> bool {
     s.sigma.is_finite()
         && s.sigma >= 0.0

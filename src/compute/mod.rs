@@ -1,86 +1,140 @@
-//! The compute side of the viewer: which backend runs the work, the jobs it takes, the events it
-//! sends back, and the worker thread that owns it ([`worker`]). The UI speaks to it only through
-//! messages, so the UI thread never waits on compute or on file reading.
+//! The compute side of the viewer: which backend runs the work ([`backend`]), the analyses it
+//! runs as jobs ([`jobs`]), and the worker that runs them off the UI thread ([`worker`]). The UI
+//! speaks to it only through messages, so the UI thread never waits on compute or on file
+//! reading.
+//!
+//! An analysis becomes a job by implementing [`Job`]: its lane, and a `run` that takes the
+//! backend and a [`Control`] and returns a typed output or a [`JobError`]. The worker runs each
+//! lane on a thread of its own, so lanes never wait on each other; the output comes back as an
+//! [`Outcome`] that the UI takes by type.
 
 pub mod backend;
+pub mod curve;
+pub mod jobs;
 pub mod summary;
 pub mod worker;
 
-use crate::field::ScalarField;
-use crate::io::OpenOptions;
-use crate::topo::ecc::{Ecc, EccOptions};
-use std::path::PathBuf;
-use std::sync::Arc;
+use crate::control::{Cancelled, Control};
+use std::any::Any;
 
+pub use curve::Curve;
+pub use jobs::{Ecc, Generate, Loaded, Open, Smooth, Smoothed};
 pub use summary::FieldSummary;
 pub use worker::Worker;
 
 /// Jobs of one lane supersede each other: submitting a job cancels the lane's older ones, so
-/// dragging a slider never queues stale work. Jobs of different lanes do not interfere.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Lane {
-    /// Opening a file or generating an example field.
-    Load,
-    /// The ECC of the loaded field.
-    Curve,
-    /// Smoothing the loaded field, then its ECC.
-    Smooth,
-}
+/// dragging a slider never queues stale work. Lanes run concurrently and never cancel each
+/// other. A lane is named by the job kinds that share it (see the `LANE` of each job).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Lane(pub &'static str);
 
 pub type JobId = u64;
 
-pub enum Job {
-    Open {
-        path: PathBuf,
-        opts: OpenOptions,
-    },
-    /// A seeded Gaussian random field (white noise smoothed with `corr` voxels), for teaching.
-    Generate {
-        dims: Vec<usize>,
-        corr: f64,
-        seed: u64,
-    },
-    Curve {
-        field: Arc<ScalarField>,
-        opts: EccOptions,
-    },
-    Smooth {
-        field: Arc<ScalarField>,
-        sigma: f64,
-        opts: EccOptions,
-    },
+/// A long-running analysis the worker can run.
+pub trait Job: Send + 'static {
+    /// What the job gives back, taken by the UI with [`Outcome::take`].
+    type Output: Send + 'static;
+    /// The lane the job runs in.
+    fn lane(&self) -> Lane;
+    /// Runs the job. `cx` has the backend, progress and cancellation; the job checks for
+    /// cancellation at least every ~50 ms of work.
+    fn run(self, cx: &JobContext) -> Result<Self::Output, JobError>;
 }
 
-impl Job {
-    pub fn lane(&self) -> Lane {
-        match self {
-            Job::Open { .. } | Job::Generate { .. } => Lane::Load,
-            Job::Curve { .. } => Lane::Curve,
-            Job::Smooth { .. } => Lane::Smooth,
+/// Why a job gave no output.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error("cancelled")]
+    Cancelled,
+    #[error(transparent)]
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl JobError {
+    /// Cancelled when `cancelled`, else a failure with `e`'s message.
+    pub fn from_error(cancelled: bool, e: impl std::error::Error + Send + Sync + 'static) -> JobError {
+        if cancelled { JobError::Cancelled } else { JobError::Failed(Box::new(e)) }
+    }
+}
+
+impl From<Cancelled> for JobError {
+    fn from(_: Cancelled) -> Self {
+        JobError::Cancelled
+    }
+}
+
+impl From<crate::io::ReadError> for JobError {
+    fn from(e: crate::io::ReadError) -> Self {
+        JobError::from_error(matches!(e, crate::io::ReadError::Cancelled { .. }), e)
+    }
+}
+
+impl From<crate::topo::ecc::EccError> for JobError {
+    fn from(e: crate::topo::ecc::EccError) -> Self {
+        JobError::from_error(matches!(e, crate::topo::ecc::EccError::Cancelled), e)
+    }
+}
+
+impl From<backend::SmoothEccError> for JobError {
+    fn from(e: backend::SmoothEccError) -> Self {
+        JobError::from_error(e.is_cancelled(), e)
+    }
+}
+
+impl From<crate::field::random::RandomFieldError> for JobError {
+    fn from(e: crate::field::random::RandomFieldError) -> Self {
+        use crate::field::random::RandomFieldError;
+        let cancelled = matches!(e, RandomFieldError::Smooth(crate::topo::smooth::SmoothError::Cancelled));
+        JobError::from_error(cancelled, e)
+    }
+}
+
+impl From<crate::topo::msc::MscError> for JobError {
+    fn from(e: crate::topo::msc::MscError) -> Self {
+        JobError::from_error(matches!(e, crate::topo::msc::MscError::Cancelled(_)), e)
+    }
+}
+
+/// What a running job sees: the backend, and its progress and cancellation.
+pub struct JobContext<'a> {
+    pub backend: &'a backend::Backend,
+    pub(crate) cancel: &'a std::sync::atomic::AtomicBool,
+    pub(crate) report: &'a (dyn Fn(&'static str, u64, u64) + Sync),
+    pub(crate) note: std::sync::Mutex<Option<String>>,
+}
+
+impl<'a> JobContext<'a> {
+    /// Reports `done` more units of `total` in the job's `stage`.
+    pub fn report(&self, stage: &'static str, done: u64, total: u64) {
+        (self.report)(stage, done, total)
+    }
+
+    /// A [`Control`] for a computation that ticks through `progress` (made with
+    /// [`JobContext::report`]) and stops when the job is cancelled.
+    pub fn control<'b>(&'b self, progress: &'b (dyn Fn(u64) + Sync)) -> Control<'b> {
+        Control { progress: Some(progress), cancel: Some(self.cancel) }
+    }
+
+    /// Leaves a note for the user with the result (e.g. why the CPU ran instead of the GPU).
+    pub fn note(&self, note: Option<String>) {
+        if let Some(n) = note {
+            *self.note.lock().unwrap_or_else(|p| p.into_inner()) = Some(n);
         }
     }
 }
 
-/// A field ready to show, with what the views need to know about it.
-pub struct Loaded {
-    /// The file's path, or a description of a generated field.
-    pub source: String,
-    pub path: Option<PathBuf>,
-    pub field: Arc<ScalarField>,
-    pub summary: FieldSummary,
-}
+/// A finished job's output, of the type its [`Job::Output`] names.
+pub struct Outcome(Box<dyn Any + Send>);
 
-pub struct Smoothed {
-    pub sigma: f64,
-    pub field: Arc<ScalarField>,
-    pub summary: FieldSummary,
-    pub ecc: Arc<Ecc>,
-}
+impl Outcome {
+    pub fn new<T: Send + 'static>(value: T) -> Outcome {
+        Outcome(Box::new(value))
+    }
 
-pub enum Outcome {
-    Loaded(Loaded),
-    Curve(Arc<Ecc>),
-    Smoothed(Smoothed),
+    /// The output as a `T`, or the outcome back when it holds another type.
+    pub fn take<T: 'static>(self) -> Result<T, Outcome> {
+        self.0.downcast::<T>().map(|b| *b).map_err(Outcome)
+    }
 }
 
 pub enum Event {

@@ -1,37 +1,73 @@
-//! The worker thread. Jobs go in through one channel, events come out through another; the
-//! worker holds no state the UI can see except through those events.
+//! The worker: a thread per lane, so a long job of one lane (a Morse-Smale run, a large file
+//! being read) never holds up the others (the ECC under the user's slider). Jobs go in through
+//! each lane's channel, events come out through one channel; the worker holds no state the UI
+//! can see except through those events.
 //!
 //! Superseding: every submitted job gets a cancel flag; submitting a job raises the flags of the
-//! older jobs of its lane. The worker skips a job whose flag is up before it starts, and a
-//! running job stops at its next check, so a burst of slider moves costs one computation.
+//! older jobs of its lane. A lane skips a job whose flag is up before it starts, and a running
+//! job stops at its next check, so a burst of slider moves costs one computation.
 
 use super::backend::{Backend, Choice};
-use super::{Event, Job, JobId, Lane, Loaded, Outcome, Smoothed, summary::FieldSummary};
-use crate::control::Control;
-use crate::io;
-use crate::topo::smooth;
+use super::{Event, Job, JobContext, JobError, JobId, Lane, Outcome};
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Called after every event, so a UI can wake up and drain them.
 pub type Notify = Box<dyn Fn() + Send + Sync>;
 
+type RunJob = Box<dyn FnOnce(&JobContext) -> Result<Outcome, JobError> + Send>;
+
 struct Submitted {
     id: JobId,
-    job: Job,
+    lane: Lane,
+    run: RunJob,
     cancel: Arc<AtomicBool>,
 }
 
+/// What every lane thread shares: the backend (opened once, by whichever thread needs it
+/// first), the event channel and the UI's wake-up call.
+struct Shared {
+    backend: OnceLock<Backend>,
+    choice: Choice,
+    gpu_memory: Option<usize>,
+    events: Sender<Event>,
+    notify: Notify,
+}
+
+impl Shared {
+    fn backend(&self) -> &Backend {
+        self.backend.get_or_init(|| match Backend::new(self.choice, self.gpu_memory) {
+            Ok(b) => b,
+            // Asked for CUDA without a usable GPU: say so, and compute on the CPU.
+            Err(why) => Backend::cpu_because(format!("CUDA asked for: {why}")),
+        })
+    }
+
+    fn send(&self, e: Event) {
+        // A send fails only once the Worker (the receiver) is gone; nobody is left to tell.
+        let _ = self.events.send(e);
+        (self.notify)();
+    }
+}
+
+struct LaneThread {
+    jobs: Sender<Submitted>,
+    thread: JoinHandle<()>,
+}
+
 pub struct Worker {
-    jobs: Option<Sender<Submitted>>,
+    shared: Arc<Shared>,
+    lanes: HashMap<Lane, LaneThread>,
     events: Receiver<Event>,
     /// The newest job of each lane and its cancel flag.
     latest: HashMap<Lane, (JobId, Arc<AtomicBool>)>,
     next_id: JobId,
-    thread: Option<std::thread::JoinHandle<()>>,
+    /// Opens the backend at start, so its description arrives before the first job needs it.
+    opener: Option<JoinHandle<()>>,
     /// What runs the jobs, in words ("CPU, 16 threads").
     pub backend: String,
 }
@@ -44,51 +80,55 @@ impl Worker {
 
     /// A worker on the chosen backend; `gpu_memory` caps the device memory of ECC slabs.
     pub fn spawn_on(notify: Notify, choice: Choice, gpu_memory: Option<usize>) -> Worker {
-        let (jtx, jrx) = unbounded::<Submitted>();
         let (etx, erx) = unbounded::<Event>();
-        let notify: Arc<Notify> = Arc::new(notify);
-        let thread = std::thread::Builder::new()
-            .name("topoview-worker".into())
+        let shared = Arc::new(Shared { backend: OnceLock::new(), choice, gpu_memory, events: etx, notify });
+        let s = shared.clone();
+        let opener = std::thread::Builder::new()
+            .name("topoview-backend".into())
             .spawn(move || {
-                // The backend (and its CUDA context) belongs to this thread.
-                let (backend, described) = match Backend::new(choice, gpu_memory) {
-                    Ok(b) => {
-                        let d = b.describe();
-                        (b, d)
-                    }
-                    Err(why) => (
-                        Backend::cpu(),
-                        format!("CPU, {} threads (CUDA asked for: {why})", rayon::current_num_threads()),
-                    ),
-                };
-                let _ = etx.send(Event::Backend(described));
-                notify();
-                for s in jrx {
-                    if s.cancel.load(Ordering::Relaxed) {
-                        let _ = etx.send(Event::Cancelled { id: s.id, lane: s.job.lane() });
-                        notify();
-                        continue;
-                    }
-                    run(s, &backend, &etx, &notify);
-                }
+                let described = s.backend().describe();
+                s.send(Event::Backend(described));
             })
             .ok();
         let backend = "starting".to_string();
-        Worker { jobs: Some(jtx), events: erx, latest: HashMap::new(), next_id: 1, thread, backend }
+        Worker {
+            shared,
+            lanes: HashMap::new(),
+            events: erx,
+            latest: HashMap::new(),
+            next_id: 1,
+            opener,
+            backend,
+        }
     }
 
-    /// Queues `job`, superseding the older jobs of its lane. Returns its id.
-    pub fn submit(&mut self, job: Job) -> JobId {
+    /// Queues `job` on its lane, superseding the older jobs of that lane. Returns its id.
+    pub fn submit<J: Job>(&mut self, job: J) -> JobId {
         let lane = job.lane();
         self.cancel(lane);
         let id = self.next_id;
         self.next_id += 1;
         let cancel = Arc::new(AtomicBool::new(false));
         self.latest.insert(lane, (id, cancel.clone()));
-        if let Some(tx) = &self.jobs {
-            // A send fails only when the worker thread has died; the UI then sees no answer
+        let run: RunJob = Box::new(move |cx| job.run(cx).map(Outcome::new));
+        let submitted = Submitted { id, lane, run, cancel };
+        let lane_thread = match self.lanes.entry(lane) {
+            std::collections::hash_map::Entry::Occupied(o) => Some(o.into_mut()),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                spawn_lane(lane, self.shared.clone()).map(|t| v.insert(t))
+            }
+        };
+        match lane_thread {
+            // A send fails only when the lane's thread has died; the UI then sees no answer
             // for this id, and `alive` says why.
-            let _ = tx.send(Submitted { id, job, cancel });
+            Some(t) => {
+                let _ = t.jobs.send(submitted);
+            }
+            None => self.shared.send(Event::Failed {
+                id,
+                lane,
+                message: format!("cannot start a thread for the {} jobs", lane.0),
+            }),
         }
         id
     }
@@ -139,9 +179,10 @@ impl Worker {
         }
     }
 
-    /// Whether the worker thread is still running (it stops only if a job panicked).
+    /// Whether every lane's thread is still running (one stops only if its loop panicked;
+    /// a job's panic is caught and reported as a failure).
     pub fn alive(&self) -> bool {
-        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+        self.lanes.values().all(|t| !t.thread.is_finished())
     }
 }
 
@@ -150,19 +191,38 @@ impl Drop for Worker {
         for (_, flag) in self.latest.values() {
             flag.store(true, Ordering::Relaxed);
         }
-        self.jobs = None;
-        if let Some(t) = self.thread.take() {
+        for (_, t) in self.lanes.drain() {
+            drop(t.jobs);
+            let _ = t.thread.join();
+        }
+        if let Some(t) = self.opener.take() {
             let _ = t.join();
         }
     }
+}
+
+fn spawn_lane(lane: Lane, shared: Arc<Shared>) -> Option<LaneThread> {
+    let (tx, rx) = unbounded::<Submitted>();
+    let thread = std::thread::Builder::new()
+        .name(format!("topoview-{}", lane.0))
+        .spawn(move || {
+            for s in rx {
+                if s.cancel.load(Ordering::Relaxed) {
+                    shared.send(Event::Cancelled { id: s.id, lane: s.lane });
+                    continue;
+                }
+                run(s, &shared);
+            }
+        })
+        .ok()?;
+    Some(LaneThread { jobs: tx, thread })
 }
 
 /// Sends progress at most every 50 ms so a fast job does not flood the UI.
 struct Reporter<'a> {
     id: JobId,
     lane: Lane,
-    tx: &'a Sender<Event>,
-    notify: &'a Notify,
+    shared: &'a Shared,
     done: AtomicU64,
     last: Mutex<Instant>,
 }
@@ -173,97 +233,45 @@ impl Reporter<'_> {
         let Ok(mut last) = self.last.try_lock() else { return };
         if last.elapsed() >= Duration::from_millis(50) {
             *last = Instant::now();
-            let _ = self.tx.send(Event::Progress { id: self.id, lane: self.lane, stage, done, total });
-            (self.notify)();
+            self.shared.send(Event::Progress { id: self.id, lane: self.lane, stage, done, total });
         }
     }
 }
 
-fn run(s: Submitted, backend: &Backend, tx: &Sender<Event>, notify: &Notify) {
-    let Submitted { id, job, cancel } = s;
-    let lane = job.lane();
+fn run(s: Submitted, shared: &Shared) {
+    let Submitted { id, lane, run, cancel } = s;
+    let backend = shared.backend();
     let start = Instant::now();
     let rep = Reporter {
         id,
         lane,
-        tx,
-        notify,
+        shared,
         done: AtomicU64::new(0),
         last: Mutex::new(Instant::now() - Duration::from_secs(1)),
     };
-    // A bug in a job must not take the worker (and every later job) down with it.
-    let mut note = None;
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        execute(job, backend, &cancel, &rep, &mut note)
-    }))
-    .unwrap_or_else(|p| {
+    let report = |stage, amount, total| rep.report(stage, amount, total);
+    let cx = JobContext { backend, cancel: &cancel, report: &report, note: Mutex::new(None) };
+    // A bug in a job must not take the lane (and every later job) down with it.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&cx))).unwrap_or_else(|p| {
         let what =
             p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-        Err(format!("internal error: {}", what.unwrap_or_else(|| "panic".into())))
+        Err(JobError::Failed(format!("internal error: {}", what.unwrap_or_else(|| "panic".into())).into()))
     });
+    let note = cx.note.into_inner().unwrap_or_else(|p| p.into_inner());
     let event = match result {
         Ok(outcome) => Event::Done { id, lane, outcome, seconds: start.elapsed().as_secs_f64(), note },
+        Err(JobError::Cancelled) => Event::Cancelled { id, lane },
         Err(_) if cancel.load(Ordering::Relaxed) => Event::Cancelled { id, lane },
-        Err(message) => Event::Failed { id, lane, message },
+        Err(JobError::Failed(e)) => Event::Failed { id, lane, message: e.to_string() },
     };
-    let _ = tx.send(event);
-    notify();
-}
-
-fn execute(
-    job: Job,
-    backend: &Backend,
-    cancel: &AtomicBool,
-    rep: &Reporter,
-    note: &mut Option<String>,
-) -> Result<Outcome, String> {
-    let cancelled = || cancel.load(Ordering::Relaxed);
-    match job {
-        Job::Open { path, opts } => {
-            rep.report("reading", 0, 0);
-            let field = io::open(&path, &opts).map_err(|e| e.to_string())?;
-            if cancelled() {
-                return Err("cancelled".into());
-            }
-            let summary = FieldSummary::of(&field);
-            let source = path.display().to_string();
-            Ok(Outcome::Loaded(Loaded { source, path: Some(path), field: Arc::new(field), summary }))
-        }
-        Job::Generate { dims, corr, seed } => {
-            rep.report("generating", 0, 0);
-            let field = crate::bench::gaussian_random_field(&dims, corr, seed);
-            let summary = FieldSummary::of(&field);
-            let source = format!(
-                "Gaussian random field {}, correlation {corr} voxels, seed {seed}",
-                crate::field::dims_string(&dims)
-            );
-            Ok(Outcome::Loaded(Loaded { source, path: None, field: Arc::new(field), summary }))
-        }
-        Job::Curve { field, opts } => {
-            let total = field.len() as u64;
-            let progress = |n: u64| rep.report("ECC", n, total);
-            let ctl = Control { progress: Some(&progress), cancel: Some(cancel) };
-            let (e, ran) = backend.ecc(&field, &opts, &ctl).map_err(|e| e.to_string())?;
-            *note = ran.fallback;
-            Ok(Outcome::Curve(Arc::new(e)))
-        }
-        Job::Smooth { field, sigma, opts } => {
-            // Progress: the smoothing passes, then the ECC.
-            let total = (field.ndim() as u64 + 1) * field.len() as u64;
-            let progress = |n: u64| rep.report("smoothing + ECC", n, total);
-            let ctl = Control { progress: Some(&progress), cancel: Some(cancel) };
-            let (smoothed, e, ran) =
-                backend.smooth_ecc(&field, &smooth::Smoothing::voxels(sigma), &opts, &ctl)?;
-            *note = ran.fallback;
-            let summary = FieldSummary::of(&smoothed);
-            Ok(Outcome::Smoothed(Smoothed { sigma, field: Arc::new(smoothed), summary, ecc: Arc::new(e) }))
-        }
-    }
+    shared.send(event);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compute::Curve;
+    use crate::compute::jobs::{self, Ecc, Open, Smooth, Smoothed};
     use crate::field::{Samples, ScalarField};
     use crate::topo::ecc::EccOptions;
 
@@ -277,18 +285,21 @@ mod tests {
         let mut w = Worker::spawn(Box::new(|| {}));
         let f = field();
         let ids: Vec<JobId> = (1..=5)
-            .map(|k| w.submit(Job::Smooth { field: f.clone(), sigma: k as f64, opts: EccOptions::default() }))
+            .map(|k| w.submit(Smooth { field: f.clone(), sigma: k as f64, opts: EccOptions::default() }))
             .collect();
         let mut done = Vec::new();
         while let Some(e) = w.wait(Duration::from_secs(60)) {
             match e {
-                Event::Done { id, outcome: Outcome::Smoothed(s), .. } => done.push((id, s.sigma)),
+                Event::Done { id, outcome, .. } => {
+                    let s = outcome.take::<Smoothed>().ok().expect("a smoothed field");
+                    done.push((id, s.sigma))
+                }
                 Event::Progress { .. } => continue,
-                Event::Done { .. } | Event::Failed { .. } | Event::Cancelled { .. } | Event::Backend(_) => {
+                Event::Failed { .. } | Event::Cancelled { .. } | Event::Backend(_) => {
                     panic!("unexpected event")
                 }
             }
-            if w.pending(Lane::Smooth).is_none() {
+            if w.pending(jobs::SMOOTH).is_none() {
                 break;
             }
         }
@@ -299,12 +310,15 @@ mod tests {
     #[test]
     fn lanes_do_not_cancel_each_other_and_errors_come_back() {
         let mut w = Worker::spawn(Box::new(|| {}));
-        let c = w.submit(Job::Curve { field: field(), opts: EccOptions::default() });
-        let o = w.submit(Job::Open { path: "/no/such/file.nii".into(), opts: Default::default() });
+        let c = w.submit(Ecc { field: field(), opts: EccOptions::default() });
+        let o = w.submit(Open { path: "/no/such/file.nii".into(), opts: Default::default() });
         let mut seen = Vec::new();
         while seen.len() < 2 {
             match w.wait(Duration::from_secs(60)).expect("an event") {
-                Event::Done { id, outcome: Outcome::Curve(_), .. } => seen.push((id, String::new())),
+                Event::Done { id, outcome, .. } => {
+                    assert!(outcome.take::<Curve>().is_ok());
+                    seen.push((id, String::new()))
+                }
                 Event::Failed { id, message, .. } => seen.push((id, message)),
                 Event::Progress { .. } => {}
                 _ => panic!("unexpected event"),
@@ -316,14 +330,51 @@ mod tests {
         assert!(seen[1].1.contains("/no/such/file.nii"), "{}", seen[1].1);
     }
 
+    /// A job that runs until it is cancelled (or 60 s pass), checking like a real analysis.
+    struct Spin;
+
+    impl Job for Spin {
+        type Output = ();
+        fn lane(&self) -> Lane {
+            Lane("spin")
+        }
+        fn run(self, cx: &JobContext) -> Result<(), JobError> {
+            let end = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < end {
+                cx.control(&|_| {}).check()?;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_lane_finishes_while_a_long_job_of_another_lane_runs() {
+        let mut w = Worker::spawn(Box::new(|| {}));
+        let long = w.submit(Spin);
+        let c = w.submit(Ecc { field: field(), opts: EccOptions::default() });
+        loop {
+            match w.wait(Duration::from_secs(60)).expect("the ECC finishes while the long job runs") {
+                Event::Done { id, .. } => {
+                    assert_eq!(id, c);
+                    break;
+                }
+                Event::Progress { .. } => {}
+                _ => panic!("unexpected event"),
+            }
+        }
+        assert_eq!(w.pending(Lane("spin")), Some(long), "the long job is still running");
+        w.cancel(Lane("spin"));
+    }
+
     #[test]
     fn cancelling_a_running_job_stops_it() {
         let mut w = Worker::spawn(Box::new(|| {}));
         let v: Vec<f32> = (0..256 * 256 * 64).map(|i| (i % 977) as f32).collect();
         let f = Arc::new(ScalarField::new(&[256, 256, 64], Samples::F32(v)).unwrap());
-        w.submit(Job::Smooth { field: f, sigma: 4.0, opts: EccOptions::default() });
-        w.cancel(Lane::Smooth);
-        assert!(w.pending(Lane::Smooth).is_none());
+        w.submit(Smooth { field: f, sigma: 4.0, opts: EccOptions::default() });
+        w.cancel(jobs::SMOOTH);
+        assert!(w.pending(jobs::SMOOTH).is_none());
         // No event of a cancelled job reaches the caller.
         assert!(w.wait(Duration::from_millis(300)).is_none());
     }

@@ -3,10 +3,11 @@
 //! whole planes with a one-plane collar, so a field of any size fits any memory limit. Wider
 //! types: [`super::wide`].
 
-use super::{Gpu, GpuError};
+use super::{DeviceSample, Gpu, GpuError};
 use crate::control::Control;
-use crate::field::{Dtype, Samples, ScalarField};
+use crate::field::{Dtype, ScalarField};
 use crate::topo::ecc::{Construction, Ecc, EccOptions, Filtration};
+use crate::with_samples;
 use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
 use std::time::Instant;
 
@@ -54,7 +55,8 @@ pub struct GpuEccTimes {
 
 impl Gpu {
     /// The ECC of `field`, exactly as [`crate::topo::ecc::ecc`] computes it. `memory_limit`
-    /// caps the device memory used for the field's slabs (default: 80% of the free memory).
+    /// caps the device memory used for the field's slabs (default: 64 MiB, or three planes
+    /// when those are larger, and never more than 40% of the free memory).
     pub fn ecc(
         &self,
         field: &ScalarField,
@@ -62,13 +64,21 @@ impl Gpu {
         memory_limit: Option<usize>,
         ctl: &Control,
     ) -> Result<(Ecc, GpuEccTimes), GpuError> {
-        let sh = field.shape();
-        match field.samples() {
-            Samples::U8(v) => self.ecc_narrow(sh, Source::Memory(v), "u8", 0, opts, memory_limit, ctl),
-            Samples::I8(v) => self.ecc_narrow(sh, Source::Memory(v), "i8", -128, opts, memory_limit, ctl),
-            Samples::U16(v) => self.ecc_narrow(sh, Source::Memory(v), "u16", 0, opts, memory_limit, ctl),
-            Samples::I16(v) => self.ecc_narrow(sh, Source::Memory(v), "i16", -32768, opts, memory_limit, ctl),
-            _ => self.ecc_wide_dispatch(field, opts, ctl),
+        with_samples!(field.samples(), v => self.ecc_typed(field, v, opts, memory_limit, ctl))
+    }
+
+    /// Narrow types by histogram, wide ones by sorting (see the module docs).
+    fn ecc_typed<T: DeviceSample>(
+        &self,
+        field: &ScalarField,
+        v: &[T],
+        opts: &EccOptions,
+        memory_limit: Option<usize>,
+        ctl: &Control,
+    ) -> Result<(Ecc, GpuEccTimes), GpuError> {
+        match T::LOWEST {
+            Some(_) => self.ecc_narrow(field.shape(), Source::Memory(v), opts, memory_limit, ctl),
+            None => self.ecc_wide(field, v, opts, ctl),
         }
     }
 
@@ -95,16 +105,16 @@ impl Gpu {
         let swap = spec.endian != crate::io::Endian::native();
         let sh = &spec.dims;
         macro_rules! go {
-            ($t:ty, $name:expr, $lo:expr) => {{
+            ($t:ty) => {{
                 let src: Source<'_, $t> = Source::File { file, offset, swap };
-                self.ecc_narrow(sh, src, $name, $lo, opts, memory_limit, ctl)
+                self.ecc_narrow(sh, src, opts, memory_limit, ctl)
             }};
         }
         match spec.dtype {
-            Dtype::U8 => go!(u8, "u8", 0),
-            Dtype::I8 => go!(i8, "i8", -128),
-            Dtype::U16 => go!(u16, "u16", 0),
-            Dtype::I16 => go!(i16, "i16", -32768),
+            Dtype::U8 => go!(u8),
+            Dtype::I8 => go!(i8),
+            Dtype::U16 => go!(u16),
+            Dtype::I16 => go!(i16),
             other => Err(GpuError::Unsupported(other.name())),
         }
     }
@@ -117,24 +127,17 @@ impl Gpu {
         opts: &EccOptions,
         reps: usize,
     ) -> Result<f64, GpuError> {
-        match field.samples() {
-            Samples::U8(v) => self.time_kernel(field.shape(), v, "u8", 0, opts, reps),
-            Samples::I8(v) => self.time_kernel(field.shape(), v, "i8", -128, opts, reps),
-            Samples::U16(v) => self.time_kernel(field.shape(), v, "u16", 0, opts, reps),
-            Samples::I16(v) => self.time_kernel(field.shape(), v, "i16", -32768, opts, reps),
-            other => Err(GpuError::Unsupported(other.dtype().name())),
-        }
+        with_samples!(field.samples(), v => self.time_kernel(field.shape(), v, opts, reps))
     }
 
-    fn time_kernel<T: DeviceRepr>(
+    fn time_kernel<T: DeviceSample>(
         &self,
         shape: &[usize],
         data: &[T],
-        name: &str,
-        lo: i32,
         opts: &EccOptions,
         reps: usize,
     ) -> Result<f64, GpuError> {
+        let (name, Some(lo)) = (T::NAME, T::LOWEST) else { return Err(GpuError::Unsupported(T::NAME)) };
         self.ctx.bind_to_thread()?;
         let s = &self.stream;
         let dims = crate::field::padded_dims(shape);
@@ -174,17 +177,15 @@ impl Gpu {
         Ok(times[times.len() / 2])
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn ecc_narrow<T: DeviceRepr + cudarc::driver::ValidAsZeroBits + bytemuck::Pod + Send + Sync>(
+    fn ecc_narrow<T: DeviceSample>(
         &self,
         shape: &[usize],
         mut data: Source<'_, T>,
-        name: &str,
-        lo: i32,
         opts: &EccOptions,
         memory_limit: Option<usize>,
         ctl: &Control,
     ) -> Result<(Ecc, GpuEccTimes), GpuError> {
+        let (name, Some(lo)) = (T::NAME, T::LOWEST) else { return Err(GpuError::Unsupported(T::NAME)) };
         let start = Instant::now();
         let mut times = GpuEccTimes::default();
         self.ctx.bind_to_thread()?;
@@ -281,14 +282,14 @@ impl Gpu {
             chi.push(acc);
         }
         times.total = start.elapsed().as_secs_f64();
-        let dtype = match name {
-            "u8" => Dtype::U8,
-            "i8" => Dtype::I8,
-            "u16" => Dtype::U16,
-            _ => Dtype::I16,
-        };
         Ok((
-            Ecc { dtype, construction: opts.construction, filtration: opts.filtration, thresholds, chi },
+            Ecc {
+                dtype: T::DTYPE,
+                construction: opts.construction,
+                filtration: opts.filtration,
+                thresholds,
+                chi,
+            },
             times,
         ))
     }
@@ -319,7 +320,11 @@ impl<T: bytemuck::Pod + Send + Sync> Source<'_, T> {
             }
             Source::File { file, offset, swap } => {
                 let at = *offset + (first * std::mem::size_of::<T>()) as u64;
-                std::os::unix::fs::FileExt::read_exact_at(file, bytemuck::cast_slice_mut(dst), at)
+                // Seek and read (not Unix's read_at) so the crate builds on every platform; the
+                // slabs are read one after another, so the file position is ours alone.
+                let mut f: &std::fs::File = file;
+                std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(at))
+                    .and_then(|_| std::io::Read::read_exact(&mut f, bytemuck::cast_slice_mut(dst)))
                     .map_err(|e| GpuError::Driver(format!("reading the raw file: {e}")))?;
                 if *swap {
                     for v in dst.iter_mut() {

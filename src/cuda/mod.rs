@@ -11,11 +11,30 @@ mod ecc;
 mod smooth;
 mod wide;
 
+use crate::field::Sample;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
 use std::sync::Arc;
 
 pub use ecc::GpuEccTimes;
+
+/// A sample type as the kernels know it: every kernel for it is named with its
+/// [`crate::field::Dtype::name`] (`ecc_u8_3d`, `pairs_f32_2d`, `to_f32_i16`), and the types of
+/// at most 2^16 values ([`Sample::BINS`]) take the histogram kernels, with bin 0 at their lowest
+/// value. This one table serves every launch, in place of a match per operation.
+pub(crate) trait DeviceSample:
+    Sample + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits
+{
+    /// The suffix of this type's kernels.
+    const NAME: &'static str = Self::DTYPE.name();
+    /// For the narrow types: the value of histogram bin 0.
+    const LOWEST: Option<i32> = match Self::BINS {
+        Some((lo, _)) => Some(lo as i32),
+        None => None,
+    };
+}
+
+impl<T: Sample + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits> DeviceSample for T {}
 
 /// PTX of the kernels (see `scripts/build-ptx.py`; `tests/cuda_ptx.rs` checks they are current).
 pub const ECC_PTX: &str = include_str!("../../kernels/ecc.ptx");
@@ -33,6 +52,12 @@ pub enum GpuError {
     Cancelled,
 }
 
+impl From<crate::control::Cancelled> for GpuError {
+    fn from(_: crate::control::Cancelled) -> Self {
+        GpuError::Cancelled
+    }
+}
+
 impl From<DriverError> for GpuError {
     fn from(e: DriverError) -> Self {
         GpuError::Driver(e.to_string())
@@ -47,6 +72,8 @@ pub struct Gpu {
     smooth: Arc<CudaModule>,
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub name: String,
+    /// Streaming multiprocessors (132 on an H100 SXM), for sizing grid-stride launches.
+    multiprocessors: u32,
     staging: std::sync::Mutex<ecc::Staging>,
 }
 
@@ -78,7 +105,11 @@ impl Gpu {
             let ecc = load(ECC_PTX, "ECC")?;
             let smooth = load(SMOOTH_PTX, "smoothing")?;
             let stream = ctx.default_stream();
-            Ok(Gpu { ctx, stream, ecc, smooth, name, staging: Default::default() })
+            let multiprocessors = ctx
+                .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                .map_err(|e| format!("{name}: cannot read the multiprocessor count ({e})"))?
+                .max(1) as u32;
+            Ok(Gpu { ctx, stream, ecc, smooth, name, multiprocessors, staging: Default::default() })
         }))
     }
 
@@ -90,33 +121,5 @@ impl Gpu {
     pub fn memory(&self) -> Result<(usize, usize), GpuError> {
         self.ctx.bind_to_thread()?;
         Ok(self.ctx.mem_get_info()?)
-    }
-}
-
-/// Parses a memory size: plain bytes or with K, M, G (binary units), e.g. "64M".
-pub fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&t[..t.len() - 1], 1usize << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    let n: f64 = num.parse().map_err(|_| format!("'{s}' is not a size (e.g. 512M, 2G)"))?;
-    if !(n.is_finite() && n > 0.0) {
-        return Err(format!("'{s}' is not a positive size"));
-    }
-    Ok((n * mult as f64) as usize)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(super::parse_size("64M"), Ok(64 << 20));
-        assert_eq!(super::parse_size("1.5k"), Ok(1536));
-        assert_eq!(super::parse_size("4096"), Ok(4096));
-        assert!(super::parse_size("-1G").is_err());
-        assert!(super::parse_size("lots").is_err());
     }
 }

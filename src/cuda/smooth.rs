@@ -1,9 +1,10 @@
 //! Gaussian smoothing on the GPU, bit for bit the CPU's (see kernels/smooth.cu).
 
-use super::{Gpu, GpuError};
+use super::{DeviceSample, Gpu, GpuError};
 use crate::field::{Samples, ScalarField};
 use crate::topo::smooth::{Smoothing, taps};
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use crate::with_samples;
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 const THREADS: u32 = 256;
 
@@ -26,7 +27,7 @@ impl Gpu {
         ctl: &crate::control::Control,
     ) -> Result<(ScalarField, crate::topo::ecc::Ecc), GpuError> {
         let (a, _) = self.smooth_on_device(field, s)?;
-        let (e, _) = self.ecc_resident(&a, field.shape(), crate::field::Dtype::F32, "f32", opts, ctl)?;
+        let (e, _) = self.ecc_resident(&a, field.shape(), opts, ctl)?;
         let out = self.stream.clone_dtoh(&a)?;
         Ok((field.with_samples(Samples::F32(out)).expect("same shape"), e))
     }
@@ -49,16 +50,7 @@ impl Gpu {
         }
         let mut a: CudaSlice<f32> = st.alloc_zeros(n)?;
         let mut b: CudaSlice<f32> = st.alloc_zeros(n)?;
-        match field.samples() {
-            Samples::U8(v) => self.to_f32(v, "u8", &mut a)?,
-            Samples::I8(v) => self.to_f32(v, "i8", &mut a)?,
-            Samples::U16(v) => self.to_f32(v, "u16", &mut a)?,
-            Samples::I16(v) => self.to_f32(v, "i16", &mut a)?,
-            Samples::U32(v) => self.to_f32(v, "u32", &mut a)?,
-            Samples::I32(v) => self.to_f32(v, "i32", &mut a)?,
-            Samples::F32(v) => st.memcpy_htod(v, &mut a)?,
-            Samples::F64(v) => self.to_f32(v, "f64", &mut a)?,
-        }
+        with_samples!(field.samples(), v => self.to_f32(v, &mut a))?;
         self.smooth_resident(&mut a, &mut b, field, s)?;
         Ok((a, b))
     }
@@ -80,8 +72,7 @@ impl Gpu {
         for _ in 0..iters.max(1) {
             let t = std::time::Instant::now();
             self.smooth_resident(&mut a, &mut b, field, s)?;
-            let (e, _) =
-                self.ecc_resident(&a, field.shape(), crate::field::Dtype::F32, "f32", &opts, &ctl)?;
+            let (e, _) = self.ecc_resident(&a, field.shape(), &opts, &ctl)?;
             times.push(t.elapsed().as_secs_f64());
             last = Some(e);
         }
@@ -89,15 +80,22 @@ impl Gpu {
         Ok((times[times.len() / 2], last.expect("at least one iteration")))
     }
 
-    fn to_f32<T: DeviceRepr>(&self, v: &[T], name: &str, dst: &mut CudaSlice<f32>) -> Result<(), GpuError> {
+    /// Uploads `v` into `dst` as f32 (converted on the GPU; f32 copied as it is).
+    fn to_f32<T: DeviceSample>(&self, v: &[T], dst: &mut CudaSlice<f32>) -> Result<(), GpuError> {
         let st = &self.stream;
+        if let Some(same) =
+            bytemuck::try_cast_slice::<T, f32>(v).ok().filter(|_| T::DTYPE == crate::field::Dtype::F32)
+        {
+            st.memcpy_htod(same, dst)?;
+            return Ok(());
+        }
         let src = st.clone_htod(v)?;
-        let f = Self::function(&self.smooth, &format!("to_f32_{name}"))?;
+        let f = Self::function(&self.smooth, &format!("to_f32_{}", T::NAME))?;
         let n = v.len() as i64;
         let mut l = st.launch_builder(&f);
         l.arg(&src).arg(dst).arg(&n);
         // SAFETY: src and dst hold n elements; the kernel is a grid-stride loop over n.
-        unsafe { l.launch(grid(v.len())) }?;
+        unsafe { l.launch(self.grid(v.len())) }?;
         Ok(())
     }
 
@@ -122,7 +120,7 @@ impl Gpu {
                 shared_mem_bytes: 0,
             }
         } else {
-            grid(field.len())
+            self.grid(field.len())
         };
         let sig = s.sigma_voxels(field);
         for (axis, &sigma) in sig.iter().enumerate().take(field.ndim()) {
@@ -143,12 +141,15 @@ impl Gpu {
     }
 }
 
-fn grid(n: usize) -> LaunchConfig {
-    let blocks = (n as u64).div_ceil(THREADS as u64).clamp(1, 132 * 32) as u32;
-    LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }
-}
-
 impl Gpu {
+    /// A grid-stride launch over `n` elements: enough blocks to fill every multiprocessor of
+    /// this device 32 times over, no more.
+    fn grid(&self, n: usize) -> LaunchConfig {
+        let most = (self.multiprocessors as u64 * 32).max(1);
+        let blocks = (n as u64).div_ceil(THREADS as u64).clamp(1, most) as u32;
+        LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }
+    }
+
     /// Median seconds of `reps` smoothings of `field` with the data resident on the GPU
     /// (upload and download not counted), after one warm-up.
     pub fn time_smoothing(&self, field: &ScalarField, s: &Smoothing, reps: usize) -> Result<f64, GpuError> {

@@ -3,11 +3,11 @@
 //! LSD radix sort (8 bits a pass), and the changes of equal keys are summed; only the distinct
 //! values and their sums come back. Keys are those of kernels/ecc.cu (`Keys<T>`).
 
-use super::{Gpu, GpuError};
+use super::{DeviceSample, Gpu, GpuError};
 use crate::control::Control;
-use crate::field::{Samples, ScalarField};
+use crate::field::ScalarField;
 use crate::topo::ecc::{Construction, Ecc, EccOptions, Filtration};
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -20,26 +20,10 @@ fn bytes_per_voxel(sample: usize) -> usize {
 }
 
 impl Gpu {
-    pub(super) fn ecc_wide_dispatch(
-        &self,
-        field: &ScalarField,
-        opts: &EccOptions,
-        ctl: &Control,
-    ) -> Result<(Ecc, super::GpuEccTimes), GpuError> {
-        match field.samples() {
-            Samples::U32(v) => self.ecc_wide(field, v, "u32", opts, ctl),
-            Samples::I32(v) => self.ecc_wide(field, v, "i32", opts, ctl),
-            Samples::F32(v) => self.ecc_wide(field, v, "f32", opts, ctl),
-            Samples::F64(v) => self.ecc_wide(field, v, "f64", opts, ctl),
-            other => Err(GpuError::Unsupported(other.dtype().name())),
-        }
-    }
-
-    fn ecc_wide<T: DeviceRepr + ValidAsZeroBits>(
+    pub(super) fn ecc_wide<T: DeviceSample>(
         &self,
         field: &ScalarField,
         data: &[T],
-        name: &str,
         opts: &EccOptions,
         ctl: &Control,
     ) -> Result<(Ecc, super::GpuEccTimes), GpuError> {
@@ -52,7 +36,7 @@ impl Gpu {
         let d = s.clone_htod(data)?;
         s.synchronize()?;
         let upload = t.elapsed().as_secs_f64();
-        let (ecc, mut times) = self.ecc_resident(&d, field.shape(), field.dtype(), name, opts, ctl)?;
+        let (ecc, mut times) = self.ecc_resident(&d, field.shape(), opts, ctl)?;
         times.upload = upload;
         times.total = start.elapsed().as_secs_f64();
         Ok((ecc, times))
@@ -73,17 +57,16 @@ impl Gpu {
         Ok(())
     }
 
-    /// The exact ECC of a field already on the GPU (`d`, of `shape` and `dtype`, whose kernels
-    /// are named `name`): only the distinct values and their chi come back.
-    pub(super) fn ecc_resident<T: DeviceRepr>(
+    /// The exact ECC of a field already on the GPU (`d`, of `shape`): only the distinct values
+    /// and their chi come back.
+    pub(super) fn ecc_resident<T: DeviceSample>(
         &self,
         d: &CudaSlice<T>,
         shape: &[usize],
-        dtype: crate::field::Dtype,
-        name: &str,
         opts: &EccOptions,
         ctl: &Control,
     ) -> Result<(Ecc, super::GpuEccTimes), GpuError> {
+        let (dtype, name) = (T::DTYPE, T::NAME);
         let start = Instant::now();
         self.ctx.bind_to_thread()?;
         let s = &self.stream;

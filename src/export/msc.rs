@@ -2,20 +2,11 @@
 //! critical points and arcs with TTK's array names, so ParaView users can load them beside
 //! TTK's own outputs.
 
-use crate::field::{ScalarField, dims_string};
-use crate::topo::msc::Analysis;
+use crate::field::dims_string;
 use crate::topo::msc::complex::CriticalPoint;
+use crate::topo::msc::simplified::Simplified;
 use crate::topo::msc::simplify::LiveArc;
 use std::fmt::Write;
-
-/// Physical coordinates of a voxel-space position: through the affine when the file had one,
-/// else scaled by the spacing.
-pub fn physical(field: &ScalarField, p: [f64; 3]) -> [f64; 3] {
-    match field.affine {
-        Some(a) => std::array::from_fn(|r| a[r][0] * p[0] + a[r][1] * p[1] + a[r][2] * p[2] + a[r][3]),
-        None => std::array::from_fn(|i| p[i] * field.spacing()[i]),
-    }
-}
 
 /// TTK's CriticalType: 0 minimum, 1 1-saddle, 2 2-saddle, 3 maximum (whatever the dimension).
 pub fn ttk_type(p: &CriticalPoint, ndim: usize) -> i32 {
@@ -31,54 +22,6 @@ fn separatrix_type(upper_index: u8, ndim: usize) -> i32 {
         2
     } else {
         1
-    }
-}
-
-/// The complex simplified up to a persistence threshold, ready to export.
-pub struct View<'a> {
-    pub field: &'a ScalarField,
-    pub analysis: &'a Analysis,
-    /// None: the unsimplified complex.
-    pub threshold: Option<f64>,
-    pub steps: usize,
-    /// Live arcs with one V-path each (cell centres, upper end first).
-    pub arcs: Vec<(LiveArc, Vec<[f64; 3]>)>,
-}
-
-impl<'a> View<'a> {
-    pub fn new(field: &'a ScalarField, analysis: &'a Analysis, threshold: Option<f64>) -> Self {
-        let (c, h) = (&analysis.complex, &analysis.hierarchy);
-        let steps = threshold.map_or(0, |t| h.steps_at(t));
-        let nd = c.grid.ndim;
-        let arcs = h
-            .arcs_at(c, steps)
-            .into_iter()
-            .map(|arc| {
-                let i = arc.originals[0];
-                let o = &c.arcs[i];
-                let extremum_arc = c.critical[o.lower].index == 0 || c.critical[o.upper].index as usize == nd;
-                let mut p = if extremum_arc { h.extremum_path(c, i, steps) } else { o.polyline.clone() };
-                // extremum_path runs saddle first; arcs are exported upper end first.
-                if extremum_arc && c.critical[arc.upper].index as usize == nd {
-                    p.reverse();
-                }
-                (arc, p)
-            })
-            .collect();
-        View { field, analysis, threshold, steps, arcs }
-    }
-
-    fn alive(&self, i: usize) -> bool {
-        self.analysis.hierarchy.alive(i, self.steps)
-    }
-
-    fn live_points(&self) -> impl Iterator<Item = (usize, &CriticalPoint)> {
-        self.analysis.complex.critical.iter().enumerate().filter(|(i, _)| self.alive(*i))
-    }
-
-    /// Live critical points by index.
-    pub fn counts(&self) -> [usize; 4] {
-        self.analysis.hierarchy.counts(&self.analysis.complex, self.steps)
     }
 }
 
@@ -141,7 +84,7 @@ struct JsonDiagramPoint {
 }
 
 /// Writes the JSON export, streaming (the complex of a large volume runs to hundreds of MB).
-pub fn write_json(file: &str, v: &View, out: impl std::io::Write) -> serde_json::Result<()> {
+pub fn write_json(file: &str, v: &Simplified, out: impl std::io::Write) -> serde_json::Result<()> {
     let (field, a) = (v.field, v.analysis);
     let (c, h) = (&a.complex, &a.hierarchy);
     let nd = field.ndim();
@@ -193,7 +136,7 @@ pub fn write_json(file: &str, v: &View, out: impl std::io::Write) -> serde_json:
                 critical_type: ttk_type(p, nd),
                 cell: &p.cell_coords[..nd],
                 position: &p.position[..nd],
-                physical: physical(field, p.position)[..nd].to_vec(),
+                physical: field.world(p.position)[..nd].to_vec(),
                 vertex: p.vertex,
                 value: p.value,
                 alive: v.alive(i),
@@ -258,7 +201,7 @@ fn header(out: &mut String, points: usize, verts: usize, lines: usize) {
 const FOOTER: &str = "</Piece>\n</PolyData>\n</VTKFile>\n";
 
 /// Live critical points as vertices, with TTK's point data names.
-pub fn vtp_critical_points(v: &View) -> String {
+pub fn vtp_critical_points(v: &Simplified) -> String {
     let (field, c) = (v.field, &v.analysis.complex);
     let nd = field.ndim();
     let pts: Vec<(usize, &CriticalPoint)> = v.live_points().collect();
@@ -276,7 +219,7 @@ pub fn vtp_critical_points(v: &View) -> String {
     };
     data_array(&mut s, "Int32", "IsOnBoundary", 1, pts.iter().map(|(_, p)| on_boundary(p)));
     s.push_str("</PointData>\n<Points>\n");
-    data_array(&mut s, "Float64", "Points", 3, pts.iter().flat_map(|(_, p)| physical(field, p.position)));
+    data_array(&mut s, "Float64", "Points", 3, pts.iter().flat_map(|(_, p)| field.world(p.position)));
     s.push_str("</Points>\n<Verts>\n");
     data_array(&mut s, "Int64", "connectivity", 1, 0..n as i64);
     data_array(&mut s, "Int64", "offsets", 1, 1..=n as i64);
@@ -286,7 +229,7 @@ pub fn vtp_critical_points(v: &View) -> String {
 }
 
 /// Live arcs as polylines (TTK's "1-separatrices"), one cell per arc with its ends and type.
-pub fn vtp_separatrices(v: &View) -> String {
+pub fn vtp_separatrices(v: &Simplified) -> String {
     let (field, c) = (v.field, &v.analysis.complex);
     let nd = field.ndim();
     let points: usize = v.arcs.iter().map(|(_, p)| p.len()).sum();
@@ -321,7 +264,7 @@ pub fn vtp_separatrices(v: &View) -> String {
         "Float64",
         "Points",
         3,
-        v.arcs.iter().flat_map(|(_, p)| p.iter().flat_map(|&q| physical(field, q))),
+        v.arcs.iter().flat_map(|(_, p)| p.iter().flat_map(|&q| field.world(q))),
     );
     s.push_str("</Points>\n<Lines>\n");
     data_array(&mut s, "Int64", "connectivity", 1, 0..points as i64);
@@ -342,7 +285,7 @@ pub fn vtp_separatrices(v: &View) -> String {
 }
 
 /// One line for the terminal.
-pub fn summary(file: &str, v: &View) -> String {
+pub fn summary(file: &str, v: &Simplified) -> String {
     let (field, a) = (v.field, v.analysis);
     let nd = field.ndim();
     let names = |counts| {

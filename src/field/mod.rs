@@ -5,6 +5,7 @@
 //! data are used as stored; a TIFF stack maps columns to x, rows to y (top row first) and pages to
 //! z; a raw file's first axis in `--dims` is x. Unused axes have size 1.
 
+pub mod random;
 mod sample;
 pub mod stats;
 
@@ -192,6 +193,24 @@ impl ScalarField {
     /// Linear index of voxel (x, y, z).
     pub fn index(&self, x: usize, y: usize, z: usize) -> usize {
         x + self.dims[0] * (y + self.dims[1] * z)
+    }
+
+    /// The voxel-to-world transform: the file's affine when it had one, else the spacing
+    /// along the axes (4x4, last row 0 0 0 1).
+    pub fn affine_or_spacing(&self) -> [[f64; 4]; 4] {
+        let s = self.spacing;
+        self.affine.unwrap_or([
+            [s[0], 0.0, 0.0, 0.0],
+            [0.0, s[1], 0.0, 0.0],
+            [0.0, 0.0, s[2], 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ])
+    }
+
+    /// World (physical) coordinates of a position in voxel coordinates (fractions allowed).
+    pub fn world(&self, p: [f64; 3]) -> [f64; 3] {
+        let a = self.affine_or_spacing();
+        std::array::from_fn(|r| a[r][0] * p[0] + a[r][1] * p[1] + a[r][2] * p[2] + a[r][3])
     }
 
     /// A field with the same geometry (dims, spacing, affine, notes) and new samples.

@@ -37,7 +37,7 @@ impl Dtype {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Dtype::U8 => "u8",
             Dtype::I8 => "i8",

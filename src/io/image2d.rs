@@ -3,13 +3,13 @@
 //! from the top.
 
 use super::{LUMINANCE_NOTE, luminance, make_field};
+use crate::control::Control;
 use crate::field::{Samples, ScalarField};
 use image::DynamicImage;
 use std::path::Path;
 
-pub fn read(path: &Path) -> Result<ScalarField, String> {
-    let img = image::ImageReader::open(path)
-        .map_err(|e| super::io_message(&e))?
+pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, String> {
+    let img = image::ImageReader::new(super::open_file(path, ctl)?)
         .with_guessed_format()
         .map_err(|e| e.to_string())?
         .decode()

@@ -2,6 +2,7 @@
 //! with a separate data file; zlib-compressed data (`CompressedData = True`) too.
 
 use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
+use crate::control::Control;
 use crate::field::{Dtype, ScalarField};
 use flate2::read::ZlibDecoder;
 use std::io::BufRead;
@@ -111,8 +112,8 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
     Ok(h)
 }
 
-pub fn read(path: &Path) -> Result<ScalarField, String> {
-    let mut r = open_file(path)?;
+pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, String> {
+    let mut r = open_file(path, ctl)?;
     let mut text = String::new();
     let mut consumed = 0u64;
     let mut line = Vec::new();
@@ -140,7 +141,7 @@ pub fn read(path: &Path) -> Result<ScalarField, String> {
         let len = std::fs::metadata(&p)
             .map_err(|e| format!("data file {}: {}", p.display(), super::io_message(&e)))?
             .len();
-        (Box::new(open_file(&p)?), len)
+        (Box::new(open_file(&p, ctl)?), len)
     };
     let skip_bytes = if h.header_size == -1 {
         available

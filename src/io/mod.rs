@@ -12,6 +12,7 @@ pub mod nrrd;
 pub mod raw;
 pub mod tiff;
 
+use crate::control::{Control, Watched};
 use crate::field::{Dtype, Sample, Samples, ScalarField};
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -19,15 +20,23 @@ use std::path::{Path, PathBuf};
 
 /// A file that could not be read, and why; displays as `path: problem`.
 #[derive(Debug, thiserror::Error, PartialEq)]
-#[error("{}: {message}", path.display())]
-pub struct ReadError {
-    pub path: PathBuf,
-    pub message: String,
+pub enum ReadError {
+    #[error("{}: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+    #[error("{}: reading cancelled", path.display())]
+    Cancelled { path: PathBuf },
 }
 
 impl ReadError {
     pub fn new(path: &Path, message: impl Into<String>) -> Self {
-        ReadError { path: path.to_path_buf(), message: message.into() }
+        ReadError::Invalid { path: path.to_path_buf(), message: message.into() }
+    }
+
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            ReadError::Invalid { path, .. } | ReadError::Cancelled { path } => path,
+        }
     }
 }
 
@@ -67,13 +76,33 @@ pub struct OpenOptions {
 /// Reads the image or volume at `path`, recognising its format from its first bytes (and, for
 /// headerless raw files, from its name or `opts.raw`).
 pub fn open(path: &Path, opts: &OpenOptions) -> Result<ScalarField, ReadError> {
+    open_with(path, opts, &Control::default())
+}
+
+/// [`open`] under a [`Control`]: progress in bytes of the file read (of [`file_len`]), and
+/// cancellation between any two reads of the file (a read is at most 1 MiB).
+pub fn open_with(path: &Path, opts: &OpenOptions, ctl: &Control) -> Result<ScalarField, ReadError> {
+    let result = open_inner(path, opts, ctl);
+    if ctl.cancelled() {
+        return Err(ReadError::Cancelled { path: path.to_path_buf() });
+    }
+    result
+}
+
+/// The size of the file at `path` in bytes (0 when unknown): the total of [`open_with`]'s
+/// progress.
+pub fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+fn open_inner(path: &Path, opts: &OpenOptions, ctl: &Control) -> Result<ScalarField, ReadError> {
     let err = |m: String| ReadError::new(path, m);
     let meta = std::fs::metadata(path).map_err(|e| err(io_message(&e)))?;
     if meta.is_dir() {
         return Err(err("is a directory, not an image or volume file".into()));
     }
     if let Some(spec) = &opts.raw {
-        return raw::read(path, spec).map_err(err);
+        return raw::read(path, spec, ctl).map_err(err);
     }
     if meta.len() == 0 {
         return Err(err("empty file (0 bytes)".into()));
@@ -82,21 +111,21 @@ pub fn open(path: &Path, opts: &OpenOptions) -> Result<ScalarField, ReadError> {
     File::open(path).and_then(|f| f.take(1024).read_to_end(&mut head)).map_err(|e| err(io_message(&e)))?;
     let ext = extension(path);
     let result = if head.starts_with(b"\x89PNG\r\n\x1a\n") || head.starts_with(&[0xff, 0xd8, 0xff]) {
-        image2d::read(path)
+        image2d::read(path, ctl)
     } else if head.starts_with(b"II*\0")
         || head.starts_with(b"MM\0*")
         || head.starts_with(b"II+\0")
         || head.starts_with(b"MM\0+")
     {
-        tiff::read(path)
+        tiff::read(path, ctl)
     } else if head.starts_with(b"NRRD000") {
-        nrrd::read(path)
+        nrrd::read(path, ctl)
     } else if head.starts_with(&[0x1f, 0x8b]) || nifti::looks_like(&head) {
-        nifti::read(path, opts.volume)
+        nifti::read(path, opts.volume, ctl)
     } else if matches!(ext.as_str(), "mha" | "mhd") || metaimage::looks_like(&head) {
-        metaimage::read(path)
+        metaimage::read(path, ctl)
     } else if let Some(spec) = raw::spec_from_name(path) {
-        raw::read(path, &spec)
+        raw::read(path, &spec, ctl)
     } else if matches!(ext.as_str(), "raw" | "bin" | "dat" | "img") {
         Err(format!(
             "headerless .{ext} file: give its layout with --dims XxYxZ --dtype TYPE, or name it \
@@ -125,13 +154,13 @@ pub(crate) fn io_message(e: &std::io::Error) -> String {
     }
 }
 
-/// Opens `path` for buffered reading, with a message naming it on failure.
-pub(crate) fn open_file(path: &Path) -> Result<BufReader<File>, String> {
+/// Opens `path` for buffered reading under `ctl`, with a message naming it on failure.
+pub(crate) fn open_file<'a>(path: &Path, ctl: &Control<'a>) -> Result<BufReader<Watched<'a, File>>, String> {
     let f = File::open(path).map_err(|e| format!("{}: {}", path.display(), io_message(&e)))?;
     if f.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(format!("{} is a directory", path.display()));
     }
-    Ok(BufReader::with_capacity(1 << 20, f))
+    Ok(BufReader::with_capacity(1 << 20, ctl.watch(f)))
 }
 
 /// Skips `n` bytes of a stream; errors when it ends first.

@@ -9,6 +9,7 @@
 //! used when the scaled range of an integer type would overflow f32.
 
 use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
+use crate::control::Control;
 use crate::field::{Dtype, Sample, Samples, ScalarField};
 use crate::with_samples;
 use flate2::read::MultiGzDecoder;
@@ -166,8 +167,8 @@ fn datatype(code: i16) -> Result<(Dtype, usize), String> {
 }
 
 /// Reads a NIfTI file; `volume` picks one volume of a 4D file (default the first).
-pub fn read(path: &Path, volume: Option<usize>) -> Result<ScalarField, String> {
-    let mut r = reader(path)?;
+pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarField, String> {
+    let mut r = reader(path, ctl)?;
     let mut head = vec![0u8; 4];
     r.read_exact(&mut head).map_err(|_| "truncated NIfTI header".to_string())?;
     let (version, _) = sniff(&head).ok_or(if path.to_string_lossy().ends_with(".gz") {
@@ -238,7 +239,7 @@ pub fn read(path: &Path, volume: Option<usize>) -> Result<ScalarField, String> {
     };
     let mut data: Box<dyn Read> = if h.paired {
         let img = paired_image(path)?;
-        Box::new(reader(&img).map_err(|e| format!("data file of the header pair: {e}"))?)
+        Box::new(reader(&img, ctl).map_err(|e| format!("data file of the header pair: {e}"))?)
     } else {
         skip(&mut r, offset as u64 - (4 + got) as u64, "header extensions")?;
         Box::new(r)
@@ -264,8 +265,8 @@ pub fn read(path: &Path, volume: Option<usize>) -> Result<ScalarField, String> {
     Ok(field)
 }
 
-fn reader(path: &Path) -> Result<Box<dyn Read>, String> {
-    let mut f = open_file(path)?;
+fn reader<'a>(path: &Path, ctl: &Control<'a>) -> Result<Box<dyn Read + 'a>, String> {
+    let mut f = open_file(path, ctl)?;
     let gz = std::io::BufRead::fill_buf(&mut f).map_err(|e| e.to_string())?.starts_with(&[0x1f, 0x8b]);
     Ok(if gz { Box::new(MultiGzDecoder::new(f)) } else { Box::new(f) })
 }

@@ -2,6 +2,7 @@
 //! encodings, 1 to 3 axes, spacing from `spacings` or the lengths of `space directions`.
 
 use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
+use crate::control::Control;
 use crate::field::{Dtype, Samples, ScalarField};
 use flate2::read::MultiGzDecoder;
 use std::io::{BufRead, Read};
@@ -170,8 +171,8 @@ fn parse_directions(value: &str) -> Result<Vec<Option<Vec<f64>>>, String> {
         .collect()
 }
 
-pub fn read(path: &Path) -> Result<ScalarField, String> {
-    let mut r = open_file(path)?;
+pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, String> {
+    let mut r = open_file(path, ctl)?;
     let mut text = String::new();
     let mut line = Vec::new();
     let mut blank = false;
@@ -197,7 +198,7 @@ pub fn read(path: &Path) -> Result<ScalarField, String> {
     let samples = match &h.data_file {
         Some(f) => {
             let data_path: PathBuf = path.parent().unwrap_or(Path::new(".")).join(f);
-            let d = open_file(&data_path).map_err(|e| format!("data file: {e}"))?;
+            let d = open_file(&data_path, ctl).map_err(|e| format!("data file: {e}"))?;
             let len = std::fs::metadata(&data_path).map(|m| m.len()).ok();
             read_data(d, &h, n, len).map_err(|e| format!("data file {}: {e}", data_path.display()))?
         }

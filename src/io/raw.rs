@@ -3,6 +3,7 @@
 //! token (`name_64x64x10_uint16_le.raw`). The first axis of the dims is x (fastest).
 
 use super::{Endian, RawSpec, check_dims, make_field, open_file, read_samples, skip};
+use crate::control::Control;
 use crate::field::{Dtype, ScalarField, dims_string};
 use std::path::Path;
 
@@ -32,7 +33,7 @@ pub fn spec_from_name(path: &Path) -> Option<RawSpec> {
     Some(RawSpec { dims, dtype, endian: endian.unwrap_or(Endian::Little), offset: 0 })
 }
 
-pub fn read(path: &Path, spec: &RawSpec) -> Result<ScalarField, String> {
+pub fn read(path: &Path, spec: &RawSpec, ctl: &Control) -> Result<ScalarField, String> {
     let n = check_dims(&spec.dims)?;
     let need = (n as u128) * spec.dtype.size() as u128 + spec.offset as u128;
     let len = std::fs::metadata(path).map_err(|e| super::io_message(&e))?.len() as u128;
@@ -44,7 +45,7 @@ pub fn read(path: &Path, spec: &RawSpec) -> Result<ScalarField, String> {
             spec.offset
         ));
     }
-    let mut r = open_file(path)?;
+    let mut r = open_file(path, ctl)?;
     skip(&mut r, spec.offset, "the offset")?;
     let samples = read_samples(&mut r, spec.dtype, n, spec.endian)?;
     make_field(&spec.dims, samples, [1.0; 3])

@@ -3,14 +3,15 @@
 //! are converted to luminance (with a note), f16 to f32.
 
 use super::{LUMINANCE_NOTE, luminance, make_field, open_file};
+use crate::control::Control;
 use crate::field::{Sample, Samples, ScalarField};
 use crate::with_samples;
 use std::path::Path;
 use tiff::ColorType;
 use tiff::decoder::{Decoder, DecodingResult, Limits};
 
-pub fn read(path: &Path) -> Result<ScalarField, String> {
-    let f = open_file(path)?;
+pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, String> {
+    let f = open_file(path, ctl)?;
     let bad = |e: tiff::TiffError| format!("bad TIFF: {e}");
     // A page's buffer is allocated before its strips are read, so a lying header could ask for
     // gigabytes: allow what the file could hold at deflate's best ratio (about 1032:1).

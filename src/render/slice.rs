@@ -1,18 +1,13 @@
-//! Slice views drawn by wgpu inside egui: the volume lives in one 3D texture, uploaded once per
-//! data change; each view is a paint callback with its own small uniform buffer (which slice,
-//! where, window, colormap, mask), so moving a slice or the threshold uploads 112 bytes.
+//! Slice views drawn by wgpu inside egui. The renderer holds what lives as long as the window
+//! (pipelines per texel class, the colormap table, one uniform buffer per view) and reads the
+//! volume from the shared [`GpuVolume`]; what changes per frame is each view's 112-byte
+//! uniform block (which slice, where, window, colormap, mask) in [`SliceCallback`].
 
 use super::colormap::Colormap;
-use super::volume::{self, Layout, TexelClass};
-use crate::field::ScalarField;
+use super::gpu_volume::GpuVolume;
+use super::volume::TexelClass;
 use eframe::egui_wgpu::{self, wgpu};
 use std::collections::HashMap;
-
-/// Volumes above this many bytes on the GPU are subsampled for display (the analysis always
-/// uses every voxel).
-const MAX_TEXTURE_BYTES: u64 = 1 << 30;
-/// Upload in pieces of about this size so the staging copy stays small.
-const UPLOAD_BYTES: usize = 32 << 20;
 
 /// Uniforms of one view; layout matches `Params` in `shaders/slice.wgsl`.
 #[repr(C)]
@@ -33,11 +28,33 @@ pub struct SliceParams {
     pub background: [f32; 4],
 }
 
-struct GpuVolume {
+/// The volume's bind group, for one generation of the shared volume.
+struct Bound {
+    generation: u64,
     class: TexelClass,
-    layout: Layout,
-    dims: [usize; 3],
     bind_group: wgpu::BindGroup,
+}
+
+/// What the slice renderer needs of the shared volume (cloned out of it, so both can be
+/// borrowed from the callback resources in turn).
+struct VolumeRef {
+    generation: u64,
+    class: TexelClass,
+    view: wgpu::TextureView,
+    /// Field dims and display stride, as the shader's `dims`.
+    dims: [u32; 4],
+}
+
+impl VolumeRef {
+    fn of(resources: &egui_wgpu::CallbackResources) -> Option<VolumeRef> {
+        let v = resources.get::<GpuVolume>()?;
+        Some(VolumeRef {
+            generation: v.generation,
+            class: v.class,
+            view: v.view.clone(),
+            dims: [v.dims[0] as u32, v.dims[1] as u32, v.dims[2] as u32, v.layout.stride as u32],
+        })
+    }
 }
 
 struct ViewSlot {
@@ -54,13 +71,7 @@ pub struct SliceRenderer {
     pipelines: HashMap<&'static str, wgpu::RenderPipeline>,
     lut_view: wgpu::TextureView,
     slots: Vec<ViewSlot>,
-    volume: Option<GpuVolume>,
-}
-
-/// What an upload did, for the UI to tell the user.
-pub struct Uploaded {
-    pub stride: usize,
-    pub bytes: u64,
+    bound: Option<Bound>,
 }
 
 impl SliceRenderer {
@@ -123,7 +134,7 @@ impl SliceRenderer {
             pipelines: HashMap::new(),
             lut_view: lut.create_view(&Default::default()),
             slots: Vec::new(),
-            volume: None,
+            bound: None,
         }
     }
 
@@ -199,73 +210,29 @@ impl SliceRenderer {
         self.pipelines.insert(class.wgsl(), pipeline);
     }
 
-    /// Uploads `field` as the volume every slice view shows, replacing the previous one.
-    pub fn upload(rs: &egui_wgpu::RenderState, field: &ScalarField) -> Uploaded {
-        let (device, queue) = (&rs.device, &rs.queue);
-        let (format, class) = volume::texel_format(field.dtype());
-        let texel_bytes = format.block_copy_size(None).unwrap_or(4) as usize;
-        let limits = device.limits();
-        let max_dim = limits.max_texture_dimension_3d as usize;
-        let lay = volume::layout(field.dims(), texel_bytes, max_dim, MAX_TEXTURE_BYTES);
-        let size = wgpu::Extent3d {
-            width: lay.dims[0] as u32,
-            height: lay.dims[1] as u32,
-            depth_or_array_layers: lay.dims[2] as u32,
-        };
-        let texture = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("volume"),
-            size,
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D3,
-            format,
-            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-            view_formats: &[],
-        });
-        let plane_bytes = lay.dims[0] * lay.dims[1] * texel_bytes;
-        let planes_per_piece = (UPLOAD_BYTES / plane_bytes.max(1)).max(1);
-        let mut z0 = 0;
-        while z0 < lay.dims[2] {
-            let z1 = (z0 + planes_per_piece).min(lay.dims[2]);
-            let bytes = volume::slab_bytes(field, &lay, z0, z1);
-            queue.write_texture(
-                wgpu::TexelCopyTextureInfo {
-                    texture: &texture,
-                    mip_level: 0,
-                    origin: wgpu::Origin3d { x: 0, y: 0, z: z0 as u32 },
-                    aspect: wgpu::TextureAspect::All,
-                },
-                &bytes,
-                wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some((lay.dims[0] * texel_bytes) as u32),
-                    rows_per_image: Some(lay.dims[1] as u32),
-                },
-                wgpu::Extent3d { depth_or_array_layers: (z1 - z0) as u32, ..size },
-            );
-            z0 = z1;
+    /// The bind group of the shared volume (and the colormaps) for generation `volume`,
+    /// rebuilt only when the volume changed.
+    fn bind_volume(&mut self, device: &wgpu::Device, volume: &VolumeRef) {
+        if self.bound.as_ref().is_some_and(|b| b.generation == volume.generation) {
+            return;
         }
-        let mut guard = rs.renderer.write();
-        let Some(me) = guard.callback_resources.get_mut::<SliceRenderer>() else {
-            return Uploaded { stride: lay.stride, bytes: 0 };
-        };
-        me.ensure_pipeline(device, class);
-        let view = texture.create_view(&Default::default());
-        let layout = me.volume_layout(device, class).clone();
+        self.ensure_pipeline(device, volume.class);
+        let layout = self.volume_layout(device, volume.class).clone();
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("slice volume"),
             layout: &layout,
             entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(&view) },
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(&volume.view),
+                },
                 wgpu::BindGroupEntry {
                     binding: 1,
-                    resource: wgpu::BindingResource::TextureView(&me.lut_view),
+                    resource: wgpu::BindingResource::TextureView(&self.lut_view),
                 },
             ],
         });
-        me.volume = Some(GpuVolume { class, layout: lay, dims: field.dims(), bind_group });
-        let bytes = lay.dims.iter().map(|&n| n as u64).product::<u64>() * texel_bytes as u64;
-        Uploaded { stride: lay.stride, bytes }
+        self.bound = Some(Bound { generation: volume.generation, class: volume.class, bind_group });
     }
 
     fn slot(&mut self, device: &wgpu::Device, i: usize) -> &ViewSlot {
@@ -302,10 +269,12 @@ impl egui_wgpu::CallbackTrait for SliceCallback {
         _encoder: &mut wgpu::CommandEncoder,
         resources: &mut egui_wgpu::CallbackResources,
     ) -> Vec<wgpu::CommandBuffer> {
+        let volume = VolumeRef::of(resources);
         if let Some(me) = resources.get_mut::<SliceRenderer>() {
             let mut p = self.params;
-            if let Some(v) = &me.volume {
-                p.dims = [v.dims[0] as u32, v.dims[1] as u32, v.dims[2] as u32, v.layout.stride as u32];
+            if let Some(v) = &volume {
+                p.dims = v.dims;
+                me.bind_volume(device, v);
             }
             let slot = me.slot(device, self.slot);
             queue.write_buffer(&slot.buffer, 0, bytemuck::bytes_of(&p));
@@ -320,7 +289,10 @@ impl egui_wgpu::CallbackTrait for SliceCallback {
         resources: &egui_wgpu::CallbackResources,
     ) {
         let Some(me) = resources.get::<SliceRenderer>() else { return };
-        let (Some(v), Some(slot)) = (&me.volume, me.slots.get(self.slot)) else { return };
+        if resources.get::<GpuVolume>().is_none() {
+            return;
+        }
+        let (Some(v), Some(slot)) = (&me.bound, me.slots.get(self.slot)) else { return };
         let Some(pipeline) = me.pipelines.get(v.class.wgsl()) else { return };
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &slot.bind_group, &[]);

@@ -68,6 +68,12 @@ pub enum SmoothError {
     Cancelled,
 }
 
+impl From<crate::control::Cancelled> for SmoothError {
+    fn from(_: crate::control::Cancelled) -> Self {
+        SmoothError::Cancelled
+    }
+}
+
 /// The normalised taps for one axis (a single tap of 1 when `sigma` is 0).
 pub fn taps(sigma: f64, truncate: f64) -> Vec<f32> {
     if sigma == 0.0 {

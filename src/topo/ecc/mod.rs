@@ -181,6 +181,12 @@ pub enum EccError {
     Cancelled,
 }
 
+impl From<crate::control::Cancelled> for EccError {
+    fn from(_: crate::control::Cancelled) -> Self {
+        EccError::Cancelled
+    }
+}
+
 /// Computes the ECC of `field` on all threads of the current rayon pool.
 pub fn ecc(field: &ScalarField, opts: &EccOptions, ctl: &Control) -> Result<Ecc, EccError> {
     if opts.nan == NanPolicy::Reject {

@@ -5,7 +5,7 @@ use super::gradient::Gradient;
 use super::grid::{Cell, CellGrid};
 use super::morse::{Multiplicity, descending};
 use super::persistence::top_vertex;
-use crate::control::Control;
+use crate::control::{Cancelled, Control};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -56,7 +56,12 @@ pub fn position(grid: &CellGrid, c: Cell) -> [f64; 3] {
     grid.coords(c).map(|x| x as f64 / 2.0)
 }
 
-pub fn build(g: &Gradient, keys: &[i64], value: impl Fn(usize) -> f64 + Sync, ctl: &Control) -> MorseSmale {
+pub fn build(
+    g: &Gradient,
+    keys: &[i64],
+    value: impl Fn(usize) -> f64 + Sync,
+    ctl: &Control,
+) -> Result<MorseSmale, Cancelled> {
     let grid = g.grid;
     let crit_cells = g.critical_cells();
     let critical: Vec<CriticalPoint> = crit_cells
@@ -76,15 +81,22 @@ pub fn build(g: &Gradient, keys: &[i64], value: impl Fn(usize) -> f64 + Sync, ct
         .collect();
     let id_of: HashMap<Cell, usize> = critical.iter().enumerate().map(|(i, p)| (p.cell, i)).collect();
     ctl.tick(1);
+    ctl.check()?;
     let basins = basins(g, &id_of);
+    ctl.check()?;
     let mountains = mountains(g, &id_of);
     ctl.tick(1);
+    ctl.check()?;
     let nd = grid.ndim;
     let raw: Vec<RawArc> = critical
         .par_iter()
         .enumerate()
         .flat_map_iter(|(i, p)| {
             let mut out = Vec::new();
+            // Once cancelled, the remaining points are skipped and the result thrown away.
+            if ctl.cancelled() {
+                return out;
+            }
             let k = p.index as usize;
             if k == 1 {
                 out.extend(saddle_to_minima(g, i, p.cell, &id_of));
@@ -99,9 +111,10 @@ pub fn build(g: &Gradient, keys: &[i64], value: impl Fn(usize) -> f64 + Sync, ct
             out
         })
         .collect();
+    ctl.check()?;
     let arcs = merge(raw, &grid);
     ctl.tick(1);
-    MorseSmale { grid, critical, arcs, basins, mountains }
+    Ok(MorseSmale { grid, critical, arcs, basins, mountains })
 }
 
 const ONE: Multiplicity = Multiplicity { count: 1, overflowed: false };

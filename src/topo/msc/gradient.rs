@@ -11,6 +11,7 @@
 //! many critical cells of each dimension as the persistent homology of the filtration requires.
 
 use super::grid::{Cell, CellGrid};
+use crate::control::{Cancelled, Control};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -115,11 +116,31 @@ struct Star {
 
 /// Computes the gradient of a field given by its vertex order, on all threads.
 pub fn gradient(grid: CellGrid, order: &(impl VertexOrder + ?Sized)) -> Gradient {
+    match gradient_with(grid, order, &Control::default()) {
+        Ok(g) => g,
+        Err(Cancelled) => unreachable!("no cancel flag was given"),
+    }
+}
+
+/// [`gradient`] under a [`Control`], checked every [`CHECK_VERTICES`] vertices per thread.
+pub fn gradient_with(
+    grid: CellGrid,
+    order: &(impl VertexOrder + ?Sized),
+    ctl: &Control,
+) -> Result<Gradient, Cancelled> {
     let codes: Vec<AtomicU8> = (0..grid.n_cells()).map(|_| AtomicU8::new(0)).collect();
     let n: usize = grid.vdims.iter().product();
-    (0..n).into_par_iter().for_each(|v| process_lower_star(&grid, order, v, &codes));
-    Gradient { grid, codes: codes.into_iter().map(AtomicU8::into_inner).collect() }
+    (0..n.div_ceil(CHECK_VERTICES)).into_par_iter().try_for_each(|chunk| {
+        ctl.check()?;
+        let vs = chunk * CHECK_VERTICES..((chunk + 1) * CHECK_VERTICES).min(n);
+        vs.for_each(|v| process_lower_star(&grid, order, v, &codes));
+        Ok(())
+    })?;
+    Ok(Gradient { grid, codes: codes.into_iter().map(AtomicU8::into_inner).collect() })
 }
+
+/// Vertices between two cancellation checks: a few milliseconds of lower stars.
+const CHECK_VERTICES: usize = 1 << 15;
 
 fn process_lower_star(grid: &CellGrid, order: &(impl VertexOrder + ?Sized), v: usize, codes: &[AtomicU8]) {
     let star = lower_star(grid, order, v);

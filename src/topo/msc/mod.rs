@@ -12,15 +12,17 @@ pub mod gradient;
 pub mod grid;
 pub mod morse;
 pub mod persistence;
+pub mod simplified;
 pub mod simplify;
 
+use crate::control::Cancelled;
 use crate::field::{Key, Sample, ScalarField};
 use crate::with_samples;
 use gradient::Gradient;
 use grid::CellGrid;
 use rayon::prelude::*;
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error, PartialEq)]
 pub enum MscError {
     #[error("{0} NaN samples: the Morse-Smale complex needs a value at every vertex")]
     Nan(usize),
@@ -31,6 +33,15 @@ pub enum MscError {
     FlatAxis(usize, usize),
     #[error("the Morse-Smale complex needs a 2D or 3D field")]
     Rank,
+    #[error(transparent)]
+    Cancelled(#[from] Cancelled),
+    #[error(
+        "{cells} cells: the Morse-Smale complex numbers voxels and critical points with 32-bit ids \
+         (at most 2^31 cells, about 640^3 voxels in 3D); crop or downsample the field"
+    )]
+    TooLarge { cells: usize },
+    #[error(transparent)]
+    Field(#[from] crate::field::FieldError),
 }
 
 /// Order keys of every voxel (see [`crate::field::Sample::to_key`]), as i64.
@@ -127,22 +138,52 @@ pub struct Analysis {
     pub seconds: [f64; 4],
 }
 
-/// Gradient, Morse-Smale complex and persistence diagram of a 2D or 3D field. Progress is
-/// reported in 6 ticks: the gradient, 3 for the complex, persistence, the simplification
-/// hierarchy.
-pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Analysis, MscError> {
+/// Whether [`analyse`] takes `field` (2D or 3D, no axis of size 1); an error says why not.
+fn check_shape(field: &ScalarField) -> Result<(), MscError> {
     if field.ndim() < 2 {
         return Err(MscError::Rank);
     }
     if let Some(a) = field.shape().iter().position(|&n| n == 1) {
         return Err(MscError::FlatAxis(a, field.ndim()));
     }
+    Ok(())
+}
+
+/// Voxel and critical point ids are `u32` (labels) and are exported as `i32`: every cell of
+/// the grid (a bound on the critical points) must have an id below 2^31.
+fn check_size(field: &ScalarField) -> Result<(), MscError> {
+    let cells = field.shape().iter().try_fold(1usize, |n, &d| n.checked_mul(2 * d - 1));
+    match cells {
+        Some(c) if c <= i32::MAX as usize => Ok(()),
+        c => Err(MscError::TooLarge { cells: c.unwrap_or(usize::MAX) }),
+    }
+}
+
+/// Whether [`analyse`] takes `field`: its shape and size, and no NaN; cheap next to the
+/// analysis.
+pub fn check_field(field: &ScalarField) -> Result<(), MscError> {
+    check_shape(field)?;
+    check_size(field)?;
+    match crate::topo::ecc::count_non_finite(field) {
+        (0, _) => Ok(()),
+        (nan, _) => Err(MscError::Nan(nan)),
+    }
+}
+
+/// Gradient, Morse-Smale complex and persistence diagram of a 2D or 3D field. Progress is
+/// reported in 6 ticks: the gradient, 3 for the complex, persistence, the simplification
+/// hierarchy.
+pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Analysis, MscError> {
+    check_shape(field)?;
+    check_size(field)?;
     let t = std::time::Instant::now();
     let keys = vertex_keys(field)?;
-    let gradient = gradient_of(field, &keys);
+    ctl.check()?;
+    let gradient = gradient::gradient_with(cell_grid(field), keys.as_slice(), ctl)?;
+    debug_assert_eq!(morse_sum(&gradient), 1, "Morse equality on a box");
     ctl.tick(1);
     let t1 = t.elapsed().as_secs_f64();
-    let complex = complex::build(&gradient, &keys, |v| field.samples().get_f64(v), ctl);
+    let complex = complex::build(&gradient, &keys, |v| field.samples().get_f64(v), ctl)?;
     let t2 = t.elapsed().as_secs_f64();
     // The arcs already counted every V-path: the Morse boundary is their odd part.
     let mut boundary: std::collections::HashMap<grid::Cell, Vec<grid::Cell>> = Default::default();
@@ -154,8 +195,9 @@ pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Ana
     });
     let diagram = diagram_of_pairs(field, &gradient, &keys, pairs);
     ctl.tick(1);
+    ctl.check()?;
     let t3 = t.elapsed().as_secs_f64();
-    let hierarchy = simplify::hierarchy(&complex);
+    let hierarchy = simplify::hierarchy(&complex, ctl)?;
     ctl.tick(1);
     let t4 = t.elapsed().as_secs_f64();
     Ok(Analysis { gradient, complex, diagram, hierarchy, seconds: [t1, t2 - t1, t3 - t2, t4 - t3] })

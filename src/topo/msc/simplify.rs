@@ -21,6 +21,7 @@
 
 use super::complex::{MorseSmale, NO_LABEL};
 use super::morse::Multiplicity;
+use crate::control::{Cancelled, Control};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -86,7 +87,7 @@ fn ends(c: &MorseSmale, arc: usize) -> Option<(usize, usize)> {
     }
 }
 
-pub fn hierarchy(c: &MorseSmale) -> Hierarchy {
+pub fn hierarchy(c: &MorseSmale, ctl: &Control) -> Result<Hierarchy, Cancelled> {
     let n = c.critical.len();
     let value = |i: usize| c.critical[i].value;
     // Per saddle: its original arcs to extrema.
@@ -101,13 +102,21 @@ pub fn hierarchy(c: &MorseSmale) -> Hierarchy {
     let mut h =
         Hierarchy { cancellations: Vec::new(), blocked: Vec::new(), cancelled_at: vec![usize::MAX; n] };
     let mut level = f64::NEG_INFINITY;
+    // The current representative of every extremum, as a union-find with path halving: the
+    // loop asks only about the present step, so chains never need walking twice.
+    let mut merged = Merged::new(n);
+    let mut popped = 0usize;
     while let Some(Reverse((P(pers), s, arc))) = heap.pop() {
+        popped += 1;
+        if popped.is_multiple_of(4096) {
+            ctl.check()?;
+        }
         let steps = h.cancellations.len();
         if !h.alive(s, steps) {
             continue;
         }
         let (_, e0) = ends(c, arc).expect("queued arcs join a saddle and an extremum");
-        let Some(e) = h.representative(e0, steps) else { continue };
+        let Some(e) = merged.find(e0) else { continue };
         let now = (value(s) - value(e)).abs();
         if now != pers {
             heap.push(Reverse((P(now), s, arc)));
@@ -119,7 +128,7 @@ pub fn hierarchy(c: &MorseSmale) -> Hierarchy {
         let mut paths = Multiplicity { count: 0, overflowed: false };
         let mut other: Option<(usize, usize)> = None;
         for &a in saddle_arcs[s].iter().filter(|&&a| same_side(a)) {
-            match h.representative(ends(c, a).expect("extremum arc").1, steps) {
+            match merged.find(ends(c, a).expect("extremum arc").1) {
                 Some(x) if x == e => paths = paths.plus(c.arcs[a].multiplicity),
                 Some(x) => other = Some((x, a)),
                 None => {}
@@ -145,6 +154,7 @@ pub fn hierarchy(c: &MorseSmale) -> Hierarchy {
         let step = steps + 1;
         h.cancelled_at[s] = step;
         h.cancelled_at[e] = step;
+        merged.cancel(e, other.map(|(x, _)| x));
         h.cancellations.push(Cancellation {
             saddle: s,
             extremum: e,
@@ -154,7 +164,42 @@ pub fn hierarchy(c: &MorseSmale) -> Hierarchy {
             arcs: (arc, other.map(|(_, a)| a)),
         });
     }
-    h
+    Ok(h)
+}
+
+/// Union-find over extrema during the cancellation loop: `up[e] == e` while `e` is alive,
+/// [`Merged::OUT`] once its manifold has flowed out of the domain.
+struct Merged {
+    up: Vec<usize>,
+}
+
+impl Merged {
+    const OUT: usize = usize::MAX;
+
+    fn new(n: usize) -> Merged {
+        Merged { up: (0..n).collect() }
+    }
+
+    fn find(&mut self, mut e: usize) -> Option<usize> {
+        loop {
+            let p = self.up[e];
+            if p == e {
+                return Some(e);
+            }
+            if p == Self::OUT {
+                return None;
+            }
+            let g = self.up[p];
+            if g != Self::OUT {
+                self.up[e] = g;
+            }
+            e = p;
+        }
+    }
+
+    fn cancel(&mut self, e: usize, into: Option<usize>) {
+        self.up[e] = into.unwrap_or(Self::OUT);
+    }
 }
 
 /// A live arc of the simplified complex: its ends and the original arcs it stands for.
@@ -245,18 +290,41 @@ impl Hierarchy {
         self.blocked.iter().filter(move |b| b.persistence <= threshold)
     }
 
+    /// [`Hierarchy::representative`] of every critical point after `steps` cancellations, as
+    /// labels ([`NO_LABEL`] for none), each merge chain walked once.
+    pub fn representatives(&self, steps: usize) -> Vec<u32> {
+        const UNKNOWN: u32 = NO_LABEL - 1;
+        let n = self.cancelled_at.len();
+        let mut rep = vec![UNKNOWN; n];
+        let mut chain = Vec::new();
+        for start in 0..n {
+            let mut e = start;
+            let found = loop {
+                if rep[e] != UNKNOWN {
+                    break rep[e];
+                }
+                chain.push(e);
+                let s = self.cancelled_at[e];
+                if s > steps {
+                    break e as u32;
+                }
+                match self.cancellations[s - 1].merged_into {
+                    Some(x) => e = x,
+                    None => break NO_LABEL,
+                }
+            };
+            for x in chain.drain(..) {
+                rep[x] = found;
+            }
+        }
+        rep
+    }
+
     /// A label field (basins or mountains) after `steps` cancellations.
     pub fn labels_at(&self, labels: &[u32], steps: usize) -> Vec<u32> {
         use rayon::prelude::*;
-        labels
-            .par_iter()
-            .map(|&l| {
-                if l == NO_LABEL {
-                    return NO_LABEL;
-                }
-                self.representative(l as usize, steps).map_or(NO_LABEL, |r| r as u32)
-            })
-            .collect()
+        let rep = self.representatives(steps);
+        labels.par_iter().map(|&l| if l == NO_LABEL { NO_LABEL } else { rep[l as usize] }).collect()
     }
 
     /// A polyline for original arc `arc` after `steps` cancellations, from its saddle end: its

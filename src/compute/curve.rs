@@ -1,0 +1,115 @@
+//! What the viewer shows of a curve, prepared on the worker when the curve is computed, so a
+//! curve of millions of points costs the UI thread nothing when it arrives: the plot's thinned
+//! points, the zero-crossings and the suggested threshold.
+
+use crate::topo::ecc::crossings::{self, Crossing};
+use crate::topo::ecc::{Ecc, Filtration};
+use std::sync::Arc;
+
+/// Most points a curve is drawn with: a float field can have a curve of millions of points,
+/// which no plot needs and egui_plot would redraw every frame.
+const PLOT_POINTS: usize = 4096;
+
+/// A curve and what the panel shows of it, computed once when it arrives.
+pub struct Curve {
+    pub ecc: Arc<Ecc>,
+    /// The curve thinned to at most about [`PLOT_POINTS`] points, keeping each run's extremes.
+    pub points: Vec<[f64; 2]>,
+    pub crossings: Vec<Crossing>,
+    pub suggested: Option<f64>,
+}
+
+impl Curve {
+    /// Thins and scans `ecc` (linear in its length: call it off the UI thread).
+    pub fn new(ecc: Arc<Ecc>) -> Curve {
+        let crossings = crossings::zero_crossings(&ecc);
+        let suggested = crossings::suggested_threshold(&crossings);
+        Curve { points: thin(&ecc.thresholds, &ecc.chi, PLOT_POINTS), ecc, crossings, suggested }
+    }
+
+    /// Euler characteristic at threshold `t`.
+    pub fn chi_at(&self, t: f64) -> i64 {
+        chi_at(&self.ecc, t)
+    }
+}
+
+/// `(t, chi)` points; runs of consecutive points are replaced by their first, lowest, highest
+/// and last point (in curve order), so a plot keeps every spike and the ends.
+pub fn thin(t: &[f64], chi: &[i64], max_points: usize) -> Vec<[f64; 2]> {
+    let run = t.len().div_ceil(max_points / 4).max(1);
+    if run <= 1 {
+        return t.iter().zip(chi).map(|(&x, &c)| [x, c as f64]).collect();
+    }
+    let mut out = Vec::with_capacity(4 * t.len().div_ceil(run));
+    for start in (0..t.len()).step_by(run) {
+        let end = (start + run).min(t.len());
+        let lo = (start..end).min_by_key(|&i| chi[i]).unwrap_or(start);
+        let hi = (start..end).max_by_key(|&i| chi[i]).unwrap_or(start);
+        let mut idx = [start, lo.min(hi), lo.max(hi), end - 1];
+        idx.sort_unstable();
+        let mut last = usize::MAX;
+        for i in idx {
+            if i != last {
+                out.push([t[i], chi[i] as f64]);
+                last = i;
+            }
+        }
+    }
+    out
+}
+
+/// Euler characteristic of the sublevel (superlevel) set at `t`: the curve's value at the last
+/// of its thresholds that `t` has passed; 0 (the empty set) before the first.
+pub fn chi_at(e: &Ecc, t: f64) -> i64 {
+    let passed = match e.filtration {
+        Filtration::Sublevel => e.thresholds.partition_point(|&x| x <= t),
+        Filtration::Superlevel => e.thresholds.partition_point(|&x| x >= t),
+    };
+    if passed == 0 { 0 } else { e.chi[passed - 1] }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::field::Dtype;
+    use crate::topo::ecc::Construction;
+
+    fn curve(f: Filtration, t: &[f64], chi: &[i64]) -> Ecc {
+        Ecc {
+            dtype: Dtype::U8,
+            construction: Construction::TopCells,
+            filtration: f,
+            thresholds: t.to_vec(),
+            chi: chi.to_vec(),
+        }
+    }
+
+    #[test]
+    fn chi_at_steps_at_the_field_values() {
+        let e = curve(Filtration::Sublevel, &[1.0, 5.0, 9.0], &[2, -1, 1]);
+        assert_eq!(chi_at(&e, 0.5), 0);
+        assert_eq!(chi_at(&e, 1.0), 2);
+        assert_eq!(chi_at(&e, 4.9), 2);
+        assert_eq!(chi_at(&e, 5.0), -1);
+        assert_eq!(chi_at(&e, 100.0), 1);
+        let s = curve(Filtration::Superlevel, &[9.0, 5.0, 1.0], &[1, 3, 1]);
+        assert_eq!(chi_at(&s, 10.0), 0);
+        assert_eq!(chi_at(&s, 6.0), 1);
+        assert_eq!(chi_at(&s, 5.0), 3);
+    }
+
+    #[test]
+    fn thinning_keeps_ends_and_extremes() {
+        let t: Vec<f64> = (0..10_000).map(|i| i as f64).collect();
+        let mut chi: Vec<i64> = (0..10_000).map(|i| (i % 7) as i64).collect();
+        chi[5_555] = -1_000;
+        chi[7_777] = 1_000;
+        let p = thin(&t, &chi, 400);
+        assert!(p.len() <= 400 + 4, "{}", p.len());
+        assert_eq!(p[0], [0.0, 0.0]);
+        assert_eq!(*p.last().unwrap(), [9_999.0, (9_999 % 7) as f64]);
+        assert!(p.contains(&[5_555.0, -1_000.0]) && p.contains(&[7_777.0, 1_000.0]));
+        assert!(p.windows(2).all(|w| w[0][0] < w[1][0]));
+        assert_eq!(thin(&t[..10], &chi[..10], 400).len(), 10);
+    }
+}

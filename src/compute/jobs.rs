@@ -1,0 +1,135 @@
+//! The viewer's analyses as [`Job`]s: opening a file, generating an example field, the ECC,
+//! smoothing + ECC. Each is its parameters, its lane and a `run` that calls the algorithm.
+
+use super::Curve;
+use super::{FieldSummary, Job, JobContext, JobError, Lane};
+use crate::field::ScalarField;
+use crate::io::{self, OpenOptions};
+use crate::topo::ecc::EccOptions;
+use crate::topo::smooth::Smoothing;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Opening a file or generating an example field.
+pub const LOAD: Lane = Lane("load");
+/// The ECC of the loaded field.
+pub const CURVE: Lane = Lane("curve");
+/// Smoothing the loaded field, then its ECC.
+pub const SMOOTH: Lane = Lane("smooth");
+
+/// A field ready to show, with what the views need to know about it.
+pub struct Loaded {
+    /// The file's path, or a description of a generated field.
+    pub source: String,
+    pub path: Option<PathBuf>,
+    pub field: Arc<ScalarField>,
+    pub summary: FieldSummary,
+}
+
+/// Reads a file (cancellable between any two reads).
+pub struct Open {
+    pub path: PathBuf,
+    pub opts: OpenOptions,
+}
+
+impl Job for Open {
+    type Output = Loaded;
+
+    fn lane(&self) -> Lane {
+        LOAD
+    }
+
+    fn run(self, cx: &JobContext) -> Result<Loaded, JobError> {
+        let total = io::file_len(&self.path);
+        let progress = |n: u64| cx.report("reading", n, total);
+        let field = io::open_with(&self.path, &self.opts, &cx.control(&progress))?;
+        let summary = FieldSummary::of(&field);
+        let source = self.path.display().to_string();
+        Ok(Loaded { source, path: Some(self.path), field: Arc::new(field), summary })
+    }
+}
+
+/// A seeded Gaussian random field (white noise smoothed with `corr` voxels), for teaching.
+pub struct Generate {
+    pub dims: Vec<usize>,
+    pub corr: f64,
+    pub seed: u64,
+}
+
+impl Job for Generate {
+    type Output = Loaded;
+
+    fn lane(&self) -> Lane {
+        LOAD
+    }
+
+    fn run(self, cx: &JobContext) -> Result<Loaded, JobError> {
+        let Generate { dims, corr, seed } = self;
+        let total = (dims.len() as u64 + 1) * dims.iter().product::<usize>() as u64;
+        let progress = |n: u64| cx.report("generating", n, total);
+        let field = crate::field::random::gaussian_random_field(&dims, corr, seed, &cx.control(&progress))?;
+        let summary = FieldSummary::of(&field);
+        let source = format!(
+            "Gaussian random field {}, correlation {corr} voxels, seed {seed}",
+            crate::field::dims_string(&dims)
+        );
+        Ok(Loaded { source, path: None, field: Arc::new(field), summary })
+    }
+}
+
+/// The ECC of a field, prepared for the plot.
+pub struct Ecc {
+    pub field: Arc<ScalarField>,
+    pub opts: EccOptions,
+}
+
+impl Job for Ecc {
+    type Output = Curve;
+
+    fn lane(&self) -> Lane {
+        CURVE
+    }
+
+    fn run(self, cx: &JobContext) -> Result<Curve, JobError> {
+        let total = self.field.len() as u64;
+        let progress = |n: u64| cx.report("ECC", n, total);
+        let (e, ran) = cx.backend.ecc(&self.field, &self.opts, &cx.control(&progress))?;
+        cx.note(ran.fallback);
+        Ok(Curve::new(Arc::new(e)))
+    }
+}
+
+/// A field smoothed with `sigma` voxels, and its ECC.
+pub struct Smoothed {
+    pub sigma: f64,
+    pub field: Arc<ScalarField>,
+    pub summary: FieldSummary,
+    pub curve: Curve,
+}
+
+/// Smoothing a field, then its ECC.
+pub struct Smooth {
+    pub field: Arc<ScalarField>,
+    pub sigma: f64,
+    pub opts: EccOptions,
+}
+
+impl Job for Smooth {
+    type Output = Smoothed;
+
+    fn lane(&self) -> Lane {
+        SMOOTH
+    }
+
+    fn run(self, cx: &JobContext) -> Result<Smoothed, JobError> {
+        let Smooth { field, sigma, opts } = self;
+        // Progress: the smoothing passes, then the ECC.
+        let total = (field.ndim() as u64 + 1) * field.len() as u64;
+        let progress = |n: u64| cx.report("smoothing + ECC", n, total);
+        let (smoothed, e, ran) =
+            cx.backend.smooth_ecc(&field, &Smoothing::voxels(sigma), &opts, &cx.control(&progress))?;
+        cx.note(ran.fallback);
+        let summary = FieldSummary::of(&smoothed);
+        Ok(Smoothed { sigma, field: Arc::new(smoothed), summary, curve: Curve::new(Arc::new(e)) })
+    }
+}

@@ -1,0 +1,112 @@
+//! The Morse-Smale complex at one simplification level: its live critical points, its arcs
+//! with one polyline each, and its label volumes (basins, mountains, 2D Morse-Smale cells) as
+//! fields with the source's geometry. The command line, the exports and the viewer all read
+//! the complex through this one view.
+
+use super::complex::{CriticalPoint, NO_LABEL, ms_cells_2d};
+use super::simplify::LiveArc;
+use super::{Analysis, MscError, vertex_keys};
+use crate::field::{Samples, ScalarField};
+
+/// The complex simplified up to a persistence threshold: what the exports write and the
+/// viewer draws.
+pub struct Simplified<'a> {
+    pub field: &'a ScalarField,
+    pub analysis: &'a Analysis,
+    /// None: the unsimplified complex.
+    pub threshold: Option<f64>,
+    pub steps: usize,
+    /// Live arcs with one V-path each (cell centres, upper end first).
+    pub arcs: Vec<(LiveArc, Vec<[f64; 3]>)>,
+}
+
+impl<'a> Simplified<'a> {
+    pub fn new(field: &'a ScalarField, analysis: &'a Analysis, threshold: Option<f64>) -> Self {
+        let (c, h) = (&analysis.complex, &analysis.hierarchy);
+        let steps = threshold.map_or(0, |t| h.steps_at(t));
+        let nd = c.grid.ndim;
+        let arcs = h
+            .arcs_at(c, steps)
+            .into_iter()
+            .map(|arc| {
+                let i = arc.originals[0];
+                let o = &c.arcs[i];
+                let extremum_arc = c.critical[o.lower].index == 0 || c.critical[o.upper].index as usize == nd;
+                let mut p = if extremum_arc { h.extremum_path(c, i, steps) } else { o.polyline.clone() };
+                // extremum_path runs saddle first; arcs are exported upper end first.
+                if extremum_arc && c.critical[arc.upper].index as usize == nd {
+                    p.reverse();
+                }
+                (arc, p)
+            })
+            .collect();
+        Simplified { field, analysis, threshold, steps, arcs }
+    }
+
+    /// Whether critical point `i` is alive at this level.
+    pub fn alive(&self, i: usize) -> bool {
+        self.analysis.hierarchy.alive(i, self.steps)
+    }
+
+    /// The live critical points with their ids.
+    pub fn live_points(&self) -> impl Iterator<Item = (usize, &CriticalPoint)> {
+        self.analysis.complex.critical.iter().enumerate().filter(|(i, _)| self.alive(*i))
+    }
+
+    /// Live critical points by index.
+    pub fn counts(&self) -> [usize; 4] {
+        self.analysis.hierarchy.counts(&self.analysis.complex, self.steps)
+    }
+}
+
+/// Label volumes of a simplified complex: critical point ids, -1 where none (a path that
+/// leaves the domain).
+pub struct LabelVolumes {
+    /// Per voxel: the minimum whose basin (ascending manifold) holds it.
+    pub basins: ScalarField,
+    /// Per top-dimensional cell (the grid of cell centres, one smaller along each axis and
+    /// half a voxel off): the maximum whose mountain (descending manifold) holds it. None when
+    /// an axis has a single voxel.
+    pub mountains: Option<ScalarField>,
+    /// 2D fields: per square, its Morse-Smale cell (a label per pair of basin, taken at the
+    /// square's lowest corner, and mountain), on the grid of the mountains.
+    pub cells: Option<ScalarField>,
+}
+
+fn labels(v: &[u32]) -> Samples {
+    Samples::I32(v.iter().map(|&l| if l == NO_LABEL { -1 } else { l as i32 }).collect())
+}
+
+impl Simplified<'_> {
+    /// The label volumes at this level, with the source's affine (shifted half a voxel for the
+    /// grid of cells).
+    pub fn label_volumes(&self) -> Result<LabelVolumes, MscError> {
+        let (field, a) = (self.field, self.analysis);
+        let h = &a.hierarchy;
+        let basin_labels = h.labels_at(&a.complex.basins, self.steps);
+        let basins = field.with_samples(labels(&basin_labels))?;
+        let dual: Vec<usize> = field.shape().iter().map(|&n| n - 1).collect();
+        if dual.contains(&0) {
+            return Ok(LabelVolumes { basins, mountains: None, cells: None });
+        }
+        let mountain_labels = h.labels_at(&a.complex.mountains, self.steps);
+        let mut mountains =
+            ScalarField::new(&dual, labels(&mountain_labels))?.with_spacing(field.spacing())?;
+        // Cell centres sit half a voxel from the voxels along every axis of the field.
+        let mut aff = field.affine_or_spacing();
+        for row in aff.iter_mut().take(3) {
+            row[3] += 0.5 * row[..field.ndim()].iter().sum::<f64>();
+        }
+        mountains.affine = Some(aff);
+        let cells = if field.ndim() == 2 {
+            let keys = vertex_keys(field)?;
+            let cells = ms_cells_2d(&a.gradient.grid, &keys, &basin_labels, &mountain_labels);
+            let mut c = ScalarField::new(&dual, labels(&cells))?.with_spacing(field.spacing())?;
+            c.affine = Some(aff);
+            Some(c)
+        } else {
+            None
+        };
+        Ok(LabelVolumes { basins, mountains: Some(mountains), cells })
+    }
+}
