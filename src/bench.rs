@@ -18,7 +18,7 @@ pub struct BenchConfig {
     pub threads: Vec<usize>,
 }
 
-pub use crate::field::random::noise;
+pub use crate::synthetic::noise;
 
 /// Uniform u8 noise (the SoCG paper's "uniform noise" data).
 pub fn noise_u8(dims: &[usize]) -> ScalarField {
@@ -126,7 +126,7 @@ pub fn run(args: &BenchConfig) -> Result<(), rayon::ThreadPoolBuildError> {
 /// A smoothed Gaussian random field for benchmarks (see [`crate::field::random`]); `dims`
 /// and `corr` are the benchmark's own, known to be valid.
 pub fn gaussian_random_field(dims: &[usize], corr: f64, seed: u64) -> ScalarField {
-    crate::field::random::gaussian_random_field(dims, corr, seed, &Control::default())
+    crate::synthetic::gaussian_random_field(dims, corr, seed, &Control::default())
         .expect("benchmark fields have valid dims and sigma")
 }
 

@@ -25,4 +25,5 @@ pub mod io;
 pub mod mem;
 #[cfg(feature = "viewer")]
 pub mod render;
+pub mod synthetic;
 pub mod topo;

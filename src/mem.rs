@@ -72,6 +72,22 @@ pub fn parse_size(s: &str) -> Result<usize, SizeError> {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn resident_memory_uses_the_page_size() {
+        // Against the kernel's own figure in kB (VmRSS), read just before and after.
+        let vm_rss = || -> u64 {
+            let s = std::fs::read_to_string("/proc/self/status").unwrap();
+            let line = s.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+            line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+        };
+        let before = vm_rss();
+        let b = super::resident_bytes().unwrap();
+        let after = vm_rss();
+        let (lo, hi) = (before.min(after), before.max(after));
+        assert!(b >= lo * 9 / 10 && b <= hi * 11 / 10, "{b} bytes, VmRSS {before}..{after}");
+    }
+
     #[test]
     fn sizes_parse() {
         assert_eq!(super::parse_size("64M"), Ok(64 << 20));

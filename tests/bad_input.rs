@@ -1,5 +1,7 @@
 //! Every file of the bad-input corpus makes `topoview ecc` exit non-zero with one line that
 //! names the file and the problem, and never panic.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
@@ -95,4 +97,44 @@ fn batch_goes_on_after_a_bad_file() {
     assert!(tmp.path().join("coins.ecc.csv").is_file(), "the good file was still exported");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("empty.nii") && err.contains("1 of 2 files failed"), "{err}");
+}
+
+/// `bench --msc --file F` on a field the Morse-Smale complex refuses ends with that error,
+/// naming the file, before any benchmark row (it used to panic after minutes of rows).
+#[test]
+fn msc_bench_refuses_a_field_msc_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "line.nrrd",
+            "NRRD0004\ntype: uchar\ndimension: 1\nsizes: 5\nencoding: ascii\n\n1 2 3 4 5\n",
+            "2D or 3D",
+        ),
+        (
+            "flat.nrrd",
+            "NRRD0004\ntype: uchar\ndimension: 2\nsizes: 4 1\nencoding: ascii\n\n1 2 3 4\n",
+            "single voxel",
+        ),
+        (
+            "nan.nrrd",
+            "NRRD0004\ntype: float\ndimension: 2\nsizes: 2 2\nencoding: ascii\n\n1 nan 3 4\n",
+            "NaN",
+        ),
+    ];
+    for (name, text, expect) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_topoview"))
+            .args(["bench", "--msc", "--file"])
+            .arg(&p)
+            .output()
+            .expect("the binary runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert!(err.contains(name) && err.contains(expect), "{name}: {err}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).lines().count() <= 1,
+            "{name}: rows ran before the error"
+        );
+    }
 }

@@ -1,4 +1,6 @@
 //! The command line's exports, as a user would read them.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -3,6 +3,8 @@
 //! slabs forced small by a memory limit; smoothing equal bit for bit. Skipped, with the reason
 //! printed, where no CUDA device is usable (as on CI).
 #![cfg(feature = "cuda")]
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

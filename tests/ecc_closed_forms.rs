@@ -1,4 +1,6 @@
 //! ECCs known in closed form, and the three copies of the emri volume.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

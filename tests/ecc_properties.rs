@@ -1,4 +1,6 @@
 //! The fast ECC against the naive cell-counting reference on small random fields.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -1,4 +1,6 @@
 //! Readers: the same voxels through every format give the same field.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

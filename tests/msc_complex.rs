@@ -1,4 +1,6 @@
 //! Arcs against brute-force V-path enumeration, labels, and closed forms.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! The discrete gradient: a valid acyclic matching inside lower stars, the Morse equality, and
 //! minimality against brute-force persistence of the whole complex.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

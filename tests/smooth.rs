@@ -1,4 +1,6 @@
 //! Separable smoothing against a direct convolution with the product kernel.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

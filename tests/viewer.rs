@@ -2,6 +2,8 @@
 //! frames are rendered with wgpu (lavapipe on machines without a GPU), and the main states are
 //! compared with the snapshots in tests/snapshots (`UPDATE_SNAPSHOTS=1` rewrites them).
 #![cfg(feature = "viewer")]
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

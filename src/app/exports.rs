@@ -58,16 +58,32 @@ pub enum Export {
     },
 }
 
-/// Writes `job` on a helper thread; the result ("wrote PATH" or the error naming it) comes back
-/// through `done`, after which `notify` wakes the UI.
-pub fn spawn(job: Export, done: Sender<Result<String, String>>, notify: impl Fn() + Send + 'static) {
-    std::thread::spawn(move || {
+/// An export that could not be written, naming the path the user gave.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct ExportError {
+    pub path: std::path::PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// What an export thread sends back: the path written, or why not.
+pub type Written = Result<std::path::PathBuf, ExportError>;
+
+/// Writes `job` on a helper thread; the result (the path written, or the error naming it)
+/// comes back through `done`, after which `notify` wakes the UI.
+pub fn spawn(job: Export, done: Sender<Written>, notify: impl Fn() + Send + 'static) {
+    let failed = done.clone();
+    let started = std::thread::Builder::new().name("topoview-export".into()).spawn(move || {
         let _ = done.send(write(job));
         notify();
     });
+    if let Err(source) = started {
+        let _ = failed.send(Err(ExportError { path: "(export)".into(), source }));
+    }
 }
 
-fn write(job: Export) -> Result<String, String> {
+fn write(job: Export) -> Written {
     let (path, r) = match job {
         Export::Curve { path, json, source, field, ecc, sigma } => {
             let smoothing = sigma.map(Smoothing::voxels);
@@ -103,24 +119,25 @@ fn write(job: Export) -> Result<String, String> {
         }
     };
     match r {
-        Ok(()) => Ok(format!("wrote {}", path.display())),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Ok(()) => Ok(path),
+        Err(source) => Err(ExportError { path, source }),
     }
 }
 
 /// Saves a screenshot (from egui's screenshot callback) as PNG.
-pub fn save_screenshot(path: &std::path::Path, img: &egui::ColorImage) -> Result<String, String> {
+pub fn save_screenshot(path: &std::path::Path, img: &egui::ColorImage) -> Written {
     let [w, h] = img.size;
     let rgba: Vec<u8> = img.pixels.iter().flat_map(|c| c.to_array()).collect();
+    let failed = |source| ExportError { path: path.to_path_buf(), source };
     let Some(buf) = image::RgbaImage::from_raw(w as u32, h as u32, rgba) else {
-        return Err(format!("{}: screenshot has the wrong size", path.display()));
+        return Err(failed(std::io::Error::other("the screenshot has the wrong size")));
     };
     let mut bytes = Vec::new();
     buf.write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
         .map_err(std::io::Error::other)
         .and_then(|_| write_atomic(path, &bytes))
-        .map(|_| format!("wrote {}", path.display()))
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map(|_| path.to_path_buf())
+        .map_err(failed)
 }
 
 #[cfg(test)]

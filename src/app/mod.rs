@@ -72,8 +72,8 @@ pub struct TopoApp {
     has_renderer: bool,
     /// The user's colormap while a signed field is shown with the diverging one in its place.
     auto_colormap: Option<Colormap>,
-    exports_tx: Sender<Result<String, String>>,
-    exports_rx: Receiver<Result<String, String>>,
+    exports_tx: Sender<exports::Written>,
+    exports_rx: Receiver<exports::Written>,
     grf_dialog: bool,
     frames: FrameClock,
     bench: Option<bench::FrameBench>,
@@ -267,8 +267,8 @@ impl TopoApp {
         }
         while let Ok(r) = self.exports_rx.try_recv() {
             match r {
-                Ok(m) => self.message = Some(m),
-                Err(e) => self.error = Some(e),
+                Ok(path) => self.message = Some(format!("wrote {}", path.display())),
+                Err(e) => self.error = Some(e.to_string()),
             }
         }
     }
@@ -448,7 +448,7 @@ fn load_message(notes: &[String], non_finite: usize) -> Option<String> {
 }
 
 /// Runs the viewer window (blocking until it is closed).
-pub fn run(startup: Startup) -> Result<(), String> {
+pub fn run(startup: Startup) -> Result<(), eframe::Error> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("topoview")
@@ -460,7 +460,6 @@ pub fn run(startup: Startup) -> Result<(), String> {
         ..Default::default()
     };
     eframe::run_native("topoview", options, Box::new(|cc| Ok(Box::new(TopoApp::new(cc, startup)))))
-        .map_err(|e| format!("cannot open the viewer window: {e}"))
 }
 
 #[cfg(test)]

@@ -163,6 +163,6 @@ fn view(file: &Option<PathBuf>, a: &ViewArgs, launched: std::time::Instant) -> a
         backend: a.backend.backend,
         gpu_memory: a.backend.gpu_memory,
     };
-    topoview::app::run(startup).map_err(anyhow::Error::msg)?;
+    topoview::app::run(startup).map_err(|e| anyhow::anyhow!("cannot open the viewer window: {e}"))?;
     Ok(true)
 }

@@ -219,7 +219,7 @@ impl Backend {
 
 #[cfg(feature = "cuda")]
 fn open_gpu() -> Result<Gpu, NoGpu> {
-    Gpu::open().map_err(NoGpu)
+    Gpu::open().map_err(|e| NoGpu(e.to_string()))
 }
 
 #[cfg(not(feature = "cuda"))]

@@ -67,7 +67,7 @@ impl Job for Generate {
         let Generate { dims, corr, seed } = self;
         let total = (dims.len() as u64 + 1) * dims.iter().product::<usize>() as u64;
         let progress = |n: u64| cx.report("generating", n, total);
-        let field = crate::field::random::gaussian_random_field(&dims, corr, seed, &cx.control(&progress))?;
+        let field = crate::synthetic::gaussian_random_field(&dims, corr, seed, &cx.control(&progress))?;
         let summary = FieldSummary::of(&field);
         let source = format!(
             "Gaussian random field {}, correlation {corr} voxels, seed {seed}",
@@ -131,5 +131,42 @@ impl Job for Smooth {
         cx.note(ran.fallback);
         let summary = FieldSummary::of(&smoothed);
         Ok(Smoothed { sigma, field: Arc::new(smoothed), summary, curve: Curve::new(Arc::new(e)) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compute::backend::{Backend, Choice};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Runs `job` with its cancel flag raised at the job's first progress report.
+    fn cancelled_at_first_report<J: Job>(job: J) -> Result<J::Output, JobError> {
+        let backend = Backend::new(Choice::Cpu, None).unwrap();
+        let cancel = AtomicBool::new(false);
+        let report = |_: &'static str, _: u64, _: u64| cancel.store(true, Ordering::Relaxed);
+        let cx = JobContext { backend: &backend, cancel: &cancel, report: &report, note: Default::default() };
+        job.run(&cx)
+    }
+
+    fn field() -> Arc<ScalarField> {
+        let f = crate::synthetic::gaussian_random_field(&[64, 64, 64], 2.0, 1, &Default::default());
+        Arc::new(f.unwrap())
+    }
+
+    #[test]
+    fn every_job_kind_stops_with_cancelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big_256x256x128_uint8.raw");
+        std::fs::write(&path, vec![1u8; 256 * 256 * 128]).unwrap();
+        let open = cancelled_at_first_report(Open { path, opts: Default::default() });
+        assert!(matches!(open, Err(JobError::Cancelled)));
+        let generate = cancelled_at_first_report(Generate { dims: vec![128; 3], corr: 2.0, seed: 1 });
+        assert!(matches!(generate, Err(JobError::Cancelled)));
+        let ecc = cancelled_at_first_report(Ecc { field: field(), opts: EccOptions::default() });
+        assert!(matches!(ecc, Err(JobError::Cancelled)));
+        let smooth =
+            cancelled_at_first_report(Smooth { field: field(), sigma: 2.0, opts: EccOptions::default() });
+        assert!(matches!(smooth, Err(JobError::Cancelled)));
     }
 }

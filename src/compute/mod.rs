@@ -81,9 +81,9 @@ impl From<backend::SmoothEccError> for JobError {
     }
 }
 
-impl From<crate::field::random::RandomFieldError> for JobError {
-    fn from(e: crate::field::random::RandomFieldError) -> Self {
-        use crate::field::random::RandomFieldError;
+impl From<crate::synthetic::RandomFieldError> for JobError {
+    fn from(e: crate::synthetic::RandomFieldError) -> Self {
+        use crate::synthetic::RandomFieldError;
         let cancelled = matches!(e, RandomFieldError::Smooth(crate::topo::smooth::SmoothError::Cancelled));
         JobError::from_error(cancelled, e)
     }

@@ -1,7 +1,7 @@
 //! `topoview bench --cuda`: GPU figures for docs/PERFORMANCE.md, each with the CPU's on the same
 //! input where that is quick, and a check that the curves agree.
 
-use super::Gpu;
+use super::{Gpu, GpuError};
 use crate::bench::{noise_u8, peak_rss_mib};
 use crate::control::Control;
 use crate::field::ScalarField;
@@ -14,14 +14,25 @@ fn gvox(n: usize, s: f64) -> f64 {
 }
 
 /// Best-of-`reps` kernel time of the GPU ECC of `f` (slabs resident: one slab when it fits).
-fn ecc_case(g: &Gpu, label: &str, f: &ScalarField, reps: usize, cpu: bool) -> Result<(), String> {
+/// Why a GPU benchmark stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error(transparent)]
+    Read(#[from] crate::io::ReadError),
+    #[error(transparent)]
+    Ecc(#[from] crate::topo::ecc::EccError),
+}
+
+fn ecc_case(g: &Gpu, label: &str, f: &ScalarField, reps: usize, cpu: bool) -> Result<(), BenchError> {
     let opts = EccOptions::default();
-    let (first, _) = g.ecc(f, &opts, None, &Control::default()).map_err(|e| e.to_string())?;
+    let (first, _) = g.ecc(f, &opts, None, &Control::default())?;
     let mut best = f64::MAX;
     let mut total = f64::MAX;
     let mut stages = String::new();
     for _ in 0..reps {
-        let (_, t) = g.ecc(f, &opts, None, &Control::default()).map_err(|e| e.to_string())?;
+        let (_, t) = g.ecc(f, &opts, None, &Control::default())?;
         if t.kernels > 0.0 {
             best = best.min(t.kernels);
         }
@@ -40,7 +51,7 @@ fn ecc_case(g: &Gpu, label: &str, f: &ScalarField, reps: usize, cpu: bool) -> Re
     }
     if best == f64::MAX {
         // Narrow types: the kernel alone, the field resident on the GPU (median of reps).
-        best = g.time_ecc_kernel(f, &opts, reps.max(5)).map_err(|e| e.to_string())?;
+        best = g.time_ecc_kernel(f, &opts, reps.max(5))?;
     }
     let mut line = format!(
         "{label:<34} kernel {:>8.3} ms {:>8.1} GVox/s | from host memory {:>8.3} ms {:>6.1} GVox/s",
@@ -51,7 +62,7 @@ fn ecc_case(g: &Gpu, label: &str, f: &ScalarField, reps: usize, cpu: bool) -> Re
     );
     if cpu {
         let t = Instant::now();
-        let c = ecc(f, &opts, &Control::default()).map_err(|e| e.to_string())?;
+        let c = ecc(f, &opts, &Control::default())?;
         let s = t.elapsed().as_secs_f64();
         line += &format!(" | CPU {:.1} ms {} ", s * 1e3, if c == first { "equal" } else { "DIFFERENT" });
     }
@@ -59,7 +70,12 @@ fn ecc_case(g: &Gpu, label: &str, f: &ScalarField, reps: usize, cpu: bool) -> Re
     Ok(())
 }
 
-pub fn run(g: &Gpu, reps: usize, file: Option<&std::path::Path>, limit: Option<usize>) -> Result<(), String> {
+pub fn run(
+    g: &Gpu,
+    reps: usize,
+    file: Option<&std::path::Path>,
+    limit: Option<usize>,
+) -> Result<(), BenchError> {
     println!("device: {}", g.name);
     ecc_case(g, "ECC 512^3 u8 (256 levels)", &noise_u8(&[512, 512, 512]), reps, true)?;
     ecc_case(g, "ECC 1024^3 u8 (256 levels)", &noise_u8(&[1024, 1024, 1024]), reps, false)?;
@@ -75,9 +91,8 @@ pub fn run(g: &Gpu, reps: usize, file: Option<&std::path::Path>, limit: Option<u
                     continue;
                 }
                 let t = Instant::now();
-                let (_, times) = g
-                    .ecc_raw_file(p, &spec, &EccOptions::default(), lim, &Control::default())
-                    .map_err(|e| e.to_string())?;
+                let (_, times) =
+                    g.ecc_raw_file(p, &spec, &EccOptions::default(), lim, &Control::default())?;
                 println!(
                     "{label:<34} {}: {:.3} s ({} slabs, reads, copies and kernels overlapped on 2 streams)",
                     p.display(),
@@ -91,10 +106,9 @@ pub fn run(g: &Gpu, reps: usize, file: Option<&std::path::Path>, limit: Option<u
                 continue;
             }
             let t = Instant::now();
-            let f = crate::io::open(p, &Default::default()).map_err(|e| e.to_string())?;
+            let f = crate::io::open(p, &Default::default())?;
             let read = t.elapsed().as_secs_f64();
-            let (_, times) =
-                g.ecc(&f, &EccOptions::default(), lim, &Control::default()).map_err(|e| e.to_string())?;
+            let (_, times) = g.ecc(&f, &EccOptions::default(), lim, &Control::default())?;
             println!(
                 "{label:<34} {}: {:.3} s (read {:.3} s, GPU {:.3} s in {} slabs)",
                 p.display(),
@@ -107,7 +121,7 @@ pub fn run(g: &Gpu, reps: usize, file: Option<&std::path::Path>, limit: Option<u
     }
     let grf = crate::bench::gaussian_random_field(&[512, 512, 512], 1.0, 5);
     let s = Smoothing::voxels(2.0);
-    let secs = g.time_smoothing(&grf, &s, reps).map_err(|e| e.to_string())?;
+    let secs = g.time_smoothing(&grf, &s, reps)?;
     println!(
         "{:<34} {:>8.3} ms {:>8.1} GVox/s (13 taps x 3 axes, resident)",
         "smoothing 512^3 f32 sigma 2",
@@ -118,7 +132,7 @@ pub fn run(g: &Gpu, reps: usize, file: Option<&std::path::Path>, limit: Option<u
     // the result there, N times; only the curves come back.
     for dims in [vec![1024, 1024], vec![512, 512, 512]] {
         let f = crate::bench::gaussian_random_field(&dims, 1.0, 9);
-        let (secs, e) = g.time_pipeline(&f, &Smoothing::voxels(1.0), 10).map_err(|e| e.to_string())?;
+        let (secs, e) = g.time_pipeline(&f, &Smoothing::voxels(1.0), 10)?;
         println!(
             "{:<34} {:>8.3} ms per iteration (median of 10, resident; curves of {} points)",
             format!("(smoothing + ECC) x N {}", crate::field::dims_string(&dims)),

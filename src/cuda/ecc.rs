@@ -94,7 +94,7 @@ impl Gpu {
         ctl: &Control,
     ) -> Result<(Ecc, GpuEccTimes), GpuError> {
         let err = |m: String| GpuError::Driver(format!("{}: {m}", path.display()));
-        let n = crate::io::check_dims(&spec.dims).map_err(err)?;
+        let n = crate::io::check_dims(&spec.dims).map_err(|e| err(e.to_string()))?;
         let need = n as u128 * spec.dtype.size() as u128 + spec.offset as u128;
         let len = std::fs::metadata(path).map_err(|e| err(e.to_string()))?.len() as u128;
         if len != need {

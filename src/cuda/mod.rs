@@ -50,6 +50,9 @@ pub enum GpuError {
     TooLarge(String),
     #[error("cancelled")]
     Cancelled,
+    /// No usable device: no driver, no device, or kernels the driver cannot load.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl From<crate::control::Cancelled> for GpuError {
@@ -79,7 +82,11 @@ pub struct Gpu {
 
 impl Gpu {
     /// Opens device 0, or says why not (no driver library, no device, the PTX does not load).
-    pub fn open() -> Result<Gpu, String> {
+    pub fn open() -> Result<Gpu, GpuError> {
+        Gpu::open_device().map_err(GpuError::Unavailable)
+    }
+
+    fn open_device() -> Result<Gpu, String> {
         // SAFETY: only looks for the library; CudaContext::new would panic without it.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err("no CUDA driver found (libcuda)".into());

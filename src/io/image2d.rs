@@ -2,13 +2,14 @@
 //! converted to luminance (with a note), alpha dropped (with a note). x is the column, y the row
 //! from the top.
 
+use super::FormatError;
 use super::{LUMINANCE_NOTE, luminance, make_field};
 use crate::control::Control;
 use crate::field::{Samples, ScalarField};
 use image::DynamicImage;
 use std::path::Path;
 
-pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, String> {
+pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     let img = image::ImageReader::new(super::open_file(path, ctl)?)
         .with_guessed_format()
         .map_err(|e| e.to_string())?
@@ -52,7 +53,7 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, String> {
             notes.extend([LUMINANCE_NOTE.into(), alpha]);
             Samples::F32(luminance_f32(&b.into_raw(), 4))
         }
-        other => return Err(format!("unsupported pixel type {:?}", other.color())),
+        other => return Err(format!("unsupported pixel type {:?}", other.color()).into()),
     };
     let mut field = make_field(&[w, h], samples, [1.0; 3])?;
     field.notes = notes;

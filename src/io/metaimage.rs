@@ -1,6 +1,7 @@
 //! MetaImage (ITK): `.mha` with the data after the header (`ElementDataFile = LOCAL`) and `.mhd`
 //! with a separate data file; zlib-compressed data (`CompressedData = True`) too.
 
+use super::FormatError;
 use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
 use crate::control::Control;
 use crate::field::{Dtype, ScalarField};
@@ -28,7 +29,7 @@ pub fn looks_like(head: &[u8]) -> bool {
     matches!(first, "ObjectType" | "NDims" | "Comment" | "ObjectSubType")
 }
 
-fn dtype(name: &str) -> Result<Dtype, String> {
+fn dtype(name: &str) -> Result<Dtype, FormatError> {
     Ok(match name {
         "MET_UCHAR" => Dtype::U8,
         "MET_CHAR" => Dtype::I8,
@@ -38,7 +39,7 @@ fn dtype(name: &str) -> Result<Dtype, String> {
         "MET_INT" | "MET_LONG" => Dtype::I32,
         "MET_FLOAT" => Dtype::F32,
         "MET_DOUBLE" => Dtype::F64,
-        _ => return Err(format!("ElementType {name} is not supported")),
+        _ => return Err(format!("ElementType {name} is not supported").into()),
     })
 }
 
@@ -47,7 +48,7 @@ fn flag(v: &str) -> bool {
 }
 
 /// Parses header lines up to and including `ElementDataFile`.
-pub fn parse_header(text: &str) -> Result<Header, String> {
+pub fn parse_header(text: &str) -> Result<Header, FormatError> {
     let (mut ndims, mut dims, mut ty, mut data_file) = (None, None, None, None);
     let mut h = Header {
         dims: Vec::new(),
@@ -63,14 +64,16 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
             if line.trim().is_empty() {
                 continue;
             }
-            return Err(format!("bad header line '{}'", line.chars().take(60).collect::<String>()));
+            return Err(format!("bad header line '{}'", line.chars().take(60).collect::<String>()).into());
         };
         let (key, value) = (key.trim(), value.trim());
         let floats = |v: &str| -> Result<Vec<f64>, String> {
             v.split_whitespace().map(|t| t.parse::<f64>().map_err(|_| format!("bad {key} '{v}'"))).collect()
         };
         match key {
-            "ObjectType" if value != "Image" => return Err(format!("ObjectType {value} is not an image")),
+            "ObjectType" if value != "Image" => {
+                return Err(format!("ObjectType {value} is not an image").into());
+            }
             "NDims" => ndims = Some(value.parse::<usize>().map_err(|_| format!("bad NDims '{value}'"))?),
             "DimSize" => {
                 let d: Result<Vec<usize>, _> = value.split_whitespace().map(str::parse).collect();
@@ -85,7 +88,7 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
             "CompressedData" => h.compressed = flag(value),
             "HeaderSize" => h.header_size = value.parse().map_err(|_| format!("bad HeaderSize '{value}'"))?,
             "ElementNumberOfChannels" if value != "1" => {
-                return Err(format!("{value} channels per voxel: only scalar images are supported"));
+                return Err(format!("{value} channels per voxel: only scalar images are supported").into());
             }
             "ElementDataFile" => {
                 if value.starts_with("LIST") || value.contains('%') {
@@ -103,16 +106,16 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
     if let Some(n) = ndims
         && n != h.dims.len()
     {
-        return Err(format!("NDims {n} but DimSize has {} sizes", h.dims.len()));
+        return Err(format!("NDims {n} but DimSize has {} sizes", h.dims.len()).into());
     }
     check_dims(&h.dims)?;
     if h.header_size < -1 || (h.header_size == -1 && h.compressed) {
-        return Err(format!("bad HeaderSize {}", h.header_size));
+        return Err(format!("bad HeaderSize {}", h.header_size).into());
     }
     Ok(h)
 }
 
-pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, String> {
+pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     let mut r = open_file(path, ctl)?;
     let mut text = String::new();
     let mut consumed = 0u64;

@@ -32,10 +32,58 @@ impl ReadError {
         ReadError::Invalid { path: path.to_path_buf(), message: message.into() }
     }
 
+    /// `e`, about the file at `path`.
+    pub fn of(path: &Path, e: FormatError) -> Self {
+        match e {
+            FormatError::Invalid(m) => ReadError::new(path, m),
+            FormatError::Cancelled => ReadError::Cancelled { path: path.to_path_buf() },
+        }
+    }
+
     /// The file the error is about.
     pub fn path(&self) -> &Path {
         match self {
             ReadError::Invalid { path, .. } | ReadError::Cancelled { path } => path,
+        }
+    }
+}
+
+/// What is wrong with a file's contents (or its reading), before [`open`] names the file.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum FormatError {
+    #[error("{0}")]
+    Invalid(String),
+    /// The read was stopped by its [`Control`].
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl From<String> for FormatError {
+    fn from(m: String) -> Self {
+        FormatError::Invalid(m)
+    }
+}
+
+impl From<&str> for FormatError {
+    fn from(m: &str) -> Self {
+        FormatError::Invalid(m.to_string())
+    }
+}
+
+impl From<crate::field::FieldError> for FormatError {
+    fn from(e: crate::field::FieldError) -> Self {
+        FormatError::Invalid(e.to_string())
+    }
+}
+
+impl FormatError {
+    /// A failed read: [`FormatError::Cancelled`] when a [`Control`] stopped it, else `what`
+    /// and the error.
+    pub(crate) fn read(e: &std::io::Error, what: impl std::fmt::Display) -> FormatError {
+        if e.get_ref().is_some_and(|inner| inner.is::<crate::control::Cancelled>()) {
+            FormatError::Cancelled
+        } else {
+            FormatError::Invalid(format!("{what}: {e}"))
         }
     }
 }
@@ -96,8 +144,8 @@ pub fn file_len(path: &Path) -> u64 {
 }
 
 fn open_inner(path: &Path, opts: &OpenOptions, ctl: &Control) -> Result<ScalarField, ReadError> {
-    let err = |m: String| ReadError::new(path, m);
-    let meta = std::fs::metadata(path).map_err(|e| err(io_message(&e)))?;
+    let err = |e: FormatError| ReadError::of(path, e);
+    let meta = std::fs::metadata(path).map_err(|e| err(io_message(&e).into()))?;
     if meta.is_dir() {
         return Err(err("is a directory, not an image or volume file".into()));
     }
@@ -108,7 +156,9 @@ fn open_inner(path: &Path, opts: &OpenOptions, ctl: &Control) -> Result<ScalarFi
         return Err(err("empty file (0 bytes)".into()));
     }
     let mut head = Vec::with_capacity(1024);
-    File::open(path).and_then(|f| f.take(1024).read_to_end(&mut head)).map_err(|e| err(io_message(&e)))?;
+    File::open(path)
+        .and_then(|f| f.take(1024).read_to_end(&mut head))
+        .map_err(|e| err(io_message(&e).into()))?;
     let ext = extension(path);
     let result = if head.starts_with(b"\x89PNG\r\n\x1a\n") || head.starts_with(&[0xff, 0xd8, 0xff]) {
         image2d::read(path, ctl)
@@ -130,7 +180,8 @@ fn open_inner(path: &Path, opts: &OpenOptions, ctl: &Control) -> Result<ScalarFi
         Err(format!(
             "headerless .{ext} file: give its layout with --dims XxYxZ --dtype TYPE, or name it \
              like name_256x256x256_uint8.raw"
-        ))
+        )
+        .into())
     } else {
         Err("unrecognised format (not PNG, JPEG, TIFF, NIfTI, NRRD or MetaImage); for headerless \
              raw data pass --dims and --dtype"
@@ -155,32 +206,40 @@ pub(crate) fn io_message(e: &std::io::Error) -> String {
 }
 
 /// Opens `path` for buffered reading under `ctl`, with a message naming it on failure.
-pub(crate) fn open_file<'a>(path: &Path, ctl: &Control<'a>) -> Result<BufReader<Watched<'a, File>>, String> {
+pub(crate) fn open_file<'a>(
+    path: &Path,
+    ctl: &Control<'a>,
+) -> Result<BufReader<Watched<'a, File>>, FormatError> {
     let f = File::open(path).map_err(|e| format!("{}: {}", path.display(), io_message(&e)))?;
     if f.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(format!("{} is a directory", path.display()));
+        return Err(format!("{} is a directory", path.display()).into());
     }
     Ok(BufReader::with_capacity(1 << 20, ctl.watch(f)))
 }
 
 /// Skips `n` bytes of a stream; errors when it ends first.
-pub(crate) fn skip(r: &mut impl Read, n: u64, what: &str) -> Result<(), String> {
+pub(crate) fn skip(r: &mut impl Read, n: u64, what: &str) -> Result<(), FormatError> {
     let got = std::io::copy(&mut r.take(n), &mut std::io::sink()).map_err(|e| e.to_string())?;
     if got < n {
-        return Err(format!("truncated: file ends {} bytes into the {n} bytes of {what}", got));
+        return Err(format!("truncated: file ends {} bytes into the {n} bytes of {what}", got).into());
     }
     Ok(())
 }
 
 /// Reads into `buf` until it is full or the stream ends; returns the bytes read.
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, String> {
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, FormatError> {
     let mut got = 0;
     while got < buf.len() {
         match r.read(&mut buf[got..]) {
             Ok(0) => break,
             Ok(k) => got += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("read failed after {got} bytes of voxel data: {e}")),
+            Err(e) => {
+                return Err(FormatError::read(
+                    &e,
+                    format_args!("read failed after {got} bytes of voxel data"),
+                ));
+            }
         }
     }
     Ok(got)
@@ -195,8 +254,8 @@ pub(crate) fn read_samples(
     dtype: Dtype,
     n: usize,
     endian: Endian,
-) -> Result<Samples, String> {
-    fn typed<T: Sample>(r: &mut impl Read, n: usize, swap: bool) -> Result<Samples, String> {
+) -> Result<Samples, FormatError> {
+    fn typed<T: Sample>(r: &mut impl Read, n: usize, swap: bool) -> Result<Samples, FormatError> {
         let size = std::mem::size_of::<T>();
         let total = n.checked_mul(size).ok_or("voxel data size overflows")?;
         let step = ((64 << 20) / size).max(1);
@@ -211,7 +270,8 @@ pub(crate) fn read_samples(
                 return Err(format!(
                     "truncated: expected {total} bytes of voxel data, found {}",
                     old * size + got
-                ));
+                )
+                .into());
             }
         }
         if swap && size > 1 {
@@ -235,7 +295,7 @@ pub(crate) fn read_samples(
 }
 
 /// Samples of `dtype` from numbers parsed out of a text format; integers must be exact and in range.
-pub(crate) fn samples_from_f64(dtype: Dtype, vals: &[f64]) -> Result<Samples, String> {
+pub(crate) fn samples_from_f64(dtype: Dtype, vals: &[f64]) -> Result<Samples, FormatError> {
     fn ints<T: TryFrom<i64>>(vals: &[f64], dtype: Dtype) -> Result<Vec<T>, String> {
         vals.iter()
             .map(|&v| {
@@ -260,15 +320,15 @@ pub(crate) fn samples_from_f64(dtype: Dtype, vals: &[f64]) -> Result<Samples, St
 }
 
 /// Checks a dims list read from a header: 1 to 3 axes, none empty, product addressable.
-pub(crate) fn check_dims(dims: &[usize]) -> Result<usize, String> {
+pub(crate) fn check_dims(dims: &[usize]) -> Result<usize, FormatError> {
     use crate::field::{checked_voxels, dims_string};
     if dims.is_empty() || dims.len() > 3 {
-        return Err(format!("{} axes: topoview reads 1D, 2D and 3D data", dims.len()));
+        return Err(format!("{} axes: topoview reads 1D, 2D and 3D data", dims.len()).into());
     }
     if let Some(a) = dims.iter().position(|&d| d == 0) {
-        return Err(format!("axis {a} has size 0 (dims {})", dims_string(dims)));
+        return Err(format!("axis {a} has size 0 (dims {})", dims_string(dims)).into());
     }
-    checked_voxels(dims).ok_or_else(|| format!("dims {} overflow: too many voxels", dims_string(dims)))
+    checked_voxels(dims).ok_or_else(|| format!("dims {} overflow: too many voxels", dims_string(dims)).into())
 }
 
 /// Voxel spacing from a header's per-axis values: a value that is not finite and positive
@@ -286,8 +346,12 @@ pub(crate) fn spacing_from(values: &[f64], ndim: usize, notes: &mut Vec<String>)
 }
 
 /// Builds the field, turning a geometry error into a message.
-pub(crate) fn make_field(dims: &[usize], samples: Samples, spacing: [f64; 3]) -> Result<ScalarField, String> {
-    ScalarField::new(dims, samples).and_then(|f| f.with_spacing(spacing)).map_err(|e| e.to_string())
+pub(crate) fn make_field(
+    dims: &[usize],
+    samples: Samples,
+    spacing: [f64; 3],
+) -> Result<ScalarField, FormatError> {
+    Ok(ScalarField::new(dims, samples)?.with_spacing(spacing)?)
 }
 
 /// Rec. 709 luminance of 8- or 16-bit RGB pixels with integer truncation, as the `image` crate

@@ -8,6 +8,7 @@
 //! type (f32 for NIfTI-1, f64 for NIfTI-2; so i16 * f32 stays f32 but i32 * f32 is f64), with f64
 //! used when the scaled range of an integer type would overflow f32.
 
+use super::FormatError;
 use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
 use crate::control::Control;
 use crate::field::{Dtype, Sample, Samples, ScalarField};
@@ -84,11 +85,11 @@ impl Fields<'_> {
 }
 
 /// Parses a NIfTI-1 (348 bytes) or NIfTI-2 (540 bytes) header.
-pub fn parse_header(b: &[u8]) -> Result<Header, String> {
+pub fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
     let (version, endian) = sniff(b).ok_or("not a NIfTI file (sizeof_hdr is neither 348 nor 540)")?;
     let len = if version == 1 { 348 } else { 540 };
     if b.len() < len {
-        return Err(format!("truncated NIfTI-{version} header: {} of {len} bytes", b.len()));
+        return Err(format!("truncated NIfTI-{version} header: {} of {len} bytes", b.len()).into());
     }
     let f = Fields { b, e: endian };
     let (magic_at, ndim, dim_at) =
@@ -97,10 +98,10 @@ pub fn parse_header(b: &[u8]) -> Result<Header, String> {
     let paired = match (version, magic) {
         (1, b"n+1\0") | (2, b"n+2\0") => false,
         (1, b"ni1\0") | (2, b"ni2\0") => true,
-        _ => return Err(format!("bad NIfTI-{version} magic {:?}", String::from_utf8_lossy(magic))),
+        _ => return Err(format!("bad NIfTI-{version} magic {:?}", String::from_utf8_lossy(magic)).into()),
     };
     if !(1..=7).contains(&ndim) {
-        return Err(format!("dim[0] = {ndim}: a NIfTI header has 1 to 7 dimensions"));
+        return Err(format!("dim[0] = {ndim}: a NIfTI header has 1 to 7 dimensions").into());
     }
     let dims: Vec<i64> = (0..ndim as usize)
         .map(|i| if version == 1 { f.i16(dim_at + 2 * i) as i64 } else { f.i64(dim_at + 8 * i) })
@@ -146,7 +147,7 @@ pub fn parse_header(b: &[u8]) -> Result<Header, String> {
 }
 
 /// Stored sample layout of a datatype code: the dtype and whether samples are RGB(A) triples.
-fn datatype(code: i16) -> Result<(Dtype, usize), String> {
+fn datatype(code: i16) -> Result<(Dtype, usize), FormatError> {
     Ok(match code {
         2 => (Dtype::U8, 1),
         4 => (Dtype::I16, 1),
@@ -159,15 +160,15 @@ fn datatype(code: i16) -> Result<(Dtype, usize), String> {
         128 => (Dtype::U8, 3),
         2304 => (Dtype::U8, 4),
         1 => return Err("datatype 1 (1-bit binary) is not supported".into()),
-        32 | 1792 | 2048 => return Err(format!("datatype {code} (complex) is not supported")),
-        1024 | 1280 => return Err(format!("datatype {code} (64-bit integer) is not supported")),
+        32 | 1792 | 2048 => return Err(format!("datatype {code} (complex) is not supported").into()),
+        1024 | 1280 => return Err(format!("datatype {code} (64-bit integer) is not supported").into()),
         1536 => return Err("datatype 1536 (float128) is not supported".into()),
-        _ => return Err(format!("unknown NIfTI datatype code {code}")),
+        _ => return Err(format!("unknown NIfTI datatype code {code}").into()),
     })
 }
 
 /// Reads a NIfTI file; `volume` picks one volume of a 4D file (default the first).
-pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarField, String> {
+pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarField, FormatError> {
     let mut r = reader(path, ctl)?;
     let mut head = vec![0u8; 4];
     r.read_exact(&mut head).map_err(|_| "truncated NIfTI header".to_string())?;
@@ -186,7 +187,7 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
     let mut dims = Vec::with_capacity(3);
     for (i, &d) in h.dims.iter().enumerate() {
         if d < 0 {
-            return Err(format!("dim[{}] = {d} is negative", i + 1));
+            return Err(format!("dim[{}] = {d} is negative", i + 1).into());
         }
         dims.push(usize::try_from(d).map_err(|_| format!("dim[{}] = {d} is too large", i + 1))?);
     }
@@ -200,7 +201,8 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
             return Err(format!(
                 "{n}D NIfTI (dims {}): topoview reads 1D-3D volumes and one volume of a 4D file",
                 crate::field::dims_string(&dims)
-            ));
+            )
+            .into());
         }
     };
     let mut spatial = spatial;
@@ -213,7 +215,7 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
     }
     let vol = volume.unwrap_or(0);
     if vol >= vols {
-        return Err(format!("volume {vol} requested, but the file has {vols} volumes"));
+        return Err(format!("volume {vol} requested, but the file has {vols} volumes").into());
     }
     if vols > 1 {
         notes.push(format!(
@@ -233,7 +235,7 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
         notes.push(format!("vox_offset is 0; reading data after the header at byte {header_end}"));
         header_end
     } else if !(h.vox_offset >= header_end && h.vox_offset.fract() == 0.0 && h.vox_offset < 1e15) {
-        return Err(format!("vox_offset {} does not point past the {len}-byte header", h.vox_offset));
+        return Err(format!("vox_offset {} does not point past the {len}-byte header", h.vox_offset).into());
     } else {
         h.vox_offset
     };
@@ -265,14 +267,14 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
     Ok(field)
 }
 
-fn reader<'a>(path: &Path, ctl: &Control<'a>) -> Result<Box<dyn Read + 'a>, String> {
+fn reader<'a>(path: &Path, ctl: &Control<'a>) -> Result<Box<dyn Read + 'a>, FormatError> {
     let mut f = open_file(path, ctl)?;
     let gz = std::io::BufRead::fill_buf(&mut f).map_err(|e| e.to_string())?.starts_with(&[0x1f, 0x8b]);
     Ok(if gz { Box::new(MultiGzDecoder::new(f)) } else { Box::new(f) })
 }
 
 /// The `.img` (or `.img.gz`) next to a `.hdr`.
-fn paired_image(hdr: &Path) -> Result<PathBuf, String> {
+fn paired_image(hdr: &Path) -> Result<PathBuf, FormatError> {
     let s = hdr.to_string_lossy();
     let stem = s.strip_suffix(".gz").unwrap_or(&s);
     let stem =
@@ -282,17 +284,17 @@ fn paired_image(hdr: &Path) -> Result<PathBuf, String> {
         .iter()
         .map(PathBuf::from)
         .find(|p| p.is_file())
-        .ok_or_else(|| format!("data file {stem}.img not found beside the header"))
+        .ok_or_else(|| format!("data file {stem}.img not found beside the header").into())
 }
 
 /// Applies scl_slope / scl_inter as nibabel does (see the module docs).
-fn scale(s: Samples, h: &Header, notes: &mut Vec<String>) -> Result<Samples, String> {
+fn scale(s: Samples, h: &Header, notes: &mut Vec<String>) -> Result<Samples, FormatError> {
     let (slope, inter) = (h.scl_slope, h.scl_inter);
     if slope == 0.0 || !slope.is_finite() {
         return Ok(s);
     }
     if !inter.is_finite() {
-        return Err(format!("scl_slope {slope} is valid but scl_inter {inter} is not finite"));
+        return Err(format!("scl_slope {slope} is valid but scl_inter {inter} is not finite").into());
     }
     if slope == 1.0 && inter == 0.0 {
         return Ok(s);

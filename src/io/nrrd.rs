@@ -1,6 +1,7 @@
 //! NRRD (`.nrrd` with attached data, `.nhdr` with a detached data file): raw, gzip and ascii
 //! encodings, 1 to 3 axes, spacing from `spacings` or the lengths of `space directions`.
 
+use super::FormatError;
 use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
 use crate::control::Control;
 use crate::field::{Dtype, Samples, ScalarField};
@@ -30,7 +31,7 @@ pub struct Header {
     pub line_skip: u64,
 }
 
-fn dtype(name: &str) -> Result<Dtype, String> {
+fn dtype(name: &str) -> Result<Dtype, FormatError> {
     Ok(match name {
         "uchar" | "unsigned char" | "uint8" | "uint8_t" => Dtype::U8,
         "signed char" | "int8" | "int8_t" => Dtype::I8,
@@ -42,14 +43,14 @@ fn dtype(name: &str) -> Result<Dtype, String> {
         "double" => Dtype::F64,
         "block" => return Err("type 'block' is not supported".into()),
         _ if name.contains("long") || name.contains("64") => {
-            return Err(format!("type '{name}' (64-bit integer) is not supported"));
+            return Err(format!("type '{name}' (64-bit integer) is not supported").into());
         }
-        _ => return Err(format!("unknown NRRD type '{name}'")),
+        _ => return Err(format!("unknown NRRD type '{name}'").into()),
     })
 }
 
 /// Parses the header lines (everything up to the blank line that precedes attached data).
-pub fn parse_header(text: &str) -> Result<Header, String> {
+pub fn parse_header(text: &str) -> Result<Header, FormatError> {
     let mut lines = text.lines();
     let magic = lines.next().unwrap_or("");
     if !magic.starts_with("NRRD000") {
@@ -76,7 +77,7 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
             continue;
         }
         let Some((key, value)) = line.split_once(": ") else {
-            return Err(format!("bad header line '{}'", line.chars().take(60).collect::<String>()));
+            return Err(format!("bad header line '{}'", line.chars().take(60).collect::<String>()).into());
         };
         let value = value.trim();
         match key.to_ascii_lowercase().as_str() {
@@ -93,14 +94,18 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
                     "raw" => Encoding::Raw,
                     "gzip" | "gz" => Encoding::Gzip,
                     "ascii" | "text" | "txt" => Encoding::Ascii,
-                    _ => return Err(format!("encoding '{value}' is not supported (raw, gzip, ascii are)")),
+                    _ => {
+                        return Err(
+                            format!("encoding '{value}' is not supported (raw, gzip, ascii are)").into()
+                        );
+                    }
                 })
             }
             "endian" => {
                 endian = Some(match value {
                     "little" => Endian::Little,
                     "big" => Endian::Big,
-                    _ => return Err(format!("bad endian '{value}'")),
+                    _ => return Err(format!("bad endian '{value}'").into()),
                 })
             }
             "spacings" => {
@@ -117,7 +122,7 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
             "byte skip" | "byteskip" => {
                 h.byte_skip = value.parse().map_err(|_| format!("bad byte skip '{value}'"))?;
                 if h.byte_skip < -1 {
-                    return Err(format!("bad byte skip {}", h.byte_skip));
+                    return Err(format!("bad byte skip {}", h.byte_skip).into());
                 }
             }
             "line skip" | "lineskip" => {
@@ -131,7 +136,7 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
     h.dims = sizes.ok_or("header has no 'sizes' field")?;
     h.encoding = encoding.ok_or("header has no 'encoding' field")?;
     if h.dims.len() != dimension {
-        return Err(format!("dimension {dimension} but {} sizes", h.dims.len()));
+        return Err(format!("dimension {dimension} but {} sizes", h.dims.len()).into());
     }
     check_dims(&h.dims)?;
     if h.dtype.size() > 1 && h.encoding != Encoding::Ascii {
@@ -142,7 +147,7 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
     }
     if let Some(dirs) = directions {
         if dirs.len() != dimension {
-            return Err(format!("{} space directions for {dimension} axes", dirs.len()));
+            return Err(format!("{} space directions for {dimension} axes", dirs.len()).into());
         }
         h.spacing = Some(
             dirs.iter()
@@ -171,7 +176,7 @@ fn parse_directions(value: &str) -> Result<Vec<Option<Vec<f64>>>, String> {
         .collect()
 }
 
-pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, String> {
+pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     let mut r = open_file(path, ctl)?;
     let mut text = String::new();
     let mut line = Vec::new();
@@ -222,7 +227,12 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, String> {
 
 /// Reads the samples from a stream positioned at the data; `available` is the number of bytes
 /// the stream holds, when known (needed for `byte skip: -1`).
-fn read_data(mut r: impl BufRead, h: &Header, n: usize, available: Option<u64>) -> Result<Samples, String> {
+fn read_data(
+    mut r: impl BufRead,
+    h: &Header,
+    n: usize,
+    available: Option<u64>,
+) -> Result<Samples, FormatError> {
     for _ in 0..h.line_skip {
         let mut l = Vec::new();
         if r.read_until(b'\n', &mut l).map_err(|e| e.to_string())? == 0 {
@@ -246,8 +256,11 @@ fn read_data(mut r: impl BufRead, h: &Header, n: usize, available: Option<u64>) 
         Encoding::Gzip => {
             let mut z = MultiGzDecoder::new(r);
             skip(&mut z, h.byte_skip as u64, "the skipped bytes")?;
-            read_samples(&mut z, h.dtype, n, h.endian).map_err(|e| {
-                if e.contains("invalid") || e.contains("corrupt") { format!("bad gzip data: {e}") } else { e }
+            read_samples(&mut z, h.dtype, n, h.endian).map_err(|e| match e {
+                FormatError::Invalid(m) if m.contains("invalid") || m.contains("corrupt") => {
+                    format!("bad gzip data: {m}").into()
+                }
+                e => e,
             })
         }
         Encoding::Ascii => {
@@ -258,7 +271,7 @@ fn read_data(mut r: impl BufRead, h: &Header, n: usize, available: Option<u64>) 
 }
 
 /// Whitespace- or comma-separated numbers.
-fn read_ascii(mut r: impl Read, dtype: Dtype, n: usize) -> Result<Samples, String> {
+fn read_ascii(mut r: impl Read, dtype: Dtype, n: usize) -> Result<Samples, FormatError> {
     let mut text = String::new();
     r.read_to_string(&mut text).map_err(|e| format!("ascii data: {e}"))?;
     let mut vals = Vec::with_capacity(n.min(1 << 24));
@@ -269,7 +282,7 @@ fn read_ascii(mut r: impl Read, dtype: Dtype, n: usize) -> Result<Samples, Strin
         vals.push(tok.parse::<f64>().map_err(|_| format!("bad ascii sample '{tok}'"))?);
     }
     if vals.len() < n {
-        return Err(format!("truncated: expected {n} ascii samples, found {}", vals.len()));
+        return Err(format!("truncated: expected {n} ascii samples, found {}", vals.len()).into());
     }
     super::samples_from_f64(dtype, &vals)
 }

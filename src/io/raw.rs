@@ -2,13 +2,14 @@
 //! name in the Open SciVis style, `name_256x256x256_uint8.raw`, optionally with a byte order
 //! token (`name_64x64x10_uint16_le.raw`). The first axis of the dims is x (fastest).
 
+use super::FormatError;
 use super::{Endian, RawSpec, check_dims, make_field, open_file, read_samples, skip};
 use crate::control::Control;
 use crate::field::{Dtype, ScalarField, dims_string};
 use std::path::Path;
 
 /// Parses `64x64x10` (1 to 3 positive sizes).
-pub fn parse_dims(s: &str) -> Result<Vec<usize>, String> {
+pub fn parse_dims(s: &str) -> Result<Vec<usize>, FormatError> {
     let dims: Result<Vec<usize>, _> = s.split(['x', 'X']).map(|t| t.trim().parse::<usize>()).collect();
     let dims = dims.map_err(|_| format!("bad dims '{s}' (expected X, XxY or XxYxZ)"))?;
     check_dims(&dims)?;
@@ -33,7 +34,7 @@ pub fn spec_from_name(path: &Path) -> Option<RawSpec> {
     Some(RawSpec { dims, dtype, endian: endian.unwrap_or(Endian::Little), offset: 0 })
 }
 
-pub fn read(path: &Path, spec: &RawSpec, ctl: &Control) -> Result<ScalarField, String> {
+pub fn read(path: &Path, spec: &RawSpec, ctl: &Control) -> Result<ScalarField, FormatError> {
     let n = check_dims(&spec.dims)?;
     let need = (n as u128) * spec.dtype.size() as u128 + spec.offset as u128;
     let len = std::fs::metadata(path).map_err(|e| super::io_message(&e))?.len() as u128;
@@ -43,7 +44,8 @@ pub fn read(path: &Path, spec: &RawSpec, ctl: &Control) -> Result<ScalarField, S
             dims_string(&spec.dims),
             spec.dtype,
             spec.offset
-        ));
+        )
+        .into());
     }
     let mut r = open_file(path, ctl)?;
     skip(&mut r, spec.offset, "the offset")?;

@@ -2,6 +2,7 @@
 //! Grayscale samples of every integer and float type are kept; RGB(A) 8/16-bit and float pages
 //! are converted to luminance (with a note), f16 to f32.
 
+use super::FormatError;
 use super::{LUMINANCE_NOTE, luminance, make_field, open_file};
 use crate::control::Control;
 use crate::field::{Sample, Samples, ScalarField};
@@ -10,7 +11,7 @@ use std::path::Path;
 use tiff::ColorType;
 use tiff::decoder::{Decoder, DecodingResult, Limits};
 
-pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, String> {
+pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     let f = open_file(path, ctl)?;
     let bad = |e: tiff::TiffError| format!("bad TIFF: {e}");
     // A page's buffer is allocated before its strips are read, so a lying header could ask for
@@ -37,7 +38,8 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, String> {
                     s.0,
                     s.1,
                     s.2
-                ));
+                )
+                .into());
             }
             _ => {}
         }
@@ -74,16 +76,16 @@ fn concat(mut pages: Vec<Samples>) -> Samples {
     with_samples!(&pages[0], first => join(first, &pages))
 }
 
-fn convert(img: DecodingResult, ct: ColorType, notes: &mut Vec<String>) -> Result<Samples, String> {
+fn convert(img: DecodingResult, ct: ColorType, notes: &mut Vec<String>) -> Result<Samples, FormatError> {
     let channels = match ct {
         ColorType::Gray(_) => 1,
         ColorType::GrayA(_) => 2,
         ColorType::RGB(_) => 3,
         ColorType::RGBA(_) => 4,
-        other => return Err(format!("colour type {other:?} is not supported")),
+        other => return Err(format!("colour type {other:?} is not supported").into()),
     };
     if ![8, 16, 32, 64].contains(&ct.bit_depth()) {
-        return Err(format!("{}-bit samples are not supported", ct.bit_depth()));
+        return Err(format!("{}-bit samples are not supported", ct.bit_depth()).into());
     }
     if channels == 2 {
         notes.push("alpha channel ignored".into());
@@ -112,6 +114,6 @@ fn convert(img: DecodingResult, ct: ColorType, notes: &mut Vec<String>) -> Resul
         (DecodingResult::U64(_) | DecodingResult::I64(_), _) => {
             return Err("64-bit integer samples are not supported".into());
         }
-        (_, c) => return Err(format!("{c}-channel pages of this sample type are not supported")),
+        (_, c) => return Err(format!("{c}-channel pages of this sample type are not supported").into()),
     })
 }

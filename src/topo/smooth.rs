@@ -119,10 +119,11 @@ pub fn smooth(field: &ScalarField, s: &Smoothing, ctl: &Control) -> Result<Scala
             continue;
         }
         match axis {
-            0 => pass_x(&data, &mut tmp, nx, &w),
-            1 => pass_strided(&data, &mut tmp, nx, ny, nz, &w),
-            _ => pass_strided(&data, &mut tmp, nx * ny, nz, 1, &w),
+            0 => pass_x(&data, &mut tmp, nx, &w, ctl),
+            1 => pass_strided(&data, &mut tmp, nx, ny, nz, &w, ctl),
+            _ => pass_strided(&data, &mut tmp, nx * ny, nz, 1, &w, ctl),
         }
+        ctl.check()?;
         std::mem::swap(&mut data, &mut tmp);
         ctl.tick(data.len() as u64);
     }
@@ -130,9 +131,13 @@ pub fn smooth(field: &ScalarField, s: &Smoothing, ctl: &Control) -> Result<Scala
 }
 
 /// Filters every row along x (contiguous).
-fn pass_x(src: &[f32], dst: &mut [f32], nx: usize, w: &[f32]) {
+/// Once `ctl` is cancelled, the remaining lines are skipped (the caller discards the pass).
+fn pass_x(src: &[f32], dst: &mut [f32], nx: usize, w: &[f32], ctl: &Control) {
     let r = (w.len() / 2) as i64;
     dst.par_chunks_mut(nx).zip(src.par_chunks(nx)).for_each_init(Vec::new, |padded, (out, row)| {
+        if ctl.cancelled() {
+            return;
+        }
         padded.clear();
         padded.extend((-r..nx as i64 + r).map(|i| row[reflect(i, nx)]));
         for (x, o) in out.iter_mut().enumerate() {
@@ -148,11 +153,15 @@ fn pass_x(src: &[f32], dst: &mut [f32], nx: usize, w: &[f32]) {
 /// Filters along an axis whose neighbours are `line` samples apart: the data are `outer` blocks
 /// of `n` lines of `line` samples, and each output line is a weighted sum of whole input lines
 /// (contiguous, so the inner loop vectorizes).
-fn pass_strided(src: &[f32], dst: &mut [f32], line: usize, n: usize, outer: usize, w: &[f32]) {
+/// Cancellation as in [`pass_x`].
+fn pass_strided(src: &[f32], dst: &mut [f32], line: usize, n: usize, outer: usize, w: &[f32], ctl: &Control) {
     let r = (w.len() / 2) as i64;
     let block = line * n;
     debug_assert_eq!(src.len(), block * outer);
     dst.par_chunks_mut(line).enumerate().for_each(|(li, out)| {
+        if ctl.cancelled() {
+            return;
+        }
         let (b, i) = (li / n, li % n);
         let base = b * block;
         out.fill(0.0);

@@ -49,7 +49,10 @@ impl Packed for u128 {
 
 /// Raw pointer through which parallel slabs write, each to indices no other slab touches.
 struct Shared<E>(*mut E);
+// SAFETY: the pointer is only written through at indices that one slab alone owns (see
+// per_value), so sharing it between the slabs' threads makes no data race.
 unsafe impl<E: Send> Sync for Shared<E> {}
+// SAFETY: as for Sync: moving the pointer to a slab's thread hands it indices no other owns.
 unsafe impl<E: Send> Send for Shared<E> {}
 
 pub(super) fn per_value<T: Sample, const VERT: bool, const SUP: bool>(

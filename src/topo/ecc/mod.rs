@@ -74,13 +74,26 @@ impl fmt::Display for Construction {
     }
 }
 
+/// An option value that names no choice.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} '{given}' (expected {expected})")]
+pub struct UnknownChoice {
+    pub what: &'static str,
+    pub given: String,
+    pub expected: &'static str,
+}
+
 impl FromStr for Construction {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownChoice;
+    fn from_str(s: &str) -> Result<Self, UnknownChoice> {
         match s {
             "top-cells" | "top" => Ok(Construction::TopCells),
             "vertices" | "vertex" => Ok(Construction::Vertices),
-            _ => Err(format!("unknown construction '{s}' (expected top-cells or vertices)")),
+            _ => Err(UnknownChoice {
+                what: "construction",
+                given: s.into(),
+                expected: "top-cells or vertices",
+            }),
         }
     }
 }
@@ -127,12 +140,12 @@ impl NanPolicy {
 }
 
 impl FromStr for NanPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownChoice;
+    fn from_str(s: &str) -> Result<Self, UnknownChoice> {
         match s {
             "reject" => Ok(NanPolicy::Reject),
             "absent" => Ok(NanPolicy::Absent),
-            _ => Err(format!("unknown NaN policy '{s}' (expected reject or absent)")),
+            _ => Err(UnknownChoice { what: "NaN policy", given: s.into(), expected: "reject or absent" }),
         }
     }
 }
@@ -196,7 +209,10 @@ pub fn ecc(field: &ScalarField, opts: &EccOptions, ctl: &Control) -> Result<Ecc,
         }
     }
     let geo = Geometry::of(field);
-    with_samples!(field.samples(), v => ecc_typed(v, &geo, opts, ctl))
+    let e = with_samples!(field.samples(), v => ecc_typed(v, &geo, opts, ctl))?;
+    // A flag raised during the last slab still means the caller no longer wants the curve.
+    ctl.check()?;
+    Ok(e)
 }
 
 /// Counts NaN and infinite samples (zero for integer fields).

@@ -151,8 +151,8 @@ fn check_shape(field: &ScalarField) -> Result<(), MscError> {
 
 /// Voxel and critical point ids are `u32` (labels) and are exported as `i32`: every cell of
 /// the grid (a bound on the critical points) must have an id below 2^31.
-fn check_size(field: &ScalarField) -> Result<(), MscError> {
-    let cells = field.shape().iter().try_fold(1usize, |n, &d| n.checked_mul(2 * d - 1));
+fn check_size(shape: &[usize]) -> Result<(), MscError> {
+    let cells = shape.iter().try_fold(1usize, |n, &d| n.checked_mul((2 * d).checked_sub(1)?));
     match cells {
         Some(c) if c <= i32::MAX as usize => Ok(()),
         c => Err(MscError::TooLarge { cells: c.unwrap_or(usize::MAX) }),
@@ -163,7 +163,7 @@ fn check_size(field: &ScalarField) -> Result<(), MscError> {
 /// analysis.
 pub fn check_field(field: &ScalarField) -> Result<(), MscError> {
     check_shape(field)?;
-    check_size(field)?;
+    check_size(field.shape())?;
     match crate::topo::ecc::count_non_finite(field) {
         (0, _) => Ok(()),
         (nan, _) => Err(MscError::Nan(nan)),
@@ -175,7 +175,7 @@ pub fn check_field(field: &ScalarField) -> Result<(), MscError> {
 /// hierarchy.
 pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Analysis, MscError> {
     check_shape(field)?;
-    check_size(field)?;
+    check_size(field.shape())?;
     let t = std::time::Instant::now();
     let keys = vertex_keys(field)?;
     ctl.check()?;
@@ -201,4 +201,19 @@ pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Ana
     ctl.tick(1);
     let t4 = t.elapsed().as_secs_f64();
     Ok(Analysis { gradient, complex, diagram, hierarchy, seconds: [t1, t2 - t1, t3 - t2, t4 - t3] })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_past_2_31_cells_are_refused() {
+        assert_eq!(check_size(&[640, 640, 640]), Ok(()));
+        // (2n - 1)^3 passes 2^31 between 645 and 646.
+        assert_eq!(check_size(&[645, 645, 645]), Ok(()));
+        assert!(matches!(check_size(&[646, 646, 646]), Err(MscError::TooLarge { .. })));
+        assert!(matches!(check_size(&[32_768, 32_768]), Err(MscError::TooLarge { .. })));
+        assert!(matches!(check_size(&[usize::MAX / 2, 3]), Err(MscError::TooLarge { .. })));
+    }
 }

@@ -1,9 +1,9 @@
-//! Seeded random fields: white noise and Gaussian random fields (white noise smoothed), for
+//! Seeded synthetic fields: white noise and Gaussian random fields (white noise smoothed), for
 //! teaching examples, tests and benchmarks. The same seed gives the same field on every machine
 //! and thread count.
 
-use super::{FieldError, Samples, ScalarField};
 use crate::control::Control;
+use crate::field::{self, FieldError, Samples, ScalarField};
 use crate::topo::smooth::{self, SmoothError, Smoothing};
 
 /// A xorshift64* generator: fast, and good enough for test fields.
@@ -40,7 +40,7 @@ pub fn gaussian_random_field(
     ctl: &Control,
 ) -> Result<ScalarField, RandomFieldError> {
     use rayon::prelude::*;
-    let n = super::checked_voxels(dims).ok_or_else(|| FieldError::TooLarge(super::dims_string(dims)))?;
+    let n = field::checked_voxels(dims).ok_or_else(|| FieldError::TooLarge(field::dims_string(dims)))?;
     let mut v = vec![0f32; n];
     v.par_chunks_mut(1 << 16).enumerate().try_for_each(|(c, chunk)| {
         ctl.check()?;
