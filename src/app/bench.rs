@@ -12,6 +12,10 @@ pub struct FrameBench {
     launched: Option<Instant>,
     idle: Vec<f32>,
     busy: Vec<f32>,
+    /// Frame intervals while the volume was being uploaded to the GPU, and the time each
+    /// frame spent writing it.
+    upload: Vec<f32>,
+    upload_steps: Vec<f32>,
     /// Time spent in the app's own frame code (layout, events; not the rendering), per phase.
     ui_idle: Vec<f32>,
     ui_busy: Vec<f32>,
@@ -29,6 +33,8 @@ impl FrameBench {
             launched,
             idle: Vec::new(),
             busy: Vec::new(),
+            upload: Vec::new(),
+            upload_steps: Vec::new(),
             ui_idle: Vec::new(),
             ui_busy: Vec::new(),
             smoothing_started: None,
@@ -42,6 +48,13 @@ impl FrameBench {
         if let Some(t) = self.launched {
             println!("first frame: {:.0} ms after launch", t.elapsed().as_secs_f64() * 1000.0);
         }
+    }
+
+    /// Called on each frame during which the volume's upload goes on, with the time the
+    /// frame spent on it.
+    pub fn uploading(&mut self, dt: Option<f32>, step_ms: f32) {
+        self.upload.extend(dt);
+        self.upload_steps.push(step_ms);
     }
 
     /// Called when the first field's texture is uploaded (the data are on screen next frame).
@@ -104,6 +117,8 @@ impl FrameBench {
             _ => {}
         }
         self.done = true;
+        report("while the volume uploads to the GPU: frame interval", &self.upload);
+        report("while the volume uploads to the GPU: upload time per frame", &self.upload_steps);
         report("scrolling, worker idle: frame interval", &self.idle);
         report("scrolling, worker idle: app ui() time", &self.ui_idle);
         if self.sigma.is_some() {

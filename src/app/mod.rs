@@ -414,7 +414,12 @@ impl eframe::App for TopoApp {
                 self.resmooth();
             }
         }
+        let sync = Instant::now();
+        let uploading = self.upload.is_none_or(|p| p.planes < p.of);
         self.sync_texture(frame, &ctx);
+        if let Some(b) = self.bench.as_mut().filter(|_| uploading && self.uploaded.is_some()) {
+            b.uploading(dt, sync.elapsed().as_secs_f32() * 1000.0);
+        }
 
         egui::Panel::top("menu").show(ui, |ui| side::menu_bar(self, ui));
         egui::Panel::bottom("status").show(ui, |ui| side::status_bar(self, ui));
