@@ -95,12 +95,12 @@ pub fn dims_string(dims: &[usize]) -> String {
     dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x")
 }
 
-/// Number of voxels of `dims`, or `None` when the product overflows `usize`.
 /// The sizes of x, y, z for the sizes of the used axes (at most 3): unused axes are 1.
 pub fn padded_dims(shape: &[usize]) -> [usize; 3] {
     std::array::from_fn(|a| shape.get(a).copied().unwrap_or(1))
 }
 
+/// Number of voxels of `dims`, or `None` when the product overflows `usize`.
 pub fn checked_voxels(dims: &[usize]) -> Option<usize> {
     dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
 }
