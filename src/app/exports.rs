@@ -3,7 +3,8 @@
 //! through a temporary file and a rename, so the UI never waits on the disk and a failed write
 //! never leaves half a file.
 
-use crate::export::{EccReport, write_atomic, write_atomic_with};
+use crate::export::outputs::OutputError;
+use crate::export::{EccReport, write_atomic_with};
 use crate::field::{Samples, ScalarField};
 use crate::topo::ecc::{Ecc, Filtration, NanPolicy};
 use crate::topo::smooth::Smoothing;
@@ -58,17 +59,8 @@ pub enum Export {
     },
 }
 
-/// An export that could not be written, naming the path the user gave.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {source}", path.display())]
-pub struct ExportError {
-    pub path: std::path::PathBuf,
-    #[source]
-    pub source: std::io::Error,
-}
-
 /// What an export thread sends back: the path written, or why not.
-pub type Written = Result<std::path::PathBuf, ExportError>;
+pub type Written = Result<std::path::PathBuf, OutputError>;
 
 /// Writes `job` on a helper thread; the result (the path written, or the error naming it)
 /// comes back through `done`, after which `notify` wakes the UI.
@@ -78,8 +70,9 @@ pub fn spawn(job: Export, done: Sender<Written>, notify: impl Fn() + Send + 'sta
         let _ = done.send(write(job));
         notify();
     });
-    if let Err(source) = started {
-        let _ = failed.send(Err(ExportError { path: "(export)".into(), source }));
+    if let Err(e) = started {
+        let reason = format!("cannot start the export thread: {e}");
+        let _ = failed.send(Err(OutputError::Write { path: "(export)".into(), reason }));
     }
 }
 
@@ -95,9 +88,9 @@ fn write(job: Export) -> Written {
                 nan: NanPolicy::Absent,
             };
             let r = if json {
-                serde_json::to_vec_pretty(&report.json())
-                    .map_err(std::io::Error::other)
-                    .and_then(|b| write_atomic(&path, &b))
+                write_atomic_with(&path, |w| {
+                    serde_json::to_writer_pretty(&mut *w, &report.json()).map_err(std::io::Error::other)
+                })
             } else {
                 write_atomic_with(&path, |w| report.write_csv(w))
             };
@@ -110,34 +103,34 @@ fn write(job: Export) -> Written {
         }
         Export::MaskPng { path, field, filtration, threshold, z } => {
             let m = mask(&field, filtration, threshold);
-            let mut bytes = Vec::new();
-            let r = mask_png(&m, z)
-                .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
-                .map_err(std::io::Error::other)
-                .and_then(|_| write_atomic(&path, &bytes));
+            let r = write_atomic_with(&path, |w| {
+                let mut bytes = Vec::new();
+                mask_png(&m, z)
+                    .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
+                    .map_err(std::io::Error::other)?;
+                w.write_all(&bytes)
+            });
             (path, r)
         }
     };
-    match r {
-        Ok(()) => Ok(path),
-        Err(source) => Err(ExportError { path, source }),
-    }
+    r.map(|()| path)
 }
 
 /// Saves a screenshot (from egui's screenshot callback) as PNG.
 pub fn save_screenshot(path: &std::path::Path, img: &egui::ColorImage) -> Written {
     let [w, h] = img.size;
     let rgba: Vec<u8> = img.pixels.iter().flat_map(|c| c.to_array()).collect();
-    let failed = |source| ExportError { path: path.to_path_buf(), source };
     let Some(buf) = image::RgbaImage::from_raw(w as u32, h as u32, rgba) else {
-        return Err(failed(std::io::Error::other("the screenshot has the wrong size")));
+        let reason = "the screenshot has the wrong size".into();
+        return Err(OutputError::Write { path: path.to_path_buf(), reason });
     };
-    let mut bytes = Vec::new();
-    buf.write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
-        .map_err(std::io::Error::other)
-        .and_then(|_| write_atomic(path, &bytes))
-        .map(|_| path.to_path_buf())
-        .map_err(failed)
+    write_atomic_with(path, |w| {
+        let mut bytes = Vec::new();
+        buf.write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
+            .map_err(std::io::Error::other)?;
+        w.write_all(&bytes)
+    })
+    .map(|()| path.to_path_buf())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use topoview::compute::backend::Backend;
 use topoview::control::Control;
-use topoview::export::{EccReport, format_threshold, write_atomic, write_atomic_with};
+use topoview::export::{EccReport, format_threshold, outputs};
 use topoview::field::dims_string;
 use topoview::io::open;
 use topoview::topo::ecc::crossings::{suggested_threshold, zero_crossings};
@@ -39,7 +39,8 @@ pub struct EccArgs {
     /// Write the curve as CSV (`-` for standard output; a folder when several files are given).
     #[arg(long, value_name = "OUT")]
     pub csv: Option<PathBuf>,
-    /// Write the curve and its zero-crossings as JSON (a folder when several files are given).
+    /// Write the curve and its zero-crossings as JSON (`-` for standard output; a folder when
+    /// several files are given).
     #[arg(long, value_name = "OUT")]
     pub json: Option<PathBuf>,
     #[command(flatten)]
@@ -56,6 +57,11 @@ fn stem(p: &Path) -> String {
 }
 
 /// Where the export of `file` goes: `out` itself for one input, `out/<stem>.ecc.<ext>` for many.
+/// Whether an output option is `-`, standard output.
+fn is_stdout(out: &Option<PathBuf>) -> bool {
+    out.as_deref() == Some(Path::new("-"))
+}
+
 fn target(out: &Path, file: &Path, batch: bool, ext: &str) -> PathBuf {
     if batch { out.join(format!("{}.ecc.{ext}", stem(file))) } else { out.to_path_buf() }
 }
@@ -77,11 +83,32 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
                 stem(f)
             );
         }
+        anyhow::ensure!(
+            args.json.as_deref() != Some(Path::new("-")),
+            "--json - writes one curve; give a folder for several files"
+        );
         for out in [&args.csv, &args.json].into_iter().flatten() {
             std::fs::create_dir_all(out)
                 .with_context(|| format!("cannot create output folder {}", out.display()))?;
         }
     }
+    anyhow::ensure!(
+        !(is_stdout(&args.csv) && is_stdout(&args.json)),
+        "--csv - and --json - would both print to standard output; send one of them to a file"
+    );
+    // Every output is judged before any file is read: none may be an input or named twice.
+    let inputs: Vec<PathBuf> = args.files.iter().flat_map(|f| topoview::io::read_set(f)).collect();
+    let outputs: Vec<PathBuf> = args
+        .files
+        .iter()
+        .flat_map(|f| {
+            [(&args.csv, "csv"), (&args.json, "json")]
+                .into_iter()
+                .filter(|(o, _)| !is_stdout(o))
+                .filter_map(move |(o, ext)| o.as_ref().map(|o| target(o, f, batch, ext)))
+        })
+        .collect();
+    outputs::check(&inputs, &outputs)?;
     let ecc_opts = EccOptions {
         construction: args.construction.parse::<Construction>().map_err(anyhow::Error::msg)?,
         filtration: if args.superlevel { Filtration::Superlevel } else { Filtration::Sublevel },
@@ -158,22 +185,28 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
     bar.finish_and_clear();
 
     let report = EccReport { file: &name, field: &field, ecc: &curve, smoothing, nan: ecc_opts.nan };
-    let to_stdout = args.csv.as_deref() == Some(Path::new("-"));
-    if let Some(out) = &args.csv {
-        if to_stdout {
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            report.write_csv(&mut out)?;
-            std::io::Write::flush(&mut out)?;
-        } else {
-            let t = target(out, file, batch, "csv");
-            write_atomic_with(&t, |w| report.write_csv(w))
-                .with_context(|| format!("cannot write {}", t.display()))?;
-        }
+    let write_json = |w: &mut dyn std::io::Write| {
+        serde_json::to_writer_pretty(&mut *w, &report.json()).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")
+    };
+    // The file outputs of this input appear together, or none does.
+    let mut staged = outputs::Staged::new();
+    if let Some(out) = args.csv.as_ref().filter(|_| !is_stdout(&args.csv)) {
+        staged.add(&target(out, file, batch, "csv"), |w| report.write_csv(w))?;
     }
-    if let Some(out) = &args.json {
-        let t = target(out, file, batch, "json");
-        let text = serde_json::to_string_pretty(&report.json())? + "\n";
-        write_atomic(&t, text.as_bytes()).with_context(|| format!("cannot write {}", t.display()))?;
+    if let Some(out) = args.json.as_ref().filter(|_| !is_stdout(&args.json)) {
+        staged.add(&target(out, file, batch, "json"), write_json)?;
+    }
+    staged.commit()?;
+    let to_stdout = is_stdout(&args.csv) || is_stdout(&args.json);
+    if to_stdout {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        if is_stdout(&args.csv) {
+            report.write_csv(&mut out)?;
+        } else {
+            write_json(&mut out)?;
+        }
+        std::io::Write::flush(&mut out)?;
     }
     let on = match &ran.fallback {
         Some(_) => format!("CPU, {} threads", rayon::current_num_threads()),

@@ -6,8 +6,9 @@ use anyhow::Context;
 use std::path::{Path, PathBuf};
 use topoview::control::Control;
 use topoview::export::msc::{summary, vtp_critical_points, vtp_separatrices, write_json};
-use topoview::export::{write_atomic, write_atomic_with};
-use topoview::io::nifti::write_nifti1;
+use std::io::Write;
+use topoview::export::outputs;
+use topoview::io::nifti::nifti1_bytes;
 use topoview::topo::msc::analyse;
 use topoview::topo::msc::simplified::Simplified;
 
@@ -20,7 +21,8 @@ pub struct MscArgs {
     /// Simplify up to R times the field's value range (0 to 1).
     #[arg(long, value_name = "R")]
     pub relative: Option<f64>,
-    /// Write critical points, arcs (with polylines) and the persistence diagram as JSON.
+    /// Write critical points, arcs (with polylines) and the persistence diagram as JSON (`-` for
+    /// standard output).
     #[arg(long, value_name = "OUT")]
     pub json: Option<PathBuf>,
     /// Write PREFIX_critical_points.vtp and PREFIX_separatrices.vtp (VTK PolyData for ParaView,
@@ -38,6 +40,25 @@ pub struct MscArgs {
 }
 
 /// `OUT.nii.gz` -> `OUT_mountains.nii.gz`.
+/// The two files of `--vtk PREFIX`.
+fn vtk_paths(prefix: &Path) -> (PathBuf, PathBuf) {
+    let p = prefix.display();
+    (PathBuf::from(format!("{p}_critical_points.vtp")), PathBuf::from(format!("{p}_separatrices.vtp")))
+}
+
+/// Every file the options name (the label files a 2D or 3D field may get).
+fn output_paths(args: &MscArgs) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = args.json.iter().filter(|p| p.as_os_str() != "-").cloned().collect();
+    if let Some(prefix) = &args.vtk {
+        let (a, b) = vtk_paths(prefix);
+        out.extend([a, b]);
+    }
+    if let Some(l) = &args.labels {
+        out.extend([l.clone(), with_suffix(l, "_mountains"), with_suffix(l, "_cells")]);
+    }
+    out
+}
+
 fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
     let s = p.to_string_lossy();
     for ext in [".nii.gz", ".nii"] {
@@ -52,44 +73,55 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     args.input.init_threads()?;
     let opts = args.input.open_options()?;
     let name = args.file.display().to_string();
+    // Every output is judged before the file is read: none may be an input or named twice.
+    outputs::check(&topoview::io::read_set(&args.file), &output_paths(args))?;
     let field = topoview::io::open(&args.file, &opts)?;
     for n in &field.notes {
         eprintln!("note: {name}: {n}");
     }
+    // Options are judged before the analysis, which can take minutes.
+    let threshold = match (args.persistence, args.relative) {
+        (Some(p), _) => {
+            anyhow::ensure!(p.is_finite() && p >= 0.0, "--persistence must be finite and not negative, got {p}");
+            Some(p)
+        }
+        (None, Some(r)) => {
+            anyhow::ensure!((0.0..=1.0).contains(&r), "--relative must lie in 0..1, got {r}");
+            let (lo, hi) = topoview::field::stats::stats(&field).range.unwrap_or((0.0, 0.0));
+            anyhow::ensure!(
+                (hi - lo).is_finite(),
+                "{name}: --relative needs a finite value range (this field spans {lo} to {hi}); give --persistence"
+            );
+            Some(r * (hi - lo))
+        }
+        (None, None) => None,
+    };
     let progress = Progress::new();
     let bar = progress.bar(6, "Morse-Smale");
     let tick = |n: u64| progress.inc(&bar, n);
     let a =
         analyse(&field, &Control { progress: Some(&tick), cancel: None }).with_context(|| name.clone())?;
     bar.finish_and_clear();
-    let threshold = match (args.persistence, args.relative) {
-        (Some(p), _) => {
-            anyhow::ensure!(p.is_finite() && p >= 0.0, "--persistence must be finite and not negative");
-            Some(p)
-        }
-        (None, Some(r)) => {
-            anyhow::ensure!((0.0..=1.0).contains(&r), "--relative must lie in 0..1");
-            let (lo, hi) = topoview::field::stats::stats(&field).range.unwrap_or((0.0, 0.0));
-            Some(r * (hi - lo))
-        }
-        (None, None) => None,
-    };
     let view = Simplified::new(&field, &a, threshold);
-    if let Some(out) = &args.json {
-        write_atomic_with(out, |w| {
-            write_json(&name, &view, &mut *w).map_err(std::io::Error::other)?;
-            w.write_all(b"\n")
-        })
-        .with_context(|| format!("cannot write {}", out.display()))?;
+    // The outputs appear together, or none does.
+    let mut staged = outputs::Staged::new();
+    let json = |w: &mut dyn std::io::Write| {
+        write_json(&name, &view, &mut *w).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")
+    };
+    match &args.json {
+        Some(out) if out.as_os_str() == "-" => {
+            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+            json(&mut w)?;
+            w.flush()?;
+        }
+        Some(out) => staged.add(out, json)?,
+        None => {}
     }
     if let Some(prefix) = &args.vtk {
-        for (suffix, text) in [
-            ("_critical_points.vtp", vtp_critical_points(&view)),
-            ("_separatrices.vtp", vtp_separatrices(&view)),
-        ] {
-            let p = PathBuf::from(format!("{}{suffix}", prefix.display()));
-            write_atomic(&p, text.as_bytes()).with_context(|| format!("cannot write {}", p.display()))?;
-        }
+        let (points, lines) = vtk_paths(prefix);
+        staged.add(&points, |w| w.write_all(vtp_critical_points(&view).as_bytes()))?;
+        staged.add(&lines, |w| w.write_all(vtp_separatrices(&view).as_bytes()))?;
     }
     if let Some(out) = &args.labels {
         let volumes = view.label_volumes().with_context(|| name.clone())?;
@@ -99,10 +131,17 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
             (with_suffix(out, "_cells"), volumes.cells.as_ref()),
         ];
         for (p, v) in named.iter().filter_map(|(p, v)| v.map(|v| (p, v))) {
-            write_nifti1(p, v).with_context(|| format!("cannot write {}", p.display()))?;
+            let gz = p.to_string_lossy().ends_with(".gz");
+            staged.add(p, |w| w.write_all(&nifti1_bytes(v, gz)?))?;
         }
     }
-    println!("{}", summary(&name, &view));
+    staged.commit()?;
+    let line = summary(&name, &view);
+    if args.json.as_deref() == Some(Path::new("-")) {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
     if let Some(mib) = topoview::bench::peak_rss_mib() {
         println!("peak resident memory: {mib:.0} MiB");
     }

@@ -3,42 +3,30 @@
 //! ECC curves as CSV and JSON (here), Morse-Smale complexes as JSON and VTK ([`msc`]).
 
 pub mod msc;
+pub mod outputs;
 
 use crate::field::{Dtype, ScalarField, dims_string};
 use crate::topo::ecc::crossings::{Crossing, suggested_threshold, zero_crossings};
 use crate::topo::ecc::{Ecc, NanPolicy};
 use crate::topo::smooth::Smoothing;
+use outputs::OutputError;
 use std::io::Write;
 use std::path::Path;
 
 /// Writes `bytes` to `path` through a temporary file and a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
     write_atomic_with(path, |w| w.write_all(bytes))
 }
 
-/// Streams an export into `path` through a temporary file and a rename: `fill` writes into a
-/// buffered writer, so a large export never has to exist whole in memory.
+/// Streams an export into `path` through a temporary file and a rename (see
+/// [`outputs::Staged`], which writes several files together).
 pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::NamedTempFile::new_in(dir)?;
-    // Temporary files are private (0600); an export is an ordinary file.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    }
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp);
-    fill(&mut w)?;
-    let tmp = w.into_inner().map_err(|e| e.into_error())?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+) -> Result<(), OutputError> {
+    let mut staged = outputs::Staged::new();
+    staged.add(path, fill)?;
+    staged.commit()
 }
 
 /// Everything an export records about where a curve came from.
@@ -79,7 +67,7 @@ impl EccReport<'_> {
     pub fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
         let e = self.ecc;
         writeln!(w, "# topoview {} Euler characteristic curve", env!("CARGO_PKG_VERSION"))?;
-        writeln!(w, "# file: {}", self.file)?;
+        writeln!(w, "# file: {}", outputs::one_line(self.file))?;
         writeln!(w, "# field: {} {}", dims_string(self.field.shape()), self.field.dtype())?;
         writeln!(w, "# construction: {} ({})", e.construction, e.construction.description())?;
         writeln!(w, "# filtration: {}", e.filtration.name())?;

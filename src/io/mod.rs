@@ -190,6 +190,30 @@ fn open_inner(path: &Path, opts: &OpenOptions, ctl: &Control) -> Result<ScalarFi
     result.map_err(err)
 }
 
+/// Every file that reading `path` may read: the file itself, the `.img` of a `.hdr`, and the
+/// detached data file a NRRD or MetaImage header names. Outputs are checked against these, so
+/// no export replaces its own input (see [`crate::export::outputs::check`]).
+pub fn read_set(path: &Path) -> Vec<PathBuf> {
+    let mut files = vec![path.to_path_buf()];
+    let s = path.to_string_lossy();
+    if let Some(stem) = s.strip_suffix(".gz").unwrap_or(&s).strip_suffix(".hdr") {
+        files.extend([format!("{stem}.img"), format!("{stem}.img.gz")].map(PathBuf::from));
+    }
+    let mut head = Vec::new();
+    if File::open(path).and_then(|f| f.take(64 << 10).read_to_end(&mut head)).is_ok() {
+        let text = String::from_utf8_lossy(&head);
+        let named = text.lines().find_map(|l| {
+            let (key, value) = l.split_once([':', '='])?;
+            let key = key.trim().to_ascii_lowercase();
+            matches!(key.as_str(), "data file" | "datafile" | "elementdatafile").then(|| value.trim().to_string())
+        });
+        if let Some(f) = named.filter(|f| !f.is_empty() && f != "LOCAL" && !f.starts_with("LIST")) {
+            files.push(path.parent().unwrap_or(Path::new(".")).join(f));
+        }
+    }
+    files
+}
+
 /// Lower-case extension, looking through a trailing `.gz`.
 pub(crate) fn extension(path: &Path) -> String {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();

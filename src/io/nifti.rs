@@ -382,7 +382,15 @@ fn affine(h: &Header, spacing: [f64; 3]) -> [[f64; 4]; 4] {
 
 /// Writes a NIfTI-1 single file (gzipped when the name ends in `.gz`) with the field's spacing
 /// and, when it has one, its affine as the sform: exports of masks and label fields.
-pub fn write_nifti1(path: &Path, field: &ScalarField) -> std::io::Result<()> {
+pub fn write_nifti1(path: &Path, field: &ScalarField) -> Result<(), crate::export::outputs::OutputError> {
+    let gz = path.to_string_lossy().ends_with(".gz");
+    let bytes = nifti1_bytes(field, gz)
+        .map_err(|e| crate::export::outputs::OutputError::Write { path: path.to_path_buf(), reason: e.to_string() })?;
+    crate::export::write_atomic(path, &bytes)
+}
+
+/// `field` as a NIfTI-1 file (gzipped when `gz`): header, then the samples.
+pub fn nifti1_bytes(field: &ScalarField, gz: bool) -> std::io::Result<Vec<u8>> {
     let (code, bitpix) = match field.dtype() {
         Dtype::U8 => (2i16, 8i16),
         Dtype::I16 => (4, 16),
@@ -428,11 +436,11 @@ pub fn write_nifti1(path: &Path, field: &ScalarField) -> std::io::Result<()> {
     if cfg!(target_endian = "big") {
         return Err(std::io::Error::other("writing NIfTI on big-endian hosts is not supported"));
     }
-    if path.to_string_lossy().ends_with(".gz") {
+    if gz {
         use std::io::Write;
         let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         z.write_all(&bytes)?;
         bytes = z.finish()?;
     }
-    crate::export::write_atomic(path, &bytes)
+    Ok(bytes)
 }

@@ -75,6 +75,12 @@ impl Ord for P {
     }
 }
 
+/// Persistence of a pair of values: their difference, 0 when they are equal (so two equal
+/// infinities give 0, not NaN: a NaN persistence never equals itself and was re-queued forever).
+fn persistence(a: f64, b: f64) -> f64 {
+    if a == b { 0.0 } else { (a - b).abs() }
+}
+
 /// The extremum end of an arc between an extremum and a saddle, and the saddle end.
 fn ends(c: &MorseSmale, arc: usize) -> Option<(usize, usize)> {
     let a = &c.arcs[arc];
@@ -96,7 +102,7 @@ pub fn hierarchy(c: &MorseSmale, ctl: &Control) -> Result<Hierarchy, Cancelled> 
     for i in 0..c.arcs.len() {
         if let Some((s, e)) = ends(c, i) {
             saddle_arcs[s].push(i);
-            heap.push(Reverse((P((value(s) - value(e)).abs()), s, i)));
+            heap.push(Reverse((P(persistence(value(s), value(e))), s, i)));
         }
     }
     let mut h =
@@ -117,7 +123,7 @@ pub fn hierarchy(c: &MorseSmale, ctl: &Control) -> Result<Hierarchy, Cancelled> 
         }
         let (_, e0) = ends(c, arc).expect("queued arcs join a saddle and an extremum");
         let Some(e) = merged.find(e0) else { continue };
-        let now = (value(s) - value(e)).abs();
+        let now = persistence(value(s), value(e));
         if now != pers {
             heap.push(Reverse((P(now), s, arc)));
             continue;

@@ -1,0 +1,212 @@
+//! Output files: every path is judged before any work starts (never an input, never named
+//! twice, a regular file or nothing yet, in a folder that exists), and the files of one command
+//! are written together or not at all: each goes to a temporary file beside its target, and
+//! only when all are complete are they renamed into place.
+//!
+//! Decisions: an output that is a symbolic link, a device or a pipe is refused (a rename would
+//! replace the link or the node by a regular file, which is not what anyone writing to
+//! `/dev/stdout` or through a link meant); `-` means standard output where an option allows it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error("{}: is also an input; refusing to overwrite it (give another output path)", .0.display())]
+    IsInput(PathBuf),
+    #[error("{}: named as two outputs; give each output its own path", .0.display())]
+    Twice(PathBuf),
+    #[error("{}: the folder {} does not exist", .path.display(), .folder.display())]
+    NoFolder { path: PathBuf, folder: PathBuf },
+    #[error("{}: is a folder, not a file", .0.display())]
+    IsFolder(PathBuf),
+    #[error(
+        "{}: is a symbolic link; outputs are written as regular files, so give the link's target \
+         ({}) instead",
+        .path.display(), .target.display()
+    )]
+    Symlink { path: PathBuf, target: PathBuf },
+    #[error(
+        "{}: is not a regular file (a device, pipe or socket); use - for standard output where the \
+         option allows it",
+        .0.display()
+    )]
+    NotRegular(PathBuf),
+    /// Writing failed; names the path the user gave, never the temporary file.
+    #[error("cannot write {}: {reason}", .path.display())]
+    Write { path: PathBuf, reason: String },
+}
+
+/// The identity of an existing file (its canonical path), None for a path with nothing there.
+fn identity(p: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(p).ok()
+}
+
+/// Where `p` will be once written: its folder's canonical path and its name.
+fn destination(p: &Path) -> Result<PathBuf, OutputError> {
+    let folder = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = p.file_name().ok_or_else(|| OutputError::IsFolder(p.to_path_buf()))?;
+    let dir = std::fs::canonicalize(folder)
+        .ok()
+        .filter(|d| d.is_dir())
+        .ok_or_else(|| OutputError::NoFolder { path: p.to_path_buf(), folder: folder.to_path_buf() })?;
+    Ok(dir.join(name))
+}
+
+/// Judges `outputs` against `inputs` (every file a command reads) before any work starts.
+pub fn check(inputs: &[PathBuf], outputs: &[PathBuf]) -> Result<(), OutputError> {
+    let inputs: Vec<PathBuf> = inputs.iter().filter_map(|p| identity(p)).collect();
+    let mut seen = std::collections::HashSet::new();
+    for out in outputs {
+        if let Ok(meta) = std::fs::symlink_metadata(out) {
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(out).unwrap_or_default();
+                return Err(OutputError::Symlink { path: out.clone(), target });
+            }
+            if meta.is_dir() {
+                return Err(OutputError::IsFolder(out.clone()));
+            }
+            if !meta.is_file() {
+                return Err(OutputError::NotRegular(out.clone()));
+            }
+            if identity(out).is_some_and(|id| inputs.contains(&id)) {
+                return Err(OutputError::IsInput(out.clone()));
+            }
+        }
+        if !seen.insert(destination(out)?) {
+            return Err(OutputError::Twice(out.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// The reason an I/O error gives, without the temporary file's name that `tempfile` puts in
+/// its messages.
+fn reason(e: &std::io::Error) -> String {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(code) = s.downcast_ref::<std::io::Error>().and_then(|io| io.raw_os_error()) {
+            return std::io::Error::from_raw_os_error(code).to_string();
+        }
+        source = s.source();
+    }
+    match e.kind() {
+        std::io::ErrorKind::Other => e.to_string(),
+        kind => kind.to_string(),
+    }
+}
+
+/// Files being written, renamed into place together by [`Staged::commit`]; dropped without a
+/// commit, they leave nothing behind.
+#[derive(Default)]
+pub struct Staged {
+    files: Vec<(PathBuf, tempfile::NamedTempFile)>,
+}
+
+impl Staged {
+    pub fn new() -> Staged {
+        Staged::default()
+    }
+
+    /// Writes one output into a temporary file beside `path`: `fill` writes into a buffered
+    /// writer, so a large export never has to exist whole in memory.
+    pub fn add(
+        &mut self,
+        path: &Path,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<(), OutputError> {
+        let failed = |e: std::io::Error| OutputError::Write { path: path.to_path_buf(), reason: reason(&e) };
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let tmp = tempfile::Builder::new().prefix(".topoview-").tempfile_in(dir).map_err(failed)?;
+        // Temporary files are private (0600); an export is an ordinary file.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(failed)?;
+        }
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp);
+        fill(&mut w).map_err(failed)?;
+        let tmp = w.into_inner().map_err(|e| failed(e.into_error()))?;
+        tmp.as_file().sync_all().map_err(failed)?;
+        self.files.push((path.to_path_buf(), tmp));
+        Ok(())
+    }
+
+    /// Renames every file into place. (A rename that fails part way leaves the earlier ones
+    /// in place: renames in one folder fail only when the disk or the folder goes away.)
+    pub fn commit(self) -> Result<(), OutputError> {
+        for (path, tmp) in self.files {
+            tmp.persist(&path).map_err(|e| OutputError::Write { reason: reason(&e.error), path })?;
+        }
+        Ok(())
+    }
+}
+
+/// A text made safe for one line of a header or a summary: line breaks and other control
+/// characters are escaped (a file name may hold a newline).
+pub fn one_line(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_are_judged_before_any_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("a.nrrd");
+        std::fs::write(&input, b"x").unwrap();
+        let out = dir.path().join("o.csv");
+        assert!(check(std::slice::from_ref(&input), std::slice::from_ref(&out)).is_ok());
+        let e = check(std::slice::from_ref(&input), std::slice::from_ref(&input)).unwrap_err();
+        assert!(matches!(e, OutputError::IsInput(_)), "{e}");
+        // The same file by another spelling.
+        let other = dir.path().join(".").join("a.nrrd");
+        assert!(matches!(check(&[input.clone()], &[other]), Err(OutputError::IsInput(_))));
+        assert!(matches!(check(&[], &[out.clone(), out.clone()]), Err(OutputError::Twice(_))));
+        let missing = dir.path().join("no/such/o.csv");
+        assert!(matches!(check(&[], &[missing]), Err(OutputError::NoFolder { .. })));
+        assert!(matches!(check(&[], &[dir.path().to_path_buf()]), Err(OutputError::IsFolder(_))));
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link.csv");
+            std::os::unix::fs::symlink(&out, &link).unwrap();
+            assert!(matches!(check(&[], &[link]), Err(OutputError::Symlink { .. })));
+            assert!(matches!(check(&[], &[PathBuf::from("/dev/null")]), Err(OutputError::NotRegular(_))));
+        }
+    }
+
+    #[test]
+    fn staged_files_appear_together_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.txt"), dir.path().join("b.txt"));
+        let mut s = Staged::new();
+        s.add(&a, |w| w.write_all(b"a")).unwrap();
+        let e = s.add(&b, |_| Err(std::io::Error::other("disk full"))).unwrap_err();
+        assert!(e.to_string().contains("b.txt") && !e.to_string().contains(".topoview-"), "{e}");
+        drop(s);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing left behind");
+        let mut s = Staged::new();
+        s.add(&a, |w| w.write_all(b"a")).unwrap();
+        s.add(&b, |w| w.write_all(b"b")).unwrap();
+        assert!(!a.exists() && !b.exists());
+        s.commit().unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"a");
+        assert_eq!(std::fs::read(&b).unwrap(), b"b");
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(one_line("a\nb\tc.nrrd"), "a\\nb\\tc.nrrd");
+        assert_eq!(one_line("plain é.nii"), "plain é.nii");
+    }
+}
