@@ -4,7 +4,7 @@
 //! mathematics as plain CPU code (the reference for every other backend); [`export`] writes
 //! results; [`control`] carries progress and cancellation; [`cuda`] runs the ECC and smoothing
 //! on an NVIDIA GPU (kernels in `kernels/`), equal to the CPU's results; [`compute`] picks the
-//! backend and runs jobs on a worker thread for the viewer ([`app`]), which draws with wgpu
+//! backend and runs jobs on worker threads (one per lane) for the viewer ([`app`]), which draws with wgpu
 //! through [`render`] (shaders in `shaders/`). The command line lives in the binary
 //! (`src/main.rs`, `src/cli`). `docs/ARCHITECTURE.md` has the map of the modules and what each
 //! may use.

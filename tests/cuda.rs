@@ -196,3 +196,54 @@ fn smoothing_then_ecc_on_the_device_matches() {
         }
     }
 }
+
+/// Lanes share one backend, each thread with its own GPU stream: concurrent ECC and
+/// smoothing + ECC jobs on the device give the CPU's curves, none waiting for another's lock.
+#[test]
+fn concurrent_threads_share_the_device_and_match_the_cpu() {
+    use topoview::compute::backend::{Backend, Choice};
+    if gpu().is_none() {
+        return;
+    }
+    let backend = Backend::new(Choice::Cuda, Some(8 << 20)).unwrap();
+    let fields: Vec<ScalarField> = (0..4u64)
+        .map(|k| {
+            let dims = [96 + k as usize, 80, 70];
+            let dtype = [Dtype::U8, Dtype::I16, Dtype::F32, Dtype::U16][k as usize];
+            field_of(dtype, &dims, &values(dtype, 40 + k, dims.iter().product(), 200))
+        })
+        .collect();
+    let opts = EccOptions::default();
+    std::thread::scope(|s| {
+        let jobs: Vec<_> = fields
+            .iter()
+            .map(|f| {
+                let backend = &backend;
+                std::thread::Builder::new()
+                    .name("gpu-lane-test".into())
+                    .spawn_scoped(s, move || {
+                        let ctl = Control::default();
+                        let mut out = Vec::new();
+                        for _ in 0..3 {
+                            let (e, ran) = backend.ecc(f, &opts, &ctl).unwrap();
+                            assert!(ran.on_gpu, "{:?}", ran.fallback);
+                            out.push(e);
+                            let (sm, e2, ran) =
+                                backend.smooth_ecc(f, &Smoothing::voxels(1.5), &opts, &ctl).unwrap();
+                            assert!(ran.on_gpu, "{:?}", ran.fallback);
+                            assert_eq!(e2, ecc(&sm, &opts, &ctl).unwrap());
+                        }
+                        out
+                    })
+                    .unwrap()
+            })
+            .collect();
+        for (f, j) in fields.iter().zip(jobs) {
+            let cpu = ecc(f, &opts, &Control::default()).unwrap();
+            for e in j.join().unwrap() {
+                assert_eq!(e, cpu);
+            }
+        }
+    });
+    println!("24 concurrent GPU curves equal to the CPU's");
+}

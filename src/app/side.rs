@@ -134,7 +134,10 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
         ui.label(format!("Backend: {}", app.backend()));
         ui.separator();
         let mut cancel = None;
-        for lane in [jobs::LOAD, jobs::CURVE, jobs::SMOOTH] {
+        // Every running job, whatever its lane, in a stable order.
+        let mut lanes: Vec<_> = app.jobs.keys().copied().collect();
+        lanes.sort();
+        for lane in lanes {
             if let Some(j) = app.jobs.get(&lane) {
                 let text =
                     if j.stage.is_empty() { j.what.clone() } else { format!("{}: {}", j.what, j.stage) };

@@ -26,12 +26,12 @@ pub struct EccArgs {
     #[arg(long)]
     pub superlevel: bool,
     /// Gaussian smoothing before the ECC, sigma in voxels (or physical units with --sigma-units).
-    #[arg(long, value_name = "SIGMA")]
+    #[arg(long, value_name = "SIGMA", allow_negative_numbers = true)]
     pub smooth: Option<f64>,
     #[arg(long, default_value = "voxels", value_parser = ["voxels", "physical"])]
     pub sigma_units: String,
     /// Kernel radius in sigmas.
-    #[arg(long, default_value_t = Smoothing::DEFAULT_TRUNCATE)]
+    #[arg(long, default_value_t = Smoothing::DEFAULT_TRUNCATE, allow_negative_numbers = true)]
     pub truncate: f64,
     /// NaN samples: reject the file (default), or treat NaN voxels as absent.
     #[arg(long, default_value = "reject", value_parser = ["reject", "absent"])]

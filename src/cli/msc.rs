@@ -3,10 +3,10 @@
 use super::InputArgs;
 use super::progress::Progress;
 use anyhow::Context;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use topoview::control::Control;
 use topoview::export::msc::{summary, vtp_critical_points, vtp_separatrices, write_json};
-use std::io::Write;
 use topoview::export::outputs;
 use topoview::io::nifti::nifti1_bytes;
 use topoview::topo::msc::analyse;
@@ -16,10 +16,10 @@ use topoview::topo::msc::simplified::Simplified;
 pub struct MscArgs {
     pub file: PathBuf,
     /// Simplify: cancel extremum-saddle pairs of persistence up to P (in the field's units).
-    #[arg(long, value_name = "P", conflicts_with = "relative")]
+    #[arg(long, value_name = "P", conflicts_with = "relative", allow_negative_numbers = true)]
     pub persistence: Option<f64>,
     /// Simplify up to R times the field's value range (0 to 1).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
     pub relative: Option<f64>,
     /// Write critical points, arcs (with polylines) and the persistence diagram as JSON (`-` for
     /// standard output).
@@ -82,7 +82,10 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     // Options are judged before the analysis, which can take minutes.
     let threshold = match (args.persistence, args.relative) {
         (Some(p), _) => {
-            anyhow::ensure!(p.is_finite() && p >= 0.0, "--persistence must be finite and not negative, got {p}");
+            anyhow::ensure!(
+                p.is_finite() && p >= 0.0,
+                "--persistence must be finite and not negative, got {p}"
+            );
             Some(p)
         }
         (None, Some(r)) => {
@@ -136,14 +139,15 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         }
     }
     staged.commit()?;
-    let line = summary(&name, &view);
-    if args.json.as_deref() == Some(Path::new("-")) {
-        eprintln!("{line}");
-    } else {
-        println!("{line}");
-    }
-    if let Some(mib) = topoview::bench::peak_rss_mib() {
-        println!("peak resident memory: {mib:.0} MiB");
+    let mut lines = vec![summary(&name, &view)];
+    lines.extend(topoview::bench::peak_rss_mib().map(|mib| format!("peak resident memory: {mib:.0} MiB")));
+    for line in lines {
+        // Standard output holds the JSON alone when it goes there.
+        if args.json.as_deref() == Some(Path::new("-")) {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
     }
     Ok(true)
 }

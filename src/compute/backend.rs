@@ -2,9 +2,9 @@
 //! the kernels cover), else all CPU cores; every fallback says why. [`Backend::run`] is the one
 //! place that decides: each operation hands it a GPU path and a CPU path.
 //!
-//! One `Backend` serves every lane of the worker at once. The GPU is used by one job at a time
-//! (a mutex around the device): its jobs take milliseconds, and a lane that finds the device
-//! busy waits for it while the CPU work of the other lanes goes on.
+//! One `Backend` serves every lane of the worker at once. Each thread that uses the GPU gets a
+//! handle of its own ([`Gpu::fork`]: the same device and kernels, its own stream and staging
+//! buffers), so the lanes' GPU work runs concurrently and no lane waits on another's.
 
 use crate::control::{Cancelled, Control};
 #[cfg(feature = "cuda")]
@@ -12,6 +12,8 @@ use crate::cuda::{Gpu, GpuError};
 use crate::field::ScalarField;
 use crate::topo::ecc::{self, Ecc, EccError, EccOptions, NanPolicy};
 use crate::topo::smooth::{self, SmoothError, Smoothing};
+#[cfg(feature = "cuda")]
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Choice {
@@ -29,8 +31,9 @@ pub enum Choice {
 pub struct NoGpu(pub String);
 
 pub struct Backend {
+    /// The device as opened, and a handle per thread that has used it.
     #[cfg(feature = "cuda")]
-    gpu: Option<std::sync::Mutex<Gpu>>,
+    gpu: Option<(Gpu, GpuHandles)>,
     /// The device's name, when there is one.
     gpu_name: Option<String>,
     /// Why the CPU is used (no driver, no device, --backend cpu), when it is.
@@ -39,6 +42,10 @@ pub struct Backend {
     /// planes, at most 40% of the free memory).
     pub gpu_memory: Option<usize>,
 }
+
+/// A GPU handle per thread that has used the device.
+#[cfg(feature = "cuda")]
+type GpuHandles = std::sync::Mutex<std::collections::HashMap<std::thread::ThreadId, Arc<Gpu>>>;
 
 /// What ran a computation, and why not the GPU when it was the CPU although one is there.
 #[derive(Clone, Debug, PartialEq)]
@@ -92,7 +99,7 @@ impl Backend {
         #[cfg(feature = "cuda")]
         {
             let gpu_name = gpu.as_ref().map(|g| g.name.clone());
-            Ok(Backend { gpu: gpu.map(std::sync::Mutex::new), gpu_name, why_cpu, gpu_memory })
+            Ok(Backend { gpu: gpu.map(|g| (g, Default::default())), gpu_name, why_cpu, gpu_memory })
         }
         #[cfg(not(feature = "cuda"))]
         {
@@ -134,10 +141,17 @@ impl Backend {
         gpu: GpuPath<'_, T>,
         cpu: impl FnOnce() -> Result<T, E>,
     ) -> Result<(T, Ran), E> {
-        if let Some(device) = self.gpu.as_ref().filter(|_| use_gpu) {
-            // A job that panicked while holding the device leaves it usable: the kernels keep
-            // no state across calls.
-            let result = gpu(&device.lock().unwrap_or_else(|p| p.into_inner()));
+        if let Some((root, handles)) = self.gpu.as_ref().filter(|_| use_gpu) {
+            let thread = std::thread::current().id();
+            // The map is held only to look up or add this thread's handle, never while it runs.
+            let mine = {
+                let mut h = handles.lock().unwrap_or_else(|p| p.into_inner());
+                match h.get(&thread) {
+                    Some(g) => Ok(g.clone()),
+                    None => root.fork().map(|g| h.entry(thread).or_insert(Arc::new(g)).clone()),
+                }
+            };
+            let result = mine.and_then(|g| gpu(&g));
             return match result {
                 Ok(out) => Ok((out, Ran { on_gpu: true, fallback: None })),
                 Err(GpuError::Cancelled) => Err(Cancelled.into()),

@@ -40,7 +40,8 @@ impl Job for Open {
     }
 
     fn run(self, cx: &JobContext) -> Result<Loaded, JobError> {
-        let total = io::file_len(&self.path);
+        // Progress counts the bytes of every file read (a header and its data file).
+        let total = io::read_set(&self.path).iter().map(|p| io::file_len(p)).sum();
         let progress = |n: u64| cx.report("reading", n, total);
         let field = io::open_with(&self.path, &self.opts, &cx.control(&progress))?;
         let summary = FieldSummary::of(&field);
@@ -145,7 +146,8 @@ mod tests {
         let backend = Backend::new(Choice::Cpu, None).unwrap();
         let cancel = AtomicBool::new(false);
         let report = |_: &'static str, _: u64, _: u64| cancel.store(true, Ordering::Relaxed);
-        let cx = JobContext { backend: &backend, cancel: &cancel, report: &report, note: Default::default() };
+        let note = Default::default();
+        let cx = JobContext { backend: &backend, cancel: &cancel, report: &report, note: &note };
         job.run(&cx)
     }
 

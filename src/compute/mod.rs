@@ -24,7 +24,8 @@ pub use worker::Worker;
 
 /// Jobs of one lane supersede each other: submitting a job cancels the lane's older ones, so
 /// dragging a slider never queues stale work. Lanes run concurrently and never cancel each
-/// other. A lane is named by the job kinds that share it (see the `LANE` of each job).
+/// other. A lane is named by the job kinds that share it (see `Job::lane`; the viewer's lanes
+/// are the constants in [`jobs`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Lane(pub &'static str);
 
@@ -100,7 +101,7 @@ pub struct JobContext<'a> {
     pub backend: &'a backend::Backend,
     pub(crate) cancel: &'a std::sync::atomic::AtomicBool,
     pub(crate) report: &'a (dyn Fn(&'static str, u64, u64) + Sync),
-    pub(crate) note: std::sync::Mutex<Option<String>>,
+    pub(crate) note: &'a std::sync::Mutex<Option<String>>,
 }
 
 impl<'a> JobContext<'a> {

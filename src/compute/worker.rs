@@ -118,17 +118,16 @@ impl Worker {
                 spawn_lane(lane, self.shared.clone()).map(|t| v.insert(t))
             }
         };
-        match lane_thread {
-            // A send fails only when the lane's thread has died; the UI then sees no answer
-            // for this id, and `alive` says why.
-            Some(t) => {
-                let _ = t.jobs.send(submitted);
-            }
-            None => self.shared.send(Event::Failed {
+        // A send fails only when the lane's thread has died (its loop panicked); the job then
+        // fails at once and the next job of the lane starts a new thread.
+        let sent = lane_thread.map(|t| t.jobs.send(submitted).is_ok());
+        if sent != Some(true) {
+            self.lanes.remove(&lane);
+            self.shared.send(Event::Failed {
                 id,
                 lane,
-                message: format!("cannot start a thread for the {} jobs", lane.0),
-            }),
+                message: format!("the thread for the {} jobs is not running; submit the job again", lane.0),
+            });
         }
         id
     }
@@ -240,7 +239,6 @@ impl Reporter<'_> {
 
 fn run(s: Submitted, shared: &Shared) {
     let Submitted { id, lane, run, cancel } = s;
-    let backend = shared.backend();
     let start = Instant::now();
     let rep = Reporter {
         id,
@@ -250,14 +248,19 @@ fn run(s: Submitted, shared: &Shared) {
         last: Mutex::new(Instant::now() - Duration::from_secs(1)),
     };
     let report = |stage, amount, total| rep.report(stage, amount, total);
-    let cx = JobContext { backend, cancel: &cancel, report: &report, note: Mutex::new(None) };
-    // A bug in a job must not take the lane (and every later job) down with it.
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&cx))).unwrap_or_else(|p| {
+    let note = Mutex::new(None);
+    // A bug in a job (or in opening the backend) must not take the lane, and every later job
+    // of it, down with it.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let cx = JobContext { backend: shared.backend(), cancel: &cancel, report: &report, note: &note };
+        run(&cx)
+    }))
+    .unwrap_or_else(|p| {
         let what =
             p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
         Err(JobError::Failed(format!("internal error: {}", what.unwrap_or_else(|| "panic".into())).into()))
     });
-    let note = cx.note.into_inner().unwrap_or_else(|p| p.into_inner());
+    let note = note.into_inner().unwrap_or_else(|p| p.into_inner());
     let event = match result {
         Ok(outcome) => Event::Done { id, lane, outcome, seconds: start.elapsed().as_secs_f64(), note },
         Err(JobError::Cancelled) => Event::Cancelled { id, lane },

@@ -230,7 +230,8 @@ impl Gpu {
         let streams = [self.ctx.new_stream()?, self.ctx.new_stream()?];
         let slab_bytes = held * plane_bytes;
         let mut guard =
-            self.staging.lock().map_err(|_| GpuError::Driver("staging buffers poisoned".into()))?;
+            // A panic while they were held leaves the buffers usable: they are refilled each call.
+            self.staging.lock().unwrap_or_else(|p| p.into_inner());
         guard.ensure(self, slab_bytes)?;
         let Staging { slabs, pinned: staging } = &mut *guard;
         s.synchronize()?;

@@ -67,7 +67,8 @@ impl From<DriverError> for GpuError {
     }
 }
 
-/// A CUDA device with the kernels loaded, owned by one worker.
+/// A CUDA device with the kernels loaded and a stream to run them on; one per thread that
+/// uses the device ([`Gpu::fork`] makes another).
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -118,6 +119,22 @@ impl Gpu {
                 .max(1) as u32;
             Ok(Gpu { ctx, stream, ecc, smooth, name, multiprocessors, staging: Default::default() })
         }))
+    }
+
+    /// Another handle on the same device and kernels with a stream (and staging buffers) of its
+    /// own, for another thread: work of two handles runs concurrently on the device, and
+    /// cudarc's event tracking orders the uses of a buffer across streams.
+    pub fn fork(&self) -> Result<Gpu, GpuError> {
+        self.ctx.bind_to_thread()?;
+        Ok(Gpu {
+            ctx: self.ctx.clone(),
+            stream: self.ctx.new_stream()?,
+            ecc: self.ecc.clone(),
+            smooth: self.smooth.clone(),
+            name: self.name.clone(),
+            multiprocessors: self.multiprocessors,
+            staging: Default::default(),
+        })
     }
 
     fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuError> {

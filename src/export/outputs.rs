@@ -171,7 +171,7 @@ mod tests {
         assert!(matches!(e, OutputError::IsInput(_)), "{e}");
         // The same file by another spelling.
         let other = dir.path().join(".").join("a.nrrd");
-        assert!(matches!(check(&[input.clone()], &[other]), Err(OutputError::IsInput(_))));
+        assert!(matches!(check(std::slice::from_ref(&input), &[other]), Err(OutputError::IsInput(_))));
         assert!(matches!(check(&[], &[out.clone(), out.clone()]), Err(OutputError::Twice(_))));
         let missing = dir.path().join("no/such/o.csv");
         assert!(matches!(check(&[], &[missing]), Err(OutputError::NoFolder { .. })));

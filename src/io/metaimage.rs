@@ -155,7 +155,7 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     };
     skip(&mut data, skip_bytes, "HeaderSize bytes")?;
     let samples = if h.compressed {
-        read_samples(&mut ZlibDecoder::new(data), h.dtype, n, h.endian)?
+        read_samples(&mut ctl.guard(ZlibDecoder::new(data)), h.dtype, n, h.endian)?
     } else {
         read_samples(&mut data, h.dtype, n, h.endian)?
     };

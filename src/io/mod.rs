@@ -205,7 +205,8 @@ pub fn read_set(path: &Path) -> Vec<PathBuf> {
         let named = text.lines().find_map(|l| {
             let (key, value) = l.split_once([':', '='])?;
             let key = key.trim().to_ascii_lowercase();
-            matches!(key.as_str(), "data file" | "datafile" | "elementdatafile").then(|| value.trim().to_string())
+            matches!(key.as_str(), "data file" | "datafile" | "elementdatafile")
+                .then(|| value.trim().to_string())
         });
         if let Some(f) = named.filter(|f| !f.is_empty() && f != "LOCAL" && !f.starts_with("LIST")) {
             files.push(path.parent().unwrap_or(Path::new(".")).join(f));

@@ -270,7 +270,7 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
 fn reader<'a>(path: &Path, ctl: &Control<'a>) -> Result<Box<dyn Read + 'a>, FormatError> {
     let mut f = open_file(path, ctl)?;
     let gz = std::io::BufRead::fill_buf(&mut f).map_err(|e| e.to_string())?.starts_with(&[0x1f, 0x8b]);
-    Ok(if gz { Box::new(MultiGzDecoder::new(f)) } else { Box::new(f) })
+    Ok(if gz { Box::new(ctl.guard(MultiGzDecoder::new(f))) } else { Box::new(f) })
 }
 
 /// The `.img` (or `.img.gz`) next to a `.hdr`.
@@ -384,8 +384,10 @@ fn affine(h: &Header, spacing: [f64; 3]) -> [[f64; 4]; 4] {
 /// and, when it has one, its affine as the sform: exports of masks and label fields.
 pub fn write_nifti1(path: &Path, field: &ScalarField) -> Result<(), crate::export::outputs::OutputError> {
     let gz = path.to_string_lossy().ends_with(".gz");
-    let bytes = nifti1_bytes(field, gz)
-        .map_err(|e| crate::export::outputs::OutputError::Write { path: path.to_path_buf(), reason: e.to_string() })?;
+    let bytes = nifti1_bytes(field, gz).map_err(|e| crate::export::outputs::OutputError::Write {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
     crate::export::write_atomic(path, &bytes)
 }
 

@@ -205,7 +205,7 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
             let data_path: PathBuf = path.parent().unwrap_or(Path::new(".")).join(f);
             let d = open_file(&data_path, ctl).map_err(|e| format!("data file: {e}"))?;
             let len = std::fs::metadata(&data_path).map(|m| m.len()).ok();
-            read_data(d, &h, n, len).map_err(|e| format!("data file {}: {e}", data_path.display()))?
+            read_data(d, &h, n, len, ctl).map_err(|e| format!("data file {}: {e}", data_path.display()))?
         }
         None if !blank => return Err("header has no data file and no attached data".into()),
         None => {
@@ -215,7 +215,7 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
             } else {
                 None
             };
-            read_data(r, &h, n, available)?
+            read_data(r, &h, n, available, ctl)?
         }
     };
     let mut notes = Vec::new();
@@ -232,6 +232,7 @@ fn read_data(
     h: &Header,
     n: usize,
     available: Option<u64>,
+    ctl: &Control,
 ) -> Result<Samples, FormatError> {
     for _ in 0..h.line_skip {
         let mut l = Vec::new();
@@ -254,7 +255,7 @@ fn read_data(
             read_samples(&mut r, h.dtype, n, h.endian)
         }
         Encoding::Gzip => {
-            let mut z = MultiGzDecoder::new(r);
+            let mut z = ctl.guard(MultiGzDecoder::new(r));
             skip(&mut z, h.byte_skip as u64, "the skipped bytes")?;
             read_samples(&mut z, h.dtype, n, h.endian).map_err(|e| match e {
                 FormatError::Invalid(m) if m.contains("invalid") || m.contains("corrupt") => {

@@ -83,6 +83,12 @@ impl GpuVolume {
         Uploaded { stride: layout.stride, bytes }
     }
 
+    /// Whether every plane is on the GPU. Renderers draw nothing from a volume still arriving
+    /// (its unwritten planes would show, and be masked, as zeros).
+    pub fn complete(&self) -> bool {
+        self.pending.is_none()
+    }
+
     /// Writes pending planes for up to `budget` (at least one piece), and says how far the
     /// upload has come; None when there is no volume.
     pub fn step(rs: &egui_wgpu::RenderState, budget: Duration) -> Option<UploadProgress> {

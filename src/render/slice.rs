@@ -47,7 +47,7 @@ struct VolumeRef {
 
 impl VolumeRef {
     fn of(resources: &egui_wgpu::CallbackResources) -> Option<VolumeRef> {
-        let v = resources.get::<GpuVolume>()?;
+        let v = resources.get::<GpuVolume>().filter(|v| v.complete())?;
         Some(VolumeRef {
             generation: v.generation,
             class: v.class,
@@ -289,10 +289,11 @@ impl egui_wgpu::CallbackTrait for SliceCallback {
         resources: &egui_wgpu::CallbackResources,
     ) {
         let Some(me) = resources.get::<SliceRenderer>() else { return };
-        if resources.get::<GpuVolume>().is_none() {
+        let Some(volume) = resources.get::<GpuVolume>().filter(|v| v.complete()) else { return };
+        let (Some(v), Some(slot)) = (&me.bound, me.slots.get(self.slot)) else { return };
+        if v.generation != volume.generation {
             return;
         }
-        let (Some(v), Some(slot)) = (&me.bound, me.slots.get(self.slot)) else { return };
         let Some(pipeline) = me.pipelines.get(v.class.wgsl()) else { return };
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &slot.bind_group, &[]);

@@ -190,9 +190,12 @@ pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Ana
     for arc in complex.arcs.iter().filter(|a| a.multiplicity.is_odd()) {
         boundary.entry(complex.critical[arc.upper].cell).or_default().push(complex.critical[arc.lower].cell);
     }
-    let pairs = morse::persistence_with(&gradient, keys.as_slice(), |c| {
-        boundary.get(&c).cloned().unwrap_or_default()
-    });
+    let pairs = morse::persistence_with(
+        &gradient,
+        keys.as_slice(),
+        |c| boundary.get(&c).cloned().unwrap_or_default(),
+        ctl,
+    )?;
     let diagram = diagram_of_pairs(field, &gradient, &keys, pairs);
     ctl.tick(1);
     ctl.check()?;

@@ -9,7 +9,7 @@
 
 use super::gradient::{Gradient, VertexOrder};
 use super::grid::Cell;
-use super::persistence::{CellPair, reduce, top_vertex};
+use super::persistence::{CellPair, reduce_with, top_vertex};
 use std::collections::HashMap;
 
 /// Number of distinct V-paths from one critical cell to another.
@@ -117,9 +117,12 @@ pub fn filtration_order(g: &Gradient, order: &(impl VertexOrder + ?Sized)) -> Ve
 /// are the critical cells reached by an odd number of V-paths). Every pair has cells in
 /// different lower stars (positive persistence in the vertex order).
 pub fn persistence(g: &Gradient, order: &(impl VertexOrder + ?Sized)) -> Vec<CellPair> {
-    persistence_with(g, order, |c| {
-        descending(g, c).into_iter().filter(|(_, m, _)| m.is_odd()).map(|(t, _, _)| t).collect()
-    })
+    let boundary =
+        |c| descending(g, c).into_iter().filter(|(_, m, _)| m.is_odd()).map(|(t, _, _)| t).collect();
+    match persistence_with(g, order, boundary, &crate::control::Control::default()) {
+        Ok(p) => p,
+        Err(crate::control::Cancelled) => unreachable!("no cancel flag was given"),
+    }
 }
 
 /// [`persistence`] with the Morse boundary (critical cells reached by an odd number of V-paths)
@@ -128,7 +131,8 @@ pub fn persistence_with(
     g: &Gradient,
     order: &(impl VertexOrder + ?Sized),
     boundary: impl Fn(Cell) -> Vec<Cell> + Sync,
-) -> Vec<CellPair> {
+    ctl: &crate::control::Control,
+) -> Result<Vec<CellPair>, crate::control::Cancelled> {
     use rayon::prelude::*;
     let crit = filtration_order(g, order);
     let pos: HashMap<Cell, usize> = crit.iter().enumerate().map(|(i, &(c, _))| (c, i)).collect();
@@ -140,7 +144,8 @@ pub fn persistence_with(
             },
         )
         .collect();
-    let (pairs, essential) = reduce(columns);
+    ctl.check()?;
+    let (pairs, essential) = reduce_with(columns, ctl)?;
     let dim = |i: usize| g.grid.dim(crit[i].0);
     let mut out: Vec<CellPair> = pairs
         .into_iter()
@@ -148,5 +153,5 @@ pub fn persistence_with(
         .chain(essential.into_iter().map(|e| CellPair { dim: dim(e), birth: crit[e].0, death: None }))
         .collect();
     out.sort();
-    out
+    Ok(out)
 }

@@ -4,10 +4,22 @@
 
 use super::gradient::VertexOrder;
 use super::grid::{Cell, CellGrid};
+use crate::control::{Cancelled, Control};
+
+/// Persistence pairs (birth column, death column) and the essential columns.
+pub type Reduced = (Vec<(usize, usize)>, Vec<usize>);
 
 /// Reduces boundary columns (row indices of each column, any order) given in filtration order.
 /// Returns the persistence pairs (birth column, death column) and the essential columns.
-pub fn reduce(mut columns: Vec<Vec<usize>>) -> (Vec<(usize, usize)>, Vec<usize>) {
+pub fn reduce(columns: Vec<Vec<usize>>) -> Reduced {
+    match reduce_with(columns, &Control::default()) {
+        Ok(r) => r,
+        Err(Cancelled) => unreachable!("no cancel flag was given"),
+    }
+}
+
+/// [`reduce`] under a [`Control`], checked every 1024 columns.
+pub fn reduce_with(mut columns: Vec<Vec<usize>>, ctl: &Control) -> Result<Reduced, Cancelled> {
     let n = columns.len();
     let mut pivot_of = vec![usize::MAX; n]; // row -> column whose lowest one is that row
     let mut pairs = Vec::new();
@@ -15,6 +27,9 @@ pub fn reduce(mut columns: Vec<Vec<usize>>) -> (Vec<(usize, usize)>, Vec<usize>)
         col.sort_unstable();
     }
     for j in 0..n {
+        if j % 1024 == 0 {
+            ctl.check()?;
+        }
         let mut col = std::mem::take(&mut columns[j]);
         while let Some(&low) = col.last() {
             let k = pivot_of[low];
@@ -35,7 +50,7 @@ pub fn reduce(mut columns: Vec<Vec<usize>>) -> (Vec<(usize, usize)>, Vec<usize>)
         paired[d] = true;
     }
     let essential = (0..n).filter(|&i| !paired[i]).collect();
-    (pairs, essential)
+    Ok((pairs, essential))
 }
 
 /// Symmetric difference of two sorted lists.

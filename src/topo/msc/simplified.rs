@@ -25,6 +25,7 @@ impl<'a> Simplified<'a> {
         let (c, h) = (&analysis.complex, &analysis.hierarchy);
         let steps = threshold.map_or(0, |t| h.steps_at(t));
         let nd = c.grid.ndim;
+        let rep = h.representatives(steps);
         let arcs = h
             .arcs_at(c, steps)
             .into_iter()
@@ -32,7 +33,7 @@ impl<'a> Simplified<'a> {
                 let i = arc.originals[0];
                 let o = &c.arcs[i];
                 let extremum_arc = c.critical[o.lower].index == 0 || c.critical[o.upper].index as usize == nd;
-                let mut p = if extremum_arc { h.extremum_path(c, i, steps) } else { o.polyline.clone() };
+                let mut p = if extremum_arc { h.extremum_path_in(c, i, &rep) } else { o.polyline.clone() };
                 // extremum_path runs saddle first; arcs are exported upper end first.
                 if extremum_arc && c.critical[arc.upper].index as usize == nd {
                     p.reverse();

@@ -255,12 +255,13 @@ impl Hierarchy {
     /// The arcs after `steps` cancellations: original arcs between live cells, extremum ends
     /// moved to their representatives, parallel arcs merged.
     pub fn arcs_at(&self, c: &MorseSmale, steps: usize) -> Vec<LiveArc> {
+        let rep = self.representatives(steps);
         let mut raw: Vec<(usize, usize, usize)> = Vec::new();
         for (i, a) in c.arcs.iter().enumerate() {
             let end = |x: usize| {
                 let k = c.critical[x].index as usize;
                 if k == 0 || k == c.grid.ndim {
-                    self.representative(x, steps)
+                    (rep[x] != NO_LABEL).then_some(rep[x] as usize)
                 } else {
                     self.alive(x, steps).then_some(x)
                 }
@@ -339,15 +340,29 @@ impl Hierarchy {
     /// the simplified gradient would retrace merged arcs, and its length compounds with every
     /// merge along the way.)
     pub fn extremum_path(&self, c: &MorseSmale, arc: usize, steps: usize) -> Vec<[f64; 3]> {
-        let a = &c.arcs[arc];
-        let (s, x) = ends(c, arc).expect("an arc between a saddle and an extremum");
-        let mut p = a.polyline.clone();
-        if a.upper != s {
-            p.reverse();
-        }
-        if let Some(rep) = self.representative(x, steps).filter(|&r| r != x) {
-            p.push(c.critical[rep].position);
-        }
-        p
+        extremum_path_to(c, arc, |x| self.representative(x, steps))
     }
+
+    /// [`Hierarchy::extremum_path`] with the representatives looked up in `rep` (from
+    /// [`Hierarchy::representatives`]), for many arcs at one level.
+    pub fn extremum_path_in(&self, c: &MorseSmale, arc: usize, rep: &[u32]) -> Vec<[f64; 3]> {
+        extremum_path_to(c, arc, |x| (rep[x] != NO_LABEL).then_some(rep[x] as usize))
+    }
+}
+
+fn extremum_path_to(
+    c: &MorseSmale,
+    arc: usize,
+    representative: impl Fn(usize) -> Option<usize>,
+) -> Vec<[f64; 3]> {
+    let a = &c.arcs[arc];
+    let (s, x) = ends(c, arc).expect("an arc between a saddle and an extremum");
+    let mut p = a.polyline.clone();
+    if a.upper != s {
+        p.reverse();
+    }
+    if let Some(rep) = representative(x).filter(|&r| r != x) {
+        p.push(c.critical[rep].position);
+    }
+    p
 }

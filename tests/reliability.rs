@@ -1,0 +1,200 @@
+//! What a file or a user cannot make topoview do (issue "nothing a file or a user can do makes
+//! topoview hang, abort, eat the machine's memory or destroy data"), driven through the command
+//! line where the user meets it. The inputs are made here, at test time.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs topoview with `args`, killing it (and failing) if it runs past `limit`.
+fn run(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_topoview"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("topoview {args:?} still running after {limit:?}: a hang");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A 2D ASCII NRRD of `kind` ("double", "uchar", ...) with `rows` of text.
+fn nrrd(dir: &Path, name: &str, kind: &str, w: usize, h: usize, values: &str) -> PathBuf {
+    let p = dir.join(name);
+    let text = format!("NRRD0004\ntype: {kind}\ndimension: 2\nsizes: {w} {h}\nencoding: ascii\n\n{values}\n");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+#[test]
+fn morse_smale_of_a_field_with_infinities_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = nrrd(dir.path(), "inf.nrrd", "double", 3, 3, "inf 0 1 2 inf 3 4 5 6");
+    let p = p.to_str().unwrap();
+    let o = run(&["msc", p], MINUTE);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["msc", p, "--persistence", "0.5"], MINUTE);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let neg = nrrd(dir.path(), "neg.nrrd", "double", 3, 3, "-inf 0 1 2 -inf 3 4 5 -inf");
+    let o = run(&["msc", neg.to_str().unwrap(), "--persistence", "10"], MINUTE);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // --relative needs a finite range: refused with a reason, not a NaN level.
+    let o = run(&["msc", p, "--relative", "0.5"], MINUTE);
+    assert!(!o.status.success() && stderr(&o).contains("finite value range"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_simplification_options_are_refused_before_the_analysis() {
+    // A field whose analysis takes a while: the refusal must come first, at once.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("grf_160x160x160_uint8.raw");
+    let v: Vec<u8> = (0..160 * 160 * 160u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    std::fs::write(&p, v).unwrap();
+    for (opt, value) in [("--relative", "2"), ("--persistence", "NaN"), ("--persistence", "-1")] {
+        let start = Instant::now();
+        let o = run(&["msc", p.to_str().unwrap(), opt, value], MINUTE);
+        assert!(!o.status.success(), "{opt} {value} accepted");
+        assert!(stderr(&o).contains(opt), "{}", stderr(&o));
+        assert!(start.elapsed() < Duration::from_secs(5), "{opt} {value} judged after the analysis");
+    }
+}
+
+#[test]
+fn no_output_replaces_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = nrrd(dir.path(), "a.nrrd", "uchar", 3, 3, "0 2 0 2 1 2 0 2 0");
+    let before = std::fs::read(&a).unwrap();
+    let s = a.to_str().unwrap();
+    let other = dir.path().join(".").join("a.nrrd");
+    for args in [
+        vec!["ecc", s, "--csv", s],
+        vec!["ecc", s, "--json", s],
+        vec!["ecc", s, "--json", other.to_str().unwrap()],
+        vec!["msc", s, "--json", s],
+        vec!["msc", s, "--labels", s],
+    ] {
+        let o = run(&args, MINUTE);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(stderr(&o).contains("is also an input"), "{args:?}: {}", stderr(&o));
+        assert_eq!(std::fs::read(&a).unwrap(), before, "{args:?} changed the input");
+    }
+    // A .hdr/.img pair: the .img is an input too.
+    let nii = topoview::io::nifti::nifti1_bytes(
+        &topoview::field::ScalarField::new(
+            &[3, 3],
+            topoview::field::Samples::U8(vec![0, 2, 0, 2, 1, 2, 0, 2, 0]),
+        )
+        .unwrap(),
+        false,
+    )
+    .unwrap();
+    let mut hdr = nii[..348].to_vec();
+    hdr[344..348].copy_from_slice(b"ni1\0");
+    hdr[108..112].copy_from_slice(&0f32.to_le_bytes());
+    std::fs::write(dir.path().join("p.hdr"), &hdr).unwrap();
+    std::fs::write(dir.path().join("p.img"), &nii[352..]).unwrap();
+    let h = dir.path().join("p.hdr");
+    let img = dir.path().join("p.img");
+    let o = run(&["msc", h.to_str().unwrap(), "--labels", img.to_str().unwrap()], MINUTE);
+    assert!(stderr(&o).contains("is also an input"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&img).unwrap(), &nii[352..]);
+}
+
+#[test]
+fn one_output_path_named_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = nrrd(dir.path(), "a.nrrd", "uchar", 3, 3, "0 2 0 2 1 2 0 2 0");
+    let o_txt = dir.path().join("o.txt");
+    let o = run(
+        &["ecc", a.to_str().unwrap(), "--csv", o_txt.to_str().unwrap(), "--json", o_txt.to_str().unwrap()],
+        MINUTE,
+    );
+    assert!(!o.status.success() && stderr(&o).contains("named as two outputs"), "{}", stderr(&o));
+    assert!(!o_txt.exists());
+}
+
+#[test]
+fn outputs_are_all_or_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = nrrd(dir.path(), "a.nrrd", "uchar", 4, 4, "0 2 0 1 2 1 2 3 0 2 0 1 5 4 3 2");
+    let json = dir.path().join("m.json");
+    let vtk = dir.path().join("m");
+    let labels = dir.path().join("no_such_folder").join("l.nii.gz");
+    let o = run(
+        &[
+            "msc",
+            a.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--vtk",
+            vtk.to_str().unwrap(),
+            "--labels",
+            labels.to_str().unwrap(),
+        ],
+        MINUTE,
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("a.nrrd")], "outputs or temporaries left behind");
+    // All of them when all can be written.
+    let labels = dir.path().join("l.nii.gz");
+    let o = run(
+        &[
+            "msc",
+            a.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--vtk",
+            vtk.to_str().unwrap(),
+            "--labels",
+            labels.to_str().unwrap(),
+        ],
+        MINUTE,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in [
+        "m.json",
+        "m_critical_points.vtp",
+        "m_separatrices.vtp",
+        "l.nii.gz",
+        "l_mountains.nii.gz",
+        "l_cells.nii.gz",
+    ] {
+        assert!(dir.path().join(f).is_file(), "{f} missing");
+    }
+}
+
+#[test]
+fn json_dash_is_standard_output_and_names_are_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = nrrd(dir.path(), "we\nird.nrrd", "uchar", 3, 3, "0 2 0 2 1 2 0 2 0");
+    let o = run(&["ecc", a.to_str().unwrap(), "--json", "-"], MINUTE);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["chi"].as_array().map(|c| c.len()), Some(3), "{v}");
+    assert!(!dir.path().join("-").exists());
+    let o = run(&["msc", a.to_str().unwrap(), "--json", "-"], MINUTE);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(serde_json::from_slice::<serde_json::Value>(&o.stdout).is_ok());
+    // A newline in the file's name stays inside its header line.
+    let o = run(&["ecc", a.to_str().unwrap(), "--csv", "-"], MINUTE);
+    let csv = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(csv.lines().all(|l| l.starts_with('#') || l == "threshold,chi" || l.contains(',')), "{csv}");
+    assert!(csv.contains("we\\nird.nrrd"), "{csv}");
+}
