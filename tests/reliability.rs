@@ -4,6 +4,8 @@
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -197,4 +199,25 @@ fn json_dash_is_standard_output_and_names_are_one_line() {
     let csv = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(csv.lines().all(|l| l.starts_with('#') || l == "threshold,chi" || l.contains(',')), "{csv}");
     assert!(csv.contains("we\\nird.nrrd"), "{csv}");
+}
+
+#[test]
+fn tiff_pages_sharing_one_strip_are_refused_before_decoding() {
+    let dir = tempfile::tempdir().unwrap();
+    // 64 pages of 4096^2 (1 GiB decoded) from a file of about 25 KB.
+    let p = dir.path().join("shared.tif");
+    common::shared_strip_tiff(&p, 64, 4096, 4096);
+    let len = std::fs::metadata(&p).unwrap().len();
+    assert!(len < 64 << 10, "{len}");
+    let o = run(&["ecc", p.to_str().unwrap()], MINUTE);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("shared.tif") && e.contains("pages claim"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    // A few such pages are a fine (if odd) stack.
+    let ok = dir.path().join("few.tif");
+    common::shared_strip_tiff(&ok, 3, 64, 32);
+    let o = run(&["ecc", ok.to_str().unwrap()], MINUTE);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("64x32x3 u8"));
 }

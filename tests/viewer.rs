@@ -157,6 +157,26 @@ fn a_broken_file_shows_its_error_and_the_app_goes_on() {
 }
 
 #[test]
+fn a_tiff_whose_pages_share_one_strip_is_refused_in_the_viewer() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("shared.tif");
+    common::shared_strip_tiff(&p, 64, 4096, 4096);
+    let mut h = harness("coins.png");
+    wait_for(&mut h, "coins", idle);
+    h.state_mut().open(p, Default::default());
+    let end = Instant::now() + Duration::from_secs(30);
+    while h.state().error.is_none() {
+        assert!(Instant::now() < end, "no error shown");
+        h.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let e = h.state().error.clone().unwrap();
+    assert!(e.contains("shared.tif") && e.contains("pages claim"), "{e}");
+    // The field on screen stays.
+    assert!(h.state().data.as_ref().is_some_and(|d| d.source.contains("coins")));
+}
+
+#[test]
 fn the_random_field_example_is_generated_on_the_worker() {
     let mut h = harness("coins.png");
     wait_for(&mut h, "coins", idle);

@@ -17,9 +17,36 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     // A page's buffer is allocated before its strips are read, so a lying header could ask for
     // gigabytes: allow what the file could hold at deflate's best ratio (about 1032:1).
     let len = std::fs::metadata(path).map(|m| m.len() as usize).unwrap_or(0);
+    let budget = len.saturating_mul(1032).max(256 << 20);
     let mut limits = Limits::default();
-    limits.decoding_buffer_size = len.saturating_mul(1032).max(256 << 20);
-    let mut dec = Decoder::new(f).map_err(bad)?.with_limits(limits);
+    limits.decoding_buffer_size = budget;
+    // Pages may share their strips, so each page can pass that cap while all of them together
+    // claim far more than the file holds: add up what every page would decode to, from the
+    // page headers alone, before decoding any.
+    let mut dec = Decoder::new(f).map_err(bad)?.with_limits(limits.clone());
+    let mut claimed = 0usize;
+    let mut count = 0usize;
+    loop {
+        ctl.check().map_err(|_| FormatError::Cancelled)?;
+        let (w, h) = dec.dimensions().map_err(bad)?;
+        let ct = dec.colortype().map_err(bad)?;
+        let bits = ct.bit_depth() as usize * ct.num_samples() as usize;
+        claimed =
+            claimed.saturating_add((w as usize).saturating_mul(h as usize).saturating_mul(bits.div_ceil(8)));
+        count += 1;
+        if claimed > budget {
+            return Err(format!(
+                "{count} pages claim {claimed} bytes of samples or more, more than a {len}-byte file can hold \
+                 (pages that share their data?)"
+            )
+            .into());
+        }
+        if !dec.more_images() {
+            break;
+        }
+        dec.next_image().map_err(bad)?;
+    }
+    let mut dec = Decoder::new(open_file(path, ctl)?).map_err(bad)?.with_limits(limits);
     let mut pages: Vec<Samples> = Vec::new();
     let mut notes = Vec::new();
     let mut size = None;

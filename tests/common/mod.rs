@@ -70,3 +70,47 @@ pub fn small_field(
             (Just(dims), prop::collection::vec(prop::sample::select(levels.clone()), n))
         })
 }
+
+/// A TIFF of `pages` deflated `w`x`h` 8-bit pages of zeros whose strips all point at the one
+/// strip the file holds: each page decodes to `w * h` bytes, all of them together to far more
+/// than the file could hold.
+pub fn shared_strip_tiff(path: &std::path::Path, pages: u32, w: u32, h: u32) {
+    use std::io::Write;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(&vec![0u8; (w * h) as usize]).unwrap();
+    let strip = z.finish().unwrap();
+    let mut f = b"II*\0".to_vec();
+    let strip_at = 8u32;
+    let first_ifd = strip_at + strip.len() as u32;
+    f.extend_from_slice(&first_ifd.to_le_bytes());
+    f.extend_from_slice(&strip);
+    let ifd_len = 2 + 9 * 12 + 4;
+    for p in 0..pages {
+        let entries: [(u16, u16, u32); 9] = [
+            (256, 4, w),
+            (257, 4, h),
+            (258, 3, 8),
+            (259, 3, 8), // deflate
+            (262, 3, 1), // black is zero
+            (273, 4, strip_at),
+            (277, 3, 1),
+            (278, 4, h),
+            (279, 4, strip.len() as u32),
+        ];
+        f.extend_from_slice(&9u16.to_le_bytes());
+        for (tag, ty, v) in entries {
+            f.extend_from_slice(&tag.to_le_bytes());
+            f.extend_from_slice(&ty.to_le_bytes());
+            f.extend_from_slice(&1u32.to_le_bytes());
+            if ty == 3 {
+                f.extend_from_slice(&(v as u16).to_le_bytes());
+                f.extend_from_slice(&[0, 0]);
+            } else {
+                f.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        let next = if p + 1 < pages { first_ifd + (p + 1) * ifd_len } else { 0 };
+        f.extend_from_slice(&next.to_le_bytes());
+    }
+    std::fs::write(path, f).unwrap();
+}
