@@ -221,3 +221,39 @@ fn tiff_pages_sharing_one_strip_are_refused_before_decoding() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("64x32x3 u8"));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_quietly_and_a_full_disk_is_an_error() {
+    use std::io::BufRead;
+    let data = |n: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(n);
+    let files: Vec<PathBuf> =
+        ["coins.png", "camera.png", "pydicom_emri_small.nii.gz"].iter().map(|n| data(n)).collect();
+    // `topoview info a b c | head -1`
+    let mut child = Command::new(env!("CARGO_BIN_EXE_topoview"))
+        .arg("info")
+        .args(&files)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with("file:"), "{first}");
+    // The reader is gone: the rest of the output meets a closed pipe.
+    let o = child.wait_with_output().unwrap();
+    let e = stderr(&o);
+    assert!(!e.contains("panicked") && !e.contains("Broken pipe"), "{e}");
+    assert_ne!(o.status.code(), Some(101), "a panic's exit status");
+    // `topoview info a > /dev/full`, and the same for ecc.
+    for args in [vec!["info", files[0].to_str().unwrap()], vec!["ecc", files[0].to_str().unwrap()]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_topoview"))
+            .args(&args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert!(e.contains("cannot write to standard output") && !e.contains("panicked"), "{e}");
+    }
+}

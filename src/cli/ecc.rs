@@ -214,9 +214,9 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
     };
     let summary = format!("{}; computed on {on}", summary(&name, &field, &curve));
     if to_stdout {
-        eprintln!("{summary}")
+        say!("{summary}")
     } else {
-        println!("{summary}")
+        out!("{summary}")?
     }
     Ok(())
 }

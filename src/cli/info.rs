@@ -23,7 +23,7 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
         let field = match open(path, &opts) {
             Ok(f) => f,
             Err(e) => {
-                eprintln!("topoview: {e}");
+                say!("topoview: {e}");
                 ok = false;
                 continue;
             }
@@ -32,46 +32,46 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
         let sp = &field.spacing()[..field.ndim()];
         let extent: Vec<String> =
             field.shape().iter().zip(sp).map(|(&n, &d)| format!("{}", n as f64 * d)).collect();
-        println!("file:            {}", path.display());
-        println!(
+        out!("file:            {}", path.display())?;
+        out!(
             "dims:            {} ({}D, {} voxels, x fastest)",
             dims_string(field.shape()),
             field.ndim(),
             field.len()
-        );
-        println!("dtype:           {}", field.dtype());
-        println!(
+        )?;
+        out!("dtype:           {}", field.dtype())?;
+        out!(
             "spacing:         {} (extent {})",
             sp.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" x "),
             extent.join(" x ")
-        );
+        )?;
         if let Some(a) = field.affine {
             for (i, row) in a.iter().take(3).enumerate() {
-                println!(
+                out!(
                     "{:<17}{}",
                     if i == 0 { "affine:" } else { "" },
                     row.iter().map(|v| format!("{v:>10.4}")).collect::<String>()
-                );
+                )?;
             }
         }
         match s.range {
-            Some((lo, hi)) => println!("range:           {lo} to {hi}"),
-            None => println!("range:           none (every sample is NaN)"),
+            Some((lo, hi)) => out!("range:           {lo} to {hi}")?,
+            None => out!("range:           none (every sample is NaN)")?,
         }
-        println!("distinct values: {}", s.distinct);
+        out!("distinct values: {}", s.distinct)?;
         if field.dtype().is_float() {
-            println!("non-finite:      {} NaN, {} infinite", s.nan, s.infinite);
+            out!("non-finite:      {} NaN, {} infinite", s.nan, s.infinite)?;
         }
-        println!(
+        out!(
             "memory:          {} bytes ({:.2} MiB)",
             field.samples().byte_len(),
             field.samples().byte_len() as f64 / 1048576.0
-        );
+        )?;
         for n in &field.notes {
-            println!("note:            {n}");
+            out!("note:            {n}")?;
         }
         if args.files.len() > 1 {
-            println!();
+            out!()?;
         }
     }
     Ok(ok)

@@ -1,6 +1,24 @@
 //! The command line: `topoview ecc | info | msc | bench`. Plain `topoview [FILE]` opens the
 //! viewer (on the bundled demo volume when no file is given).
 
+/// Writes a line to standard output. A failure (a full disk) is an error of the command; a
+/// closed pipe ends the process quietly (SIGPIPE, see `main`), as it ends `cat` or `ls`.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($t)*)
+            .map_err(|e| anyhow::anyhow!("cannot write to standard output: {e}"))
+    }};
+}
+
+/// Writes a line to standard error; when even that fails there is nobody left to tell.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($t)*);
+    }};
+}
+
 mod bench;
 mod ecc;
 mod info;
@@ -125,6 +143,13 @@ impl InputArgs {
 
 pub fn main() -> ExitCode {
     let launched = std::time::Instant::now();
+    // Rust ignores SIGPIPE, which turns `topoview info a b | head -1` into a panic on the next
+    // print; the default action ends the process quietly, as for every other Unix tool.
+    #[cfg(unix)]
+    // SAFETY: resetting a signal's disposition to the default, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match &cli.command {
         Some(Command::Ecc(a)) => ecc::run(a),
@@ -137,7 +162,7 @@ pub fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
-            eprintln!("topoview: {e:#}");
+            say!("topoview: {e:#}");
             ExitCode::FAILURE
         }
     }

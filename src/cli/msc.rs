@@ -77,7 +77,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     outputs::check(&topoview::io::read_set(&args.file), &output_paths(args))?;
     let field = topoview::io::open(&args.file, &opts)?;
     for n in &field.notes {
-        eprintln!("note: {name}: {n}");
+        say!("note: {name}: {n}");
     }
     // Options are judged before the analysis, which can take minutes.
     let threshold = match (args.persistence, args.relative) {
@@ -144,9 +144,9 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     for line in lines {
         // Standard output holds the JSON alone when it goes there.
         if args.json.as_deref() == Some(Path::new("-")) {
-            eprintln!("{line}");
+            say!("{line}");
         } else {
-            println!("{line}");
+            out!("{line}")?;
         }
     }
     Ok(true)

@@ -46,7 +46,7 @@ impl Progress {
         if self.shown.load(Ordering::Relaxed) {
             let _ = self.multi.println(line);
         } else {
-            eprintln!("{line}");
+            say!("{line}");
         }
     }
 }
