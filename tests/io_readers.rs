@@ -421,8 +421,23 @@ fn nifti_header_and_image_pair() {
     let mut file = n.bytes(&[], e);
     file.truncate(348);
     file[344..348].copy_from_slice(b"ni1\0");
+    // A pair's data start vox_offset bytes into the .img: 0 here, as pairs are written.
+    file[108..112].copy_from_slice(&0f32.to_be_bytes());
     std::fs::write(tmp.path().join("p.hdr"), &file).unwrap();
     let be: Vec<u8> = b.chunks(2).flat_map(|c| [c[1], c[0]]).collect();
-    std::fs::write(tmp.path().join("p.img"), be).unwrap();
+    std::fs::write(tmp.path().join("p.img"), &be).unwrap();
     assert_eq!(read(&tmp.path().join("p.hdr")).samples(), &s);
+    // vox_offset 16: 16 bytes of something else come first in the .img, and are skipped, as
+    // nibabel skips them.
+    file[108..112].copy_from_slice(&16f32.to_be_bytes());
+    std::fs::write(tmp.path().join("q.hdr"), &file).unwrap();
+    let junk: Vec<u8> = (0..16u8).map(|i| 0xA0 + i).chain(be.iter().copied()).collect();
+    std::fs::write(tmp.path().join("q.img"), junk).unwrap();
+    assert_eq!(read(&tmp.path().join("q.hdr")).samples(), &s);
+    // A fractional vox_offset says what is wrong with it.
+    file[108..112].copy_from_slice(&16.5f32.to_be_bytes());
+    std::fs::write(tmp.path().join("r.hdr"), &file).unwrap();
+    std::fs::write(tmp.path().join("r.img"), &be).unwrap();
+    let err = open(&tmp.path().join("r.hdr"), &OpenOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("vox_offset 16.5 is not a whole number"), "{err}");
 }

@@ -257,3 +257,59 @@ fn a_closed_pipe_ends_quietly_and_a_full_disk_is_an_error() {
         assert!(e.contains("cannot write to standard output") && !e.contains("panicked"), "{e}");
     }
 }
+
+#[test]
+fn corrupt_compressed_data_is_refused() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let values: Vec<u8> = (0..40 * 30 * 20u32).map(|i| (i * 7 % 251) as u8).collect();
+    let field =
+        topoview::field::ScalarField::new(&[40, 30, 20], topoview::field::Samples::U8(values.clone()))
+            .unwrap();
+    let good = topoview::io::nifti::nifti1_bytes(&field, true).unwrap();
+    let n = good.len();
+    let mut crc = good.clone();
+    crc[n - 8] ^= 0x5a; // the CRC-32 of the trailer
+    let mut length = good.clone();
+    length[n - 3] ^= 0x01; // ISIZE, the length modulo 2^32
+    let no_trailer = good[..n - 8].to_vec();
+    let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    zlib.write_all(&values).unwrap();
+    let zlib = zlib.finish().unwrap();
+    let mha = |data: &[u8]| {
+        let mut f = b"ObjectType = Image\nNDims = 3\nDimSize = 40 30 20\nElementType = MET_UCHAR\nCompressedData = True\nElementDataFile = LOCAL\n".to_vec();
+        f.extend_from_slice(data);
+        f
+    };
+    let mut adler = zlib.clone();
+    let z = adler.len();
+    adler[z - 1] ^= 0x11;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&values).unwrap();
+    let mut gz = gz.finish().unwrap();
+    let g = gz.len();
+    gz[g - 6] ^= 0x22;
+    let mut nrrd = b"NRRD0004\ntype: uchar\ndimension: 3\nsizes: 40 30 20\nencoding: gzip\n\n".to_vec();
+    nrrd.extend_from_slice(&gz);
+    let cases: [(&str, Vec<u8>); 7] = [
+        ("good.nii.gz", good),
+        ("good.mha", mha(&zlib)),
+        ("crc.nii.gz", crc),
+        ("length.nii.gz", length),
+        ("no_trailer.nii.gz", no_trailer),
+        ("adler.mha", mha(&adler)),
+        ("crc.nrrd", nrrd),
+    ];
+    for (name, bytes) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let o = run(&["ecc", p.to_str().unwrap()], MINUTE);
+        if name.starts_with("good") {
+            assert!(o.status.success(), "{name}: {}", stderr(&o));
+            continue;
+        }
+        let e = stderr(&o);
+        assert!(!o.status.success(), "{name} was read without complaint");
+        assert!(e.contains(name) && e.lines().count() == 1 && !e.contains("panicked"), "{name}: {e}");
+    }
+}

@@ -155,7 +155,10 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     };
     skip(&mut data, skip_bytes, "HeaderSize bytes")?;
     let samples = if h.compressed {
-        read_samples(&mut ctl.guard(ZlibDecoder::new(data)), h.dtype, n, h.endian)?
+        let mut z = ctl.guard(ZlibDecoder::new(data));
+        let samples = read_samples(&mut z, h.dtype, n, h.endian)?;
+        super::finish_compressed(&mut z)?;
+        samples
     } else {
         read_samples(&mut data, h.dtype, n, h.endian)?
     };

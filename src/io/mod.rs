@@ -270,6 +270,15 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, FormatError> {
     Ok(got)
 }
 
+/// Reads a compressed stream to its end: a gzip or zlib decoder checks the stream's checksum
+/// and length only there, and the samples are complete before it (nibabel and Python's gzip
+/// check them too). Memory stays flat; time is bounded by what the file can inflate to.
+pub(crate) fn finish_compressed(r: &mut impl Read) -> Result<(), FormatError> {
+    std::io::copy(r, &mut std::io::sink())
+        .map(|_| ())
+        .map_err(|e| FormatError::read(&e, "corrupt compressed data (checksum, length or end of stream)"))
+}
+
 /// Reads `n` samples of `dtype` in byte order `endian`.
 ///
 /// Memory grows with the data actually read (in steps of 64 MiB), so a header that lies about

@@ -169,7 +169,7 @@ fn datatype(code: i16) -> Result<(Dtype, usize), FormatError> {
 
 /// Reads a NIfTI file; `volume` picks one volume of a 4D file (default the first).
 pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarField, FormatError> {
-    let mut r = reader(path, ctl)?;
+    let (mut r, header_gz) = reader(path, ctl)?;
     let mut head = vec![0u8; 4];
     r.read_exact(&mut head).map_err(|_| "truncated NIfTI header".to_string())?;
     let (version, _) = sniff(&head).ok_or(if path.to_string_lossy().ends_with(".gz") {
@@ -229,26 +229,38 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
         n.checked_mul(voxel_bytes).and_then(|b| u64::try_from(b).ok()).ok_or("volume size overflows")?;
 
     let header_end = (len + 4) as f64;
+    let v = h.vox_offset;
+    if !(v.fract() == 0.0 && (0.0..1e15).contains(&v)) {
+        return Err(
+            format!("vox_offset {v} is not a whole number of bytes from the start of the data file").into()
+        );
+    }
+    // In a .hdr/.img pair the data start vox_offset bytes into the .img (as nibabel reads them).
     let offset = if h.paired {
-        0.0
-    } else if h.vox_offset == 0.0 {
+        v
+    } else if v == 0.0 {
         notes.push(format!("vox_offset is 0; reading data after the header at byte {header_end}"));
         header_end
-    } else if !(h.vox_offset >= header_end && h.vox_offset.fract() == 0.0 && h.vox_offset < 1e15) {
-        return Err(format!("vox_offset {} does not point past the {len}-byte header", h.vox_offset).into());
+    } else if v < header_end {
+        return Err(format!("vox_offset {v} points inside the {len}-byte header").into());
     } else {
-        h.vox_offset
+        v
     };
-    let mut data: Box<dyn Read> = if h.paired {
+    let (mut data, gz): (Box<dyn Read>, bool) = if h.paired {
         let img = paired_image(path)?;
-        Box::new(reader(&img, ctl).map_err(|e| format!("data file of the header pair: {e}"))?)
+        let (mut d, gz) = reader(&img, ctl).map_err(|e| format!("data file of the header pair: {e}"))?;
+        skip(&mut d, offset as u64, "the data file's vox_offset")?;
+        (d, gz)
     } else {
         skip(&mut r, offset as u64 - (4 + got) as u64, "header extensions")?;
-        Box::new(r)
+        (Box::new(r), header_gz)
     };
     let vol_skip = vol_bytes.checked_mul(vol as u64).ok_or("volume offset overflows")?;
     skip(&mut data, vol_skip, "the volumes before the one requested")?;
     let samples = read_samples(&mut data, stored, n * channels, h.endian)?;
+    if gz {
+        super::finish_compressed(&mut data)?;
+    }
     let samples = match (channels, samples) {
         (1, s) => s,
         (c, Samples::U8(rgb)) => {
@@ -267,10 +279,11 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
     Ok(field)
 }
 
-fn reader<'a>(path: &Path, ctl: &Control<'a>) -> Result<Box<dyn Read + 'a>, FormatError> {
+/// The file's bytes, inflated when it is gzipped (and whether it is).
+fn reader<'a>(path: &Path, ctl: &Control<'a>) -> Result<(Box<dyn Read + 'a>, bool), FormatError> {
     let mut f = open_file(path, ctl)?;
     let gz = std::io::BufRead::fill_buf(&mut f).map_err(|e| e.to_string())?.starts_with(&[0x1f, 0x8b]);
-    Ok(if gz { Box::new(ctl.guard(MultiGzDecoder::new(f))) } else { Box::new(f) })
+    Ok(if gz { (Box::new(ctl.guard(MultiGzDecoder::new(f))), true) } else { (Box::new(f), false) })
 }
 
 /// The `.img` (or `.img.gz`) next to a `.hdr`.

@@ -257,12 +257,14 @@ fn read_data(
         Encoding::Gzip => {
             let mut z = ctl.guard(MultiGzDecoder::new(r));
             skip(&mut z, h.byte_skip as u64, "the skipped bytes")?;
-            read_samples(&mut z, h.dtype, n, h.endian).map_err(|e| match e {
+            let samples = read_samples(&mut z, h.dtype, n, h.endian).map_err(|e| match e {
                 FormatError::Invalid(m) if m.contains("invalid") || m.contains("corrupt") => {
                     format!("bad gzip data: {m}").into()
                 }
                 e => e,
-            })
+            })?;
+            super::finish_compressed(&mut z)?;
+            Ok(samples)
         }
         Encoding::Ascii => {
             skip(&mut r, h.byte_skip as u64, "the skipped bytes")?;
