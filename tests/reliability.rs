@@ -313,3 +313,152 @@ fn corrupt_compressed_data_is_refused() {
         assert!(e.contains(name) && e.lines().count() == 1 && !e.contains("panicked"), "{name}: {e}");
     }
 }
+
+/// Runs topoview and returns its output and its peak resident memory in MiB, as it measured
+/// it itself (VmHWM; see TOPOVIEW_PEAK_MEMORY in src/cli/mod.rs).
+#[cfg(target_os = "linux")]
+fn run_measured(args: &[&str]) -> (Output, f64) {
+    let o = Command::new(env!("CARGO_BIN_EXE_topoview"))
+        .args(args)
+        .env("TOPOVIEW_PEAK_MEMORY", "1")
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    let line = e.lines().find(|l| l.starts_with("peak resident memory:")).unwrap_or_else(|| panic!("{e}"));
+    let mib = line.split_whitespace().nth(3).unwrap().parse().unwrap();
+    (o, mib)
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn lying_files_are_refused_in_little_memory() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    // A baseline: a small honest file.
+    let small = nrrd(dir.path(), "small.nrrd", "uchar", 3, 3, "0 2 0 2 1 2 0 2 0");
+    let (o, base) = run_measured(&["info", small.to_str().unwrap()]);
+    assert!(o.status.success());
+    let gz = |bytes: usize| {
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let chunk = vec![0u8; 1 << 20];
+        let mut left = bytes;
+        while left > 0 {
+            let k = left.min(chunk.len());
+            z.write_all(&chunk[..k]).unwrap();
+            left -= k;
+        }
+        z.finish().unwrap()
+    };
+    // A .nii.gz whose header claims 32767^3 voxels, with 256 MiB of zeros behind it.
+    let mut hdr = topoview::io::nifti::nifti1_bytes(
+        &topoview::field::ScalarField::new(&[2, 2, 2], topoview::field::Samples::U8(vec![0; 8])).unwrap(),
+        false,
+    )
+    .unwrap();
+    for (i, d) in [32767i16, 32767, 32767].iter().enumerate() {
+        hdr[42 + 2 * i..44 + 2 * i].copy_from_slice(&d.to_le_bytes());
+    }
+    hdr.truncate(352);
+    let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(&hdr).unwrap();
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..256 {
+        z.write_all(&zeros).unwrap();
+    }
+    std::fs::write(dir.path().join("claims.nii.gz"), z.finish().unwrap()).unwrap();
+    // A gzip NRRD claiming 30000^3, and a compressed MetaImage claiming 2^33 voxels.
+    let mut n = b"NRRD0004\ntype: uchar\ndimension: 3\nsizes: 30000 30000 30000\nencoding: gzip\n\n".to_vec();
+    n.extend(gz(256 << 20));
+    std::fs::write(dir.path().join("claims.nrrd"), n).unwrap();
+    let mut m = b"NDims = 3\nDimSize = 2048 2048 2048\nElementType = MET_UCHAR\nCompressedData = True\nElementDataFile = LOCAL\n".to_vec();
+    let mut zl = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    zl.write_all(&vec![0u8; 64 << 20]).unwrap();
+    m.extend(zl.finish().unwrap());
+    std::fs::write(dir.path().join("claims.mha"), m).unwrap();
+    // Detached data that are endless, and an ascii file claiming more samples than it has.
+    std::fs::write(
+        dir.path().join("zero.nhdr"),
+        "NRRD0004\ntype: uchar\ndimension: 3\nsizes: 4096 4096 4096\nencoding: raw\ndata file: /dev/zero\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("zero.mhd"),
+        "NDims = 3\nDimSize = 4096 4096 4096\nElementType = MET_UCHAR\nElementDataFile = /dev/zero\n",
+    )
+    .unwrap();
+    let mut a = b"NRRD0004\ntype: uchar\ndimension: 3\nsizes: 4096 4096 4096\nencoding: ascii\n\n".to_vec();
+    a.extend(b"1 ".repeat(1 << 20));
+    std::fs::write(dir.path().join("ascii.nrrd"), a).unwrap();
+    for (name, expect) in [
+        ("claims.nii.gz", "can inflate to"),
+        ("claims.nrrd", "can inflate to"),
+        ("claims.mha", "can inflate to"),
+        ("zero.nhdr", "not a regular file"),
+        ("zero.mhd", "not a regular file"),
+        ("ascii.nrrd", "truncated"),
+    ] {
+        let (o, peak) = run_measured(&["ecc", dir.path().join(name).to_str().unwrap()]);
+        let e = stderr(&o);
+        let first = e.lines().next().unwrap_or_default();
+        assert!(!o.status.success() && first.contains(name) && first.contains(expect), "{name}: {e}");
+        assert!(peak - base < 64.0, "{name}: {peak:.0} MiB at the peak, {base:.0} MiB for a small file");
+    }
+}
+
+#[test]
+fn unclear_errors_say_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    // A NRRD header with no blank line before its binary data.
+    let mut n = b"NRRD0004\ntype: uchar\ndimension: 2\nsizes: 4 4\nencoding: raw\n".to_vec();
+    n.extend((0..16u8).map(|i| i * 13 + 1));
+    std::fs::write(dir.path().join("noblank.nrrd"), n).unwrap();
+    // A .mha with no ElementDataFile line.
+    let mut m = b"NDims = 2\nDimSize = 4 4\nElementType = MET_UCHAR\n".to_vec();
+    m.extend((0..16u8).map(|i| i * 13 + 1));
+    std::fs::write(dir.path().join("nodata.mha"), m).unwrap();
+    for (name, expect) in
+        [("noblank.nrrd", "without the blank line"), ("nodata.mha", "before an ElementDataFile line")]
+    {
+        let o = run(&["ecc", dir.path().join(name).to_str().unwrap()], MINUTE);
+        let e = stderr(&o);
+        assert!(!o.status.success() && e.contains(expect), "{name}: {e}");
+    }
+    // A pipe is not read as an empty file.
+    #[cfg(unix)]
+    {
+        let fifo = dir.path().join("pipe.nrrd");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path and a mode.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let o = run(&["ecc", fifo.to_str().unwrap()], MINUTE);
+        assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+    }
+    // Smoothing an f64 field beyond f32's range says so, instead of counting infinities.
+    let big = nrrd(dir.path(), "big.nrrd", "double", 3, 3, "1e39 0 1 2 3 4 5 6 7");
+    for nan in ["reject", "absent"] {
+        let o = run(&["ecc", big.to_str().unwrap(), "--smooth", "1", "--nan", nan], MINUTE);
+        let e = stderr(&o);
+        assert!(!o.status.success() && e.contains("beyond f32's range") && !e.contains("infinite"), "{e}");
+    }
+    let small = nrrd(dir.path(), "s.nrrd", "uchar", 3, 3, "0 2 0 2 1 2 0 2 0");
+    let o = run(&["ecc", small.to_str().unwrap(), "--smooth", "-1"], MINUTE);
+    assert!(stderr(&o).contains("sigma must be finite and not negative"), "{}", stderr(&o));
+    let o = run(&["ecc", small.to_str().unwrap(), "--threads", "5000"], MINUTE);
+    assert!(!o.status.success() && stderr(&o).contains("--threads must be 1 to"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_data_file_outside_the_headers_folder_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("h")).unwrap();
+    std::fs::write(dir.path().join("d.raw"), [1u8, 2, 3, 4]).unwrap();
+    let h = dir.path().join("h").join("up.nhdr");
+    std::fs::write(
+        &h,
+        "NRRD0004\ntype: uchar\ndimension: 2\nsizes: 2 2\nencoding: raw\ndata file: ../d.raw\n",
+    )
+    .unwrap();
+    let o = run(&["ecc", h.to_str().unwrap()], MINUTE);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("outside the header's folder"), "{}", stderr(&o));
+}

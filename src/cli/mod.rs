@@ -134,7 +134,12 @@ impl InputArgs {
 
     pub fn init_threads(&self) -> anyhow::Result<()> {
         if let Some(n) = self.threads {
-            anyhow::ensure!(n > 0, "--threads must be at least 1");
+            // Each thread reserves a stack: thousands are no faster and can exhaust memory.
+            let most = 8 * std::thread::available_parallelism().map_or(1, |c| c.get()).max(32);
+            anyhow::ensure!(
+                (1..=most).contains(&n),
+                "--threads must be 1 to {most} on this machine, got {n}"
+            );
             rayon::ThreadPoolBuilder::new().num_threads(n).build_global()?;
         }
         Ok(())
@@ -158,6 +163,13 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(a)) => bench::run(a).map(|_| true),
         None => view(&cli.file, &cli.view, launched),
     };
+    // For the reliability tests: how much memory a run took, measured from inside (a parent's
+    // rusage of its child also counts the parent's pages the child held before exec).
+    if std::env::var_os("TOPOVIEW_PEAK_MEMORY").is_some()
+        && let Some(mib) = topoview::bench::peak_rss_mib()
+    {
+        say!("peak resident memory: {mib:.1} MiB");
+    }
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,

@@ -244,9 +244,5 @@ fn open_gpu() -> Result<(), NoGpu> {
 /// Parameters the GPU path accepts; others go to the CPU, which reports what is wrong.
 #[cfg(feature = "cuda")]
 fn valid_smoothing(field: &ScalarField, s: &Smoothing) -> bool {
-    s.sigma.is_finite()
-        && s.sigma >= 0.0
-        && s.truncate.is_finite()
-        && s.truncate > 0.0
-        && s.sigma_voxels(field).iter().all(|&v| s.truncate * v <= 1e6)
+    smooth::check(field, s).is_ok()
 }

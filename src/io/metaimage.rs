@@ -127,6 +127,13 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
             break;
         }
         consumed += k as u64;
+        if !super::is_text_line(&line) {
+            return Err(format!(
+                "binary data after {} header lines before an ElementDataFile line (it must end the header)",
+                text.lines().count()
+            )
+            .into());
+        }
         let l = String::from_utf8_lossy(&line).into_owned();
         text.push_str(&l);
         if l.trim_start().starts_with("ElementDataFile") {
@@ -135,12 +142,13 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     }
     let h = parse_header(&text)?;
     let n = check_dims(&h.dims)?;
+    let mut notes = Vec::new();
     let need = (n * h.dtype.size()) as u64;
     let (mut data, available): (Box<dyn BufRead>, u64) = if h.data_file == "LOCAL" {
         let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
         (Box::new(r), len.saturating_sub(consumed))
     } else {
-        let p = path.parent().unwrap_or(Path::new(".")).join(&h.data_file);
+        let p = super::detached(path, &h.data_file, &mut notes);
         let len = std::fs::metadata(&p)
             .map_err(|e| format!("data file {}: {}", p.display(), super::io_message(&e)))?
             .len();
@@ -155,6 +163,7 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     };
     skip(&mut data, skip_bytes, "HeaderSize bytes")?;
     let samples = if h.compressed {
+        super::check_inflatable(need, available.saturating_sub(skip_bytes))?;
         let mut z = ctl.guard(ZlibDecoder::new(data));
         let samples = read_samples(&mut z, h.dtype, n, h.endian)?;
         super::finish_compressed(&mut z)?;
@@ -162,7 +171,6 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     } else {
         read_samples(&mut data, h.dtype, n, h.endian)?
     };
-    let mut notes = Vec::new();
     let spacing = h.spacing.as_deref().map_or([1.0; 3], |s| super::spacing_from(s, h.dims.len(), &mut notes));
     let mut field = make_field(&h.dims, samples, spacing)?;
     field.notes = notes;

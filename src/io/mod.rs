@@ -149,6 +149,13 @@ fn open_inner(path: &Path, opts: &OpenOptions, ctl: &Control) -> Result<ScalarFi
     if meta.is_dir() {
         return Err(err("is a directory, not an image or volume file".into()));
     }
+    if !meta.is_file() {
+        return Err(err(
+            "is not a regular file (a pipe, socket or device): topoview reads files whose size it can \
+             check; save the data to a file first"
+                .into(),
+        ));
+    }
     if let Some(spec) = &opts.raw {
         return raw::read(path, spec, ctl).map_err(err);
     }
@@ -200,7 +207,9 @@ pub fn read_set(path: &Path) -> Vec<PathBuf> {
         files.extend([format!("{stem}.img"), format!("{stem}.img.gz")].map(PathBuf::from));
     }
     let mut head = Vec::new();
-    if File::open(path).and_then(|f| f.take(64 << 10).read_to_end(&mut head)).is_ok() {
+    // Only a regular file is opened here: opening a pipe would wait for a writer.
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if regular && File::open(path).and_then(|f| f.take(64 << 10).read_to_end(&mut head)).is_ok() {
         let text = String::from_utf8_lossy(&head);
         let named = text.lines().find_map(|l| {
             let (key, value) = l.split_once([':', '='])?;
@@ -239,7 +248,27 @@ pub(crate) fn open_file<'a>(
     if f.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(format!("{} is a directory", path.display()).into());
     }
+    // A data file named by a header could be /dev/zero or a pipe: endless, and of no size to
+    // check the header's claim against.
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(format!("{} is not a regular file (a pipe, socket or device)", path.display()).into());
+    }
     Ok(BufReader::with_capacity(1 << 20, ctl.watch(f)))
+}
+
+/// The data file a header names, resolved against the header's folder, and a note when it lies
+/// outside that folder (an absolute path, or one that climbs out with `..`): a file from
+/// elsewhere should not be able to read from anywhere without saying so.
+pub(crate) fn detached(header: &Path, named: &str, notes: &mut Vec<String>) -> PathBuf {
+    let folder = header.parent().unwrap_or(Path::new("."));
+    let p = folder.join(named);
+    let inside = Path::new(named)
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
+    if !inside {
+        notes.push(format!("the data are read from {}, outside the header's folder", p.display()));
+    }
+    p
 }
 
 /// Skips `n` bytes of a stream; errors when it ends first.
@@ -268,6 +297,26 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, FormatError> {
         }
     }
     Ok(got)
+}
+
+/// Deflate inflates at most about 1032 bytes out of one (RFC 1951's longest match per
+/// 2-bit code); a compressed stream of `len` bytes that must yield more cannot be honest.
+pub(crate) fn check_inflatable(need: u64, len: u64) -> Result<(), FormatError> {
+    if need > len.saturating_mul(1032) {
+        return Err(format!(
+            "the header claims {need} bytes of voxel data, more than {len} bytes of compressed data \
+             can inflate to (at most {})",
+            len.saturating_mul(1032)
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Whether a header line is text: UTF-8 with no control characters but tabs and line ends.
+/// Binary data where a header line should be means the header never ended.
+pub(crate) fn is_text_line(line: &[u8]) -> bool {
+    std::str::from_utf8(line).is_ok() && line.iter().all(|&b| b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r'))
 }
 
 /// Reads a compressed stream to its end: a gzip or zlib decoder checks the stream's checksum

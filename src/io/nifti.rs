@@ -249,9 +249,15 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
     let (mut data, gz): (Box<dyn Read>, bool) = if h.paired {
         let img = paired_image(path)?;
         let (mut d, gz) = reader(&img, ctl).map_err(|e| format!("data file of the header pair: {e}"))?;
+        if gz {
+            super::check_inflatable(offset as u64 + vol_bytes * (vol as u64 + 1), super::file_len(&img))?;
+        }
         skip(&mut d, offset as u64, "the data file's vox_offset")?;
         (d, gz)
     } else {
+        if header_gz {
+            super::check_inflatable(offset as u64 + vol_bytes * (vol as u64 + 1), super::file_len(path))?;
+        }
         skip(&mut r, offset as u64 - (4 + got) as u64, "header extensions")?;
         (Box::new(r), header_gz)
     };

@@ -6,7 +6,7 @@ use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
 use crate::control::Control;
 use crate::field::{Dtype, Samples, ScalarField};
 use flate2::read::MultiGzDecoder;
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,6 +189,14 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
             break;
         }
         consumed += k as u64;
+        if !super::is_text_line(&line) {
+            return Err(format!(
+                "the header ends without the blank line that separates it from the data (binary data \
+                 after {} header lines)",
+                text.lines().count()
+            )
+            .into());
+        }
         let l = String::from_utf8_lossy(&line);
         let l = l.trim_end_matches(['\n', '\r']);
         if l.is_empty() {
@@ -200,25 +208,20 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     }
     let h = parse_header(&text)?;
     let n = check_dims(&h.dims)?;
+    let mut notes = Vec::new();
     let samples = match &h.data_file {
         Some(f) => {
-            let data_path: PathBuf = path.parent().unwrap_or(Path::new(".")).join(f);
+            let data_path: PathBuf = super::detached(path, f, &mut notes);
             let d = open_file(&data_path, ctl).map_err(|e| format!("data file: {e}"))?;
-            let len = std::fs::metadata(&data_path).map(|m| m.len()).ok();
+            let len = super::file_len(&data_path);
             read_data(d, &h, n, len, ctl).map_err(|e| format!("data file {}: {e}", data_path.display()))?
         }
         None if !blank => return Err("header has no data file and no attached data".into()),
         None => {
-            let available = if h.byte_skip == -1 {
-                let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
-                Some(len.saturating_sub(consumed))
-            } else {
-                None
-            };
+            let available = super::file_len(path).saturating_sub(consumed);
             read_data(r, &h, n, available, ctl)?
         }
     };
-    let mut notes = Vec::new();
     let spacing = h.spacing.as_deref().map_or([1.0; 3], |s| super::spacing_from(s, h.dims.len(), &mut notes));
     let mut field = make_field(&h.dims, samples, spacing)?;
     field.notes = notes;
@@ -226,12 +229,12 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
 }
 
 /// Reads the samples from a stream positioned at the data; `available` is the number of bytes
-/// the stream holds, when known (needed for `byte skip: -1`).
+/// the stream holds (for `byte skip: -1`, and to judge the header's claim before reading).
 fn read_data(
     mut r: impl BufRead,
     h: &Header,
     n: usize,
-    available: Option<u64>,
+    available: u64,
     ctl: &Control,
 ) -> Result<Samples, FormatError> {
     for _ in 0..h.line_skip {
@@ -244,7 +247,7 @@ fn read_data(
         Encoding::Raw => {
             if h.byte_skip == -1 {
                 let need = (n * h.dtype.size()) as u64;
-                let have = available.ok_or("byte skip -1 needs a plain file")?;
+                let have = available;
                 let extra = have
                     .checked_sub(need)
                     .ok_or_else(|| format!("truncated: expected {need} bytes of voxel data, found {have}"))?;
@@ -255,6 +258,7 @@ fn read_data(
             read_samples(&mut r, h.dtype, n, h.endian)
         }
         Encoding::Gzip => {
+            super::check_inflatable((n * h.dtype.size()) as u64, available)?;
             let mut z = ctl.guard(MultiGzDecoder::new(r));
             skip(&mut z, h.byte_skip as u64, "the skipped bytes")?;
             let samples = read_samples(&mut z, h.dtype, n, h.endian).map_err(|e| match e {
@@ -267,6 +271,14 @@ fn read_data(
             Ok(samples)
         }
         Encoding::Ascii => {
+            // Each sample takes a character and a separator, the last no separator.
+            if (n as u64).saturating_mul(2) > available + 1 {
+                return Err(format!(
+                    "truncated: {n} ascii samples need at least {} bytes, the data have {available}",
+                    2 * n as u64 - 1
+                )
+                .into());
+            }
             skip(&mut r, h.byte_skip as u64, "the skipped bytes")?;
             read_ascii(r, h.dtype, n)
         }
@@ -274,16 +286,38 @@ fn read_data(
 }
 
 /// Whitespace- or comma-separated numbers.
-fn read_ascii(mut r: impl Read, dtype: Dtype, n: usize) -> Result<Samples, FormatError> {
-    let mut text = String::new();
-    r.read_to_string(&mut text).map_err(|e| format!("ascii data: {e}"))?;
+/// Parses `n` numbers separated by white space or commas, reading the text a piece at a time
+/// (never the whole file at once) and stopping at the `n`-th.
+fn read_ascii(mut r: impl BufRead, dtype: Dtype, n: usize) -> Result<Samples, FormatError> {
     let mut vals = Vec::with_capacity(n.min(1 << 24));
-    for tok in text.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()) {
-        if vals.len() == n {
+    let mut token = Vec::new();
+    let separator = |b: u8| b.is_ascii_whitespace() || b == b',';
+    let push = |token: &mut Vec<u8>, vals: &mut Vec<f64>| -> Result<(), FormatError> {
+        if !token.is_empty() && vals.len() < n {
+            let t = String::from_utf8_lossy(token);
+            vals.push(t.parse::<f64>().map_err(|_| format!("bad ascii sample '{t}'"))?);
+        }
+        token.clear();
+        Ok(())
+    };
+    while vals.len() < n {
+        let buf = r.fill_buf().map_err(|e| FormatError::read(&e, "ascii data"))?;
+        if buf.is_empty() {
             break;
         }
-        vals.push(tok.parse::<f64>().map_err(|_| format!("bad ascii sample '{tok}'"))?);
+        let used = buf.len();
+        for &b in buf {
+            if separator(b) {
+                push(&mut token, &mut vals)?;
+            } else if token.len() < 64 {
+                token.push(b);
+            } else {
+                return Err("an ascii sample of more than 64 characters".into());
+            }
+        }
+        r.consume(used);
     }
+    push(&mut token, &mut vals)?;
     if vals.len() < n {
         return Err(format!("truncated: expected {n} ascii samples, found {}", vals.len()).into());
     }

@@ -64,6 +64,11 @@ pub enum SmoothError {
     BadTruncate(f64),
     #[error("a kernel radius of {0} voxels is too large")]
     TooWide(f64),
+    #[error(
+        "smoothing is computed in f32, and this f64 field holds {0:e}, beyond f32's range \
+         (about 3.4e38); rescale the data first"
+    )]
+    OutOfF32(f64),
     #[error("cancelled")]
     Cancelled,
 }
@@ -92,21 +97,35 @@ pub fn reflect(i: i64, n: usize) -> usize {
     (if m < n { m } else { 2 * n - 1 - m }) as usize
 }
 
-/// Smooths `field`; progress is reported in voxels per axis pass (3 passes of `len` voxels for a
-/// 3D field).
-pub fn smooth(field: &ScalarField, s: &Smoothing, ctl: &Control) -> Result<ScalarField, SmoothError> {
+/// Whether `field` can be smoothed with `s`: sigma, truncate and radius in range, and values
+/// f32 can hold (smoothing is computed in f32, as scipy.ndimage does for f32 input; an f64
+/// value beyond f32's range would turn into an infinity the file does not hold).
+pub fn check(field: &ScalarField, s: &Smoothing) -> Result<(), SmoothError> {
     if !s.sigma.is_finite() || s.sigma < 0.0 {
         return Err(SmoothError::BadSigma(s.sigma));
     }
     if !s.truncate.is_finite() || s.truncate <= 0.0 {
         return Err(SmoothError::BadTruncate(s.truncate));
     }
-    let sig = s.sigma_voxels(field);
-    for &sv in &sig {
+    for sv in s.sigma_voxels(field) {
         if s.truncate * sv > 1e6 {
             return Err(SmoothError::TooWide(s.truncate * sv));
         }
     }
+    if let Samples::F64(v) = field.samples() {
+        let too_big = v.par_iter().copied().filter(|x| x.is_finite() && x.abs() > f32::MAX as f64);
+        if let Some(x) = too_big.max_by(|a, b| a.abs().total_cmp(&b.abs())) {
+            return Err(SmoothError::OutOfF32(x));
+        }
+    }
+    Ok(())
+}
+
+/// Smooths `field`; progress is reported in voxels per axis pass (3 passes of `len` voxels for a
+/// 3D field).
+pub fn smooth(field: &ScalarField, s: &Smoothing, ctl: &Control) -> Result<ScalarField, SmoothError> {
+    check(field, s)?;
+    let sig = s.sigma_voxels(field);
     let mut data: Vec<f32> = with_samples!(field.samples(), v => v.par_iter().map(|x| x.to_f32()).collect());
     let mut tmp = vec![0f32; data.len()];
     let [nx, ny, nz] = field.dims();
