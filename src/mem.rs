@@ -45,6 +45,13 @@ pub fn resident_bytes() -> Option<u64> {
     None
 }
 
+/// Memory the system could give this process now (Linux's MemAvailable; None elsewhere).
+pub fn available_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+}
+
 /// A memory size that does not parse.
 #[derive(Debug, PartialEq, thiserror::Error)]
 pub enum SizeError {

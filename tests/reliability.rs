@@ -462,3 +462,20 @@ fn a_data_file_outside_the_headers_folder_is_named() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("outside the header's folder"), "{}", stderr(&o));
 }
+
+#[test]
+fn morse_smale_of_noise_is_refused_with_an_estimate_before_memory_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("noise_64x64x64_uint8.raw");
+    let v: Vec<u8> =
+        (0..64 * 64 * 64u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8).collect();
+    std::fs::write(&p, v).unwrap();
+    let start = Instant::now();
+    let o = run(&["msc", p.to_str().unwrap(), "--max-memory", "100M"], MINUTE);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("would need about") && e.contains("--max-memory"), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(20), "refused only after {:?}", start.elapsed());
+    // With room enough it runs.
+    let o = run(&["msc", p.to_str().unwrap(), "--max-memory", "4G"], MINUTE);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -9,7 +9,7 @@ use topoview::control::Control;
 use topoview::export::msc::{summary, vtp_critical_points, vtp_separatrices, write_json};
 use topoview::export::outputs;
 use topoview::io::nifti::nifti1_bytes;
-use topoview::topo::msc::analyse;
+use topoview::topo::msc::analyse_within;
 use topoview::topo::msc::simplified::Simplified;
 
 #[derive(clap::Args, Debug)]
@@ -35,6 +35,10 @@ pub struct MscArgs {
     /// For 2D fields also the Morse-Smale cells (basin x mountain) in OUT_cells.
     #[arg(long, value_name = "OUT.nii.gz")]
     pub labels: Option<PathBuf>,
+    /// Refuse a field whose complex would need more memory than this (e.g. 8G), from an
+    /// estimate made after the gradient. Default: 90% of the memory available when it starts.
+    #[arg(long, value_name = "SIZE", value_parser = topoview::mem::parse_size)]
+    pub max_memory: Option<usize>,
     #[command(flatten)]
     pub input: InputArgs,
 }
@@ -102,8 +106,12 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     let progress = Progress::new();
     let bar = progress.bar(6, "Morse-Smale");
     let tick = |n: u64| progress.inc(&bar, n);
-    let a =
-        analyse(&field, &Control { progress: Some(&tick), cancel: None }).with_context(|| name.clone())?;
+    let budget = match args.max_memory {
+        Some(m) => m as u64,
+        None => topoview::mem::available_bytes().map_or(u64::MAX, |a| a / 10 * 9),
+    };
+    let a = analyse_within(&field, &Control { progress: Some(&tick), cancel: None }, budget)
+        .with_context(|| name.clone())?;
     bar.finish_and_clear();
     let view = Simplified::new(&field, &a, threshold);
     // The outputs appear together, or none does.

@@ -42,6 +42,12 @@ impl Gradient {
         self.codes[c] == CRITICAL
     }
 
+    /// How many cells are critical (without listing them).
+    pub fn count_critical(&self) -> usize {
+        use rayon::prelude::*;
+        self.codes.par_iter().filter(|&&c| c == CRITICAL).count()
+    }
+
     /// Critical cells by dimension, in cell-id order.
     pub fn critical_cells(&self) -> [Vec<Cell>; 4] {
         let mut out: [Vec<Cell>; 4] = Default::default();
