@@ -479,3 +479,15 @@ fn morse_smale_of_noise_is_refused_with_an_estimate_before_memory_runs_out() {
     let o = run(&["msc", p.to_str().unwrap(), "--max-memory", "4G"], MINUTE);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn a_kernel_wider_than_the_field_costs_what_the_field_costs() {
+    let coins = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/coins.png");
+    let start = Instant::now();
+    let o = run(&["ecc", coins.to_str().unwrap(), "--smooth", "300000"], MINUTE);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(start.elapsed() < Duration::from_secs(30), "took {:?}", start.elapsed());
+    // (What so wide a kernel computes is checked against the taps in topo::smooth's tests.)
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("384x303 f32"), "{out}");
+}

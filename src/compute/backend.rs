@@ -244,5 +244,5 @@ fn open_gpu() -> Result<(), NoGpu> {
 /// Parameters the GPU path accepts; others go to the CPU, which reports what is wrong.
 #[cfg(feature = "cuda")]
 fn valid_smoothing(field: &ScalarField, s: &Smoothing) -> bool {
-    smooth::check(field, s).is_ok()
+    smooth::check(field, s).is_ok() && !smooth::any_folds(field, s)
 }

@@ -79,6 +79,50 @@ impl From<crate::control::Cancelled> for SmoothError {
     }
 }
 
+/// The largest kernel radius taken, in voxels. Kernels longer than twice the axis are folded
+/// (see [`folded`]), so the cost of a wide kernel is bounded by the field, not by sigma; this
+/// bound only keeps the folding itself (one Gaussian sample per tap) under a second or so.
+const MAX_RADIUS: f64 = 1e8;
+
+/// Whether smoothing along an axis of `n` samples with radius `r` folds the kernel.
+pub fn folds(r: usize, n: usize) -> bool {
+    2 * r + 1 > 2 * n
+}
+
+/// Whether any axis of `field` folds its kernel under `s` (the GPU kernels take taps only).
+pub fn any_folds(field: &ScalarField, s: &Smoothing) -> bool {
+    let sig = s.sigma_voxels(field);
+    (0..field.ndim())
+        .any(|a| sig[a] > 0.0 && folds((s.truncate * sig[a] + 0.5).floor() as usize, field.shape()[a]))
+}
+
+/// The kernel of radius `r` applied with the reflect boundary to a line of `n` samples, as an
+/// `n` x `n` matrix (row i: the weight of each input sample in output i). With reflection the
+/// line repeats with period `2n`, so the taps fold into `2n` sums first, each tap counted once:
+/// exact for any radius, at a cost of `r + n^2` instead of `r` per output sample.
+pub fn folded(sigma: f64, r: usize, n: usize) -> Vec<f32> {
+    let period = 2 * n;
+    let mut per_offset = vec![0f64; period];
+    let mut sum = 0.0;
+    for k in 0..=2 * r {
+        let d = k as f64 - r as f64;
+        let g = (-(d * d) / (2.0 * sigma * sigma)).exp();
+        per_offset[k % period] += g;
+        sum += g;
+    }
+    let mut m = vec![0f32; n * n];
+    for i in 0..n {
+        let mut row = vec![0f64; n];
+        for (o, &w) in per_offset.iter().enumerate() {
+            row[reflect(i as i64 + o as i64 - r as i64, n)] += w;
+        }
+        for (j, w) in row.into_iter().enumerate() {
+            m[i * n + j] = (w / sum) as f32;
+        }
+    }
+    m
+}
+
 /// The normalised taps for one axis (a single tap of 1 when `sigma` is 0).
 pub fn taps(sigma: f64, truncate: f64) -> Vec<f32> {
     if sigma == 0.0 {
@@ -108,7 +152,7 @@ pub fn check(field: &ScalarField, s: &Smoothing) -> Result<(), SmoothError> {
         return Err(SmoothError::BadTruncate(s.truncate));
     }
     for sv in s.sigma_voxels(field) {
-        if s.truncate * sv > 1e6 {
+        if s.truncate * sv > MAX_RADIUS {
             return Err(SmoothError::TooWide(s.truncate * sv));
         }
     }
@@ -133,20 +177,62 @@ pub fn smooth(field: &ScalarField, s: &Smoothing, ctl: &Control) -> Result<Scala
         if ctl.cancelled() {
             return Err(SmoothError::Cancelled);
         }
-        let w = taps(sigma, s.truncate);
-        if w.len() == 1 {
+        let r = if sigma == 0.0 { 0 } else { (s.truncate * sigma + 0.5).floor() as usize };
+        if r == 0 {
             continue;
         }
-        match axis {
-            0 => pass_x(&data, &mut tmp, nx, &w, ctl),
-            1 => pass_strided(&data, &mut tmp, nx, ny, nz, &w, ctl),
-            _ => pass_strided(&data, &mut tmp, nx * ny, nz, 1, &w, ctl),
+        let n = field.dims()[axis];
+        if folds(r, n) {
+            let m = folded(sigma, r, n);
+            match axis {
+                0 => pass_x_matrix(&data, &mut tmp, nx, &m, ctl),
+                1 => pass_strided_matrix(&data, &mut tmp, nx, ny, &m, ctl),
+                _ => pass_strided_matrix(&data, &mut tmp, nx * ny, nz, &m, ctl),
+            }
+        } else {
+            let w = taps(sigma, s.truncate);
+            match axis {
+                0 => pass_x(&data, &mut tmp, nx, &w, ctl),
+                1 => pass_strided(&data, &mut tmp, nx, ny, nz, &w, ctl),
+                _ => pass_strided(&data, &mut tmp, nx * ny, nz, 1, &w, ctl),
+            }
         }
         ctl.check()?;
         std::mem::swap(&mut data, &mut tmp);
         ctl.tick(data.len() as u64);
     }
     Ok(field.with_samples(Samples::F32(data)).expect("smoothing keeps the field's shape"))
+}
+
+/// Filters every row along x with the folded kernel `m` (see [`folded`]).
+fn pass_x_matrix(src: &[f32], dst: &mut [f32], nx: usize, m: &[f32], ctl: &Control) {
+    dst.par_chunks_mut(nx).zip(src.par_chunks(nx)).for_each(|(out, row)| {
+        if ctl.cancelled() {
+            return;
+        }
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = m[i * nx..(i + 1) * nx].iter().zip(row).map(|(w, v)| w * v).sum();
+        }
+    });
+}
+
+/// Filters along a strided axis (lines `line` samples apart, `n` of them per block) with the
+/// folded kernel `m`.
+fn pass_strided_matrix(src: &[f32], dst: &mut [f32], line: usize, n: usize, m: &[f32], ctl: &Control) {
+    let block = line * n;
+    dst.par_chunks_mut(line).enumerate().for_each(|(li, out)| {
+        if ctl.cancelled() {
+            return;
+        }
+        let (b, i) = (li / n, li % n);
+        out.fill(0.0);
+        for (j, &w) in m[i * n..(i + 1) * n].iter().enumerate() {
+            let inp = &src[b * block + j * line..][..line];
+            for (o, &v) in out.iter_mut().zip(inp) {
+                *o += w * v;
+            }
+        }
+    });
 }
 
 /// Filters every row along x (contiguous).
@@ -207,6 +293,30 @@ mod tests {
         assert!(w[6] > w[5]);
         assert_eq!(taps(0.0, 3.0), vec![1.0]);
         assert_eq!(taps(0.1, 3.0), vec![1.0]);
+    }
+
+    #[test]
+    fn a_folded_kernel_equals_the_taps_applied_with_reflection() {
+        for (n, sigma) in [(1usize, 0.7), (2, 1.0), (5, 2.0), (7, 9.0), (3, 40.0), (10, 3.5)] {
+            let r = (3.0 * sigma + 0.5f64).floor() as usize;
+            let w = taps(sigma, 3.0);
+            let m = folded(sigma, r, n);
+            let x: Vec<f32> = (0..n).map(|i| ((i * 37 + 11) % 17) as f32 - 8.0).collect();
+            for i in 0..n {
+                let direct: f64 = w
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &wk)| wk as f64 * x[reflect(i as i64 + k as i64 - r as i64, n)] as f64)
+                    .sum();
+                let via: f64 = (0..n).map(|j| m[i * n + j] as f64 * x[j] as f64).sum();
+                assert!((direct - via).abs() < 1e-5, "n {n} sigma {sigma} i {i}: {direct} vs {via}");
+            }
+            // Rows sum to 1: smoothing keeps the mean.
+            for i in 0..n {
+                let s: f32 = m[i * n..(i + 1) * n].iter().sum();
+                assert!((s - 1.0).abs() < 1e-5);
+            }
+        }
     }
 
     #[test]
