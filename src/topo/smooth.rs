@@ -84,9 +84,12 @@ impl From<crate::control::Cancelled> for SmoothError {
 /// bound only keeps the folding itself (one Gaussian sample per tap) under a second or so.
 const MAX_RADIUS: f64 = 1e8;
 
-/// Whether smoothing along an axis of `n` samples with radius `r` folds the kernel.
+/// Whether smoothing along an axis of `n` samples with radius `r` folds the kernel: when it is
+/// longer than twice the axis and so long (over 4096 voxels of radius) that applying it tap by
+/// tap would be slow. Shorter kernels keep the tap-by-tap sum, which the GPU reproduces bit
+/// for bit.
 pub fn folds(r: usize, n: usize) -> bool {
-    2 * r + 1 > 2 * n
+    2 * r + 1 > 2 * n && r > 4096
 }
 
 /// Whether any axis of `field` folds its kernel under `s` (the GPU kernels take taps only).
