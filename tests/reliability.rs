@@ -491,3 +491,62 @@ fn a_kernel_wider_than_the_field_costs_what_the_field_costs() {
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.contains("384x303 f32"), "{out}");
 }
+
+/// A 6x4 RGB TIFF stored plane by plane (PlanarConfiguration 2).
+fn planar_rgb_tiff(path: &Path) {
+    let (w, h) = (6u32, 4u32);
+    let plane = (w * h) as usize;
+    let mut f = b"II*\0".to_vec();
+    let data_at = 8u32;
+    let arrays_at = data_at + 3 * plane as u32;
+    let ifd_at = arrays_at + 6 + 12 + 12;
+    f.extend_from_slice(&ifd_at.to_le_bytes());
+    for c in 0..3u8 {
+        f.extend(std::iter::repeat_n(40 * c + 10, plane));
+    }
+    for _ in 0..3 {
+        f.extend_from_slice(&8u16.to_le_bytes()); // BitsPerSample
+    }
+    for c in 0..3u32 {
+        f.extend_from_slice(&(data_at + c * plane as u32).to_le_bytes()); // StripOffsets
+    }
+    for _ in 0..3 {
+        f.extend_from_slice(&(plane as u32).to_le_bytes()); // StripByteCounts
+    }
+    let entries: [(u16, u16, u32, u32); 10] = [
+        (256, 4, 1, w),
+        (257, 4, 1, h),
+        (258, 3, 3, arrays_at),
+        (259, 3, 1, 1),
+        (262, 3, 1, 2),
+        (273, 4, 3, arrays_at + 6),
+        (277, 3, 1, 3),
+        (278, 4, 1, h),
+        (279, 4, 3, arrays_at + 18),
+        (284, 3, 1, 2),
+    ];
+    f.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    for (tag, ty, count, v) in entries {
+        f.extend_from_slice(&tag.to_le_bytes());
+        f.extend_from_slice(&ty.to_le_bytes());
+        f.extend_from_slice(&count.to_le_bytes());
+        if ty == 3 && count == 1 {
+            f.extend_from_slice(&(v as u16).to_le_bytes());
+            f.extend_from_slice(&[0, 0]);
+        } else {
+            f.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    f.extend_from_slice(&0u32.to_le_bytes());
+    std::fs::write(path, f).unwrap();
+}
+
+#[test]
+fn a_planar_rgb_tiff_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("planar.tif");
+    planar_rgb_tiff(&p);
+    let o = run(&["ecc", p.to_str().unwrap()], MINUTE);
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("planar") && e.contains("planar.tif"), "{e}");
+}

@@ -30,6 +30,16 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
         ctl.check().map_err(|_| FormatError::Cancelled)?;
         let (w, h) = dec.dimensions().map_err(bad)?;
         let ct = dec.colortype().map_err(bad)?;
+        let planar = dec.find_tag_unsigned::<u16>(tiff::tags::Tag::PlanarConfiguration).map_err(bad)?;
+        if planar == Some(2) && ct.num_samples() > 1 {
+            return Err(format!(
+                "page {}: planar (separate-plane) {} samples per pixel are not supported; save the \
+                 image with interleaved samples (PlanarConfiguration 1)",
+                count,
+                ct.num_samples()
+            )
+            .into());
+        }
         let bits = ct.bit_depth() as usize * ct.num_samples() as usize;
         claimed =
             claimed.saturating_add((w as usize).saturating_mul(h as usize).saturating_mul(bits.div_ceil(8)));
