@@ -120,14 +120,9 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         write_json(&name, &view, &mut *w).map_err(std::io::Error::other)?;
         w.write_all(b"\n")
     };
-    match &args.json {
-        Some(out) if out.as_os_str() == "-" => {
-            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-            json(&mut w)?;
-            w.flush()?;
-        }
-        Some(out) => staged.add(out, json)?,
-        None => {}
+    let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
+    if let Some(out) = args.json.as_ref().filter(|_| !json_to_stdout) {
+        staged.add(out, json)?;
     }
     if let Some(prefix) = &args.vtk {
         let (points, lines) = vtk_paths(prefix);
@@ -147,6 +142,12 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         }
     }
     staged.commit()?;
+    // Printed once every file is in place, so a failed output leaves no JSON behind either.
+    if json_to_stdout {
+        let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+        json(&mut w)?;
+        w.flush()?;
+    }
     let mut lines = vec![summary(&name, &view)];
     lines.extend(topoview::bench::peak_rss_mib().map(|mib| format!("peak resident memory: {mib:.0} MiB")));
     for line in lines {

@@ -313,10 +313,11 @@ pub(crate) fn check_inflatable(need: u64, len: u64) -> Result<(), FormatError> {
     Ok(())
 }
 
-/// Whether a header line is text: UTF-8 with no control characters but tabs and line ends.
-/// Binary data where a header line should be means the header never ended.
+/// Whether a header line is text: no control characters but tabs and line ends (any other
+/// bytes, Latin-1 "µm" included, are text). Binary data where a header line should be means
+/// the header never ended.
 pub(crate) fn is_text_line(line: &[u8]) -> bool {
-    std::str::from_utf8(line).is_ok() && line.iter().all(|&b| b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r'))
+    line.iter().all(|&b| b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r'))
 }
 
 /// Reads a compressed stream to its end: a gzip or zlib decoder checks the stream's checksum

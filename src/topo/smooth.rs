@@ -86,11 +86,15 @@ const MAX_RADIUS: f64 = 1e8;
 
 /// Whether smoothing along an axis of `n` samples with radius `r` folds the kernel: when it is
 /// longer than twice the axis and so long (over 4096 voxels of radius) that applying it tap by
-/// tap would be slow. Shorter kernels keep the tap-by-tap sum, which the GPU reproduces bit
+/// tap would be slow, on an axis of at most [`MAX_FOLDED_AXIS`] samples (the folded kernel is
+/// an `n` x `n` matrix). Other kernels keep the tap-by-tap sum, which the GPU reproduces bit
 /// for bit.
 pub fn folds(r: usize, n: usize) -> bool {
-    2 * r + 1 > 2 * n && r > 4096
+    2 * r + 1 > 2 * n && r > 4096 && n <= MAX_FOLDED_AXIS
 }
+
+/// The longest axis whose kernel is folded: its matrix takes 64 MiB.
+const MAX_FOLDED_AXIS: usize = 4096;
 
 /// Whether any axis of `field` folds its kernel under `s` (the GPU kernels take taps only).
 pub fn any_folds(field: &ScalarField, s: &Smoothing) -> bool {
@@ -154,9 +158,14 @@ pub fn check(field: &ScalarField, s: &Smoothing) -> Result<(), SmoothError> {
     if !s.truncate.is_finite() || s.truncate <= 0.0 {
         return Err(SmoothError::BadTruncate(s.truncate));
     }
-    for sv in s.sigma_voxels(field) {
-        if s.truncate * sv > MAX_RADIUS {
-            return Err(SmoothError::TooWide(s.truncate * sv));
+    let sig = s.sigma_voxels(field);
+    for (a, &sv) in sig.iter().enumerate().take(field.ndim()) {
+        let r = s.truncate * sv;
+        // Kernels are folded only on axes short enough for an n x n matrix; elsewhere they are
+        // applied tap by tap, which a radius of more than a million voxels makes too slow.
+        let foldable = sv > 0.0 && folds((r + 0.5).floor() as usize, field.shape()[a]);
+        if r > MAX_RADIUS || (r > 1e6 && !foldable) {
+            return Err(SmoothError::TooWide(r));
         }
     }
     if let Samples::F64(v) = field.samples() {
@@ -320,6 +329,17 @@ mod tests {
                 assert!((s - 1.0).abs() < 1e-5);
             }
         }
+    }
+
+    #[test]
+    fn wide_kernels_fold_on_short_axes_only() {
+        let field = |n: usize| ScalarField::new(&[n], Samples::U8(vec![0; n])).unwrap();
+        let wide = Smoothing::voxels(400_000.0);
+        // 4000 samples: folded (a 4000^2 matrix); 5000: too long to fold, too wide for taps.
+        assert!(check(&field(4000), &wide).is_ok() && any_folds(&field(4000), &wide));
+        assert!(matches!(check(&field(5000), &wide), Err(SmoothError::TooWide(_))));
+        // A kernel that fits tap by tap is never folded, whatever the axis.
+        assert!(!any_folds(&field(10), &Smoothing::voxels(1000.0)));
     }
 
     #[test]
