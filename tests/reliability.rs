@@ -136,39 +136,25 @@ fn outputs_are_all_or_nothing() {
     let a = nrrd(dir.path(), "a.nrrd", "uchar", 4, 4, "0 2 0 1 2 1 2 3 0 2 0 1 5 4 3 2");
     let json = dir.path().join("m.json");
     let vtk = dir.path().join("m");
-    let labels = dir.path().join("no_such_folder").join("l.nii.gz");
-    let o = run(
-        &[
-            "msc",
-            a.to_str().unwrap(),
+    // msc with all three outputs, the labels going to `labels`.
+    let msc_to = |labels: &Path| {
+        let args = [
             "--json",
             json.to_str().unwrap(),
             "--vtk",
             vtk.to_str().unwrap(),
             "--labels",
             labels.to_str().unwrap(),
-        ],
-        MINUTE,
-    );
+        ];
+        run(&[&["msc", a.to_str().unwrap()][..], &args].concat(), MINUTE)
+    };
+    let o = msc_to(&dir.path().join("no_such_folder").join("l.nii.gz"));
     assert!(!o.status.success());
     assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left, vec![std::ffi::OsString::from("a.nrrd")], "outputs or temporaries left behind");
     // All of them when all can be written.
-    let labels = dir.path().join("l.nii.gz");
-    let o = run(
-        &[
-            "msc",
-            a.to_str().unwrap(),
-            "--json",
-            json.to_str().unwrap(),
-            "--vtk",
-            vtk.to_str().unwrap(),
-            "--labels",
-            labels.to_str().unwrap(),
-        ],
-        MINUTE,
-    );
+    let o = msc_to(&dir.path().join("l.nii.gz"));
     assert!(o.status.success(), "{}", stderr(&o));
     for f in [
         "m.json",
