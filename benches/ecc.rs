@@ -7,7 +7,7 @@
 fn main() {
     let size = std::env::var("TOPOVIEW_BENCH_SIZE").ok().and_then(|s| s.parse().ok()).unwrap_or(256);
     let cfg = topoview::bench::BenchConfig { size, repeat: 3, threads: Vec::new() };
-    if let Err(e) = topoview::bench::run(&cfg) {
+    if let Err(e) = topoview::bench::run(&cfg, &mut std::io::stdout()) {
         eprintln!("bench: {e}");
         std::process::exit(1);
     }

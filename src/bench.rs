@@ -81,17 +81,34 @@ pub fn peak_rss_mib() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-pub fn run(args: &BenchConfig) -> Result<(), rayon::ThreadPoolBuildError> {
+/// Why a benchmark stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("cannot write the results: {0}")]
+    Write(#[from] std::io::Error),
+    #[error(transparent)]
+    Threads(#[from] rayon::ThreadPoolBuildError),
+    #[error(transparent)]
+    Msc(#[from] MscError),
+}
+
+/// Times the CPU ECC and smoothing, writing one row per case and thread count to `out`.
+pub fn run(args: &BenchConfig, out: &mut dyn std::io::Write) -> Result<(), BenchError> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = if args.threads.is_empty() { vec![1, cores] } else { args.threads.clone() };
     let e = args.size;
-    println!(
+    writeln!(
+        out,
         "topoview {} bench: {} logical cores, best of {}",
         env!("CARGO_PKG_VERSION"),
         cores,
         args.repeat
-    );
-    println!("{:<34} {:>7} {:>10} {:>10} {:>12}", "case", "threads", "seconds", "GVox/s", "GVox/s/core");
+    )?;
+    writeln!(
+        out,
+        "{:<34} {:>7} {:>10} {:>10} {:>12}",
+        "case", "threads", "seconds", "GVox/s", "GVox/s/core"
+    )?;
     let cases: Vec<(String, ScalarField, Option<Smoothing>)> = vec![
         (format!("ECC 3D u8 noise {e}^3"), noise_u8(&[e, e, e]), None),
         (format!("ECC 3D f32 all-distinct {e}^3"), distinct_f32(&[e, e, e]), None),
@@ -114,11 +131,11 @@ pub fn run(args: &BenchConfig) -> Result<(), rayon::ThreadPoolBuildError> {
                 })
             });
             let gvox = field.len() as f64 / secs / 1e9;
-            println!("{name:<34} {t:>7} {secs:>10.4} {gvox:>10.3} {:>12.3}", gvox / t as f64);
+            writeln!(out, "{name:<34} {t:>7} {secs:>10.4} {gvox:>10.3} {:>12.3}", gvox / t as f64)?;
         }
     }
     if let Some(mib) = peak_rss_mib() {
-        println!("peak resident memory: {mib:.0} MiB");
+        writeln!(out, "peak resident memory: {mib:.0} MiB")?;
     }
     Ok(())
 }
@@ -133,20 +150,26 @@ pub fn gaussian_random_field(dims: &[usize], corr: f64, seed: u64) -> ScalarFiel
 /// Per-stage times of the Morse-Smale pipeline on smoothed random fields and, when given, a file.
 ///
 /// A file the Morse-Smale complex cannot take (NaN, 1D, a flat axis) is refused before any row.
-pub fn run_msc(sizes: &[Vec<usize>], extra: Option<(&str, &ScalarField)>) -> Result<(), MscError> {
+pub fn run_msc(
+    sizes: &[Vec<usize>],
+    extra: Option<(&str, &ScalarField)>,
+    out: &mut dyn std::io::Write,
+) -> Result<(), BenchError> {
     use crate::topo::msc::{analyse, check_field};
     if let Some((_, f)) = extra {
         check_field(f)?;
     }
-    println!(
+    writeln!(
+        out,
         "{:<30} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}",
         "field", "gradient", "arcs+man", "persist", "hierarchy", "total s", "critical", "arcs", "peak MiB"
-    );
-    let row = |name: String, f: &ScalarField| -> Result<(), MscError> {
+    )?;
+    let mut row = |name: String, f: &ScalarField| -> Result<(), BenchError> {
         let t = Instant::now();
         let a = analyse(f, &Control::default())?;
         let total = t.elapsed().as_secs_f64();
-        println!(
+        writeln!(
+            out,
             "{name:<30} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>9.0}",
             a.seconds[0],
             a.seconds[1],
@@ -156,7 +179,7 @@ pub fn run_msc(sizes: &[Vec<usize>], extra: Option<(&str, &ScalarField)>) -> Res
             a.complex.critical.len(),
             a.complex.arcs.len(),
             peak_rss_mib().unwrap_or(f64::NAN)
-        );
+        )?;
         Ok(())
     };
     for dims in sizes {

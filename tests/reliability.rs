@@ -130,6 +130,31 @@ fn one_output_path_named_twice_is_refused() {
     assert!(!o_txt.exists());
 }
 
+#[cfg(unix)]
+#[test]
+fn a_refused_batch_creates_no_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = nrrd(dir.path(), "a.nrrd", "uchar", 3, 3, "0 2 0 2 1 2 0 2 0");
+    let b = nrrd(dir.path(), "b.nrrd", "uchar", 3, 3, "1 2 0 2 1 2 0 2 1");
+    let (csv, json) = (dir.path().join("new/csv"), dir.path().join("json"));
+    std::fs::create_dir(&json).unwrap();
+    std::os::unix::fs::symlink(&a, json.join("b.ecc.json")).unwrap();
+    let args = |json: &Path| {
+        let mut v = vec!["ecc".to_string(), a.display().to_string(), b.display().to_string()];
+        v.extend(["--csv".into(), csv.display().to_string(), "--json".into(), json.display().to_string()]);
+        v
+    };
+    let refused = args(&json);
+    let o = run(&refused.iter().map(String::as_str).collect::<Vec<_>>(), MINUTE);
+    assert!(!o.status.success() && stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+    assert!(!dir.path().join("new").exists(), "a folder made for a refused batch");
+    // Accepted, the folders are made and filled.
+    let fine = args(&dir.path().join("json2"));
+    let o = run(&fine.iter().map(String::as_str).collect::<Vec<_>>(), MINUTE);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(csv.join("a.ecc.csv").is_file() && dir.path().join("json2/b.ecc.json").is_file());
+}
+
 #[test]
 fn outputs_are_all_or_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -233,7 +258,10 @@ fn a_closed_pipe_ends_quietly_and_a_full_disk_is_an_error() {
     assert!(!e.contains("panicked") && !e.contains("Broken pipe"), "{e}");
     assert_ne!(o.status.code(), Some(101), "a panic's exit status");
     // `topoview info a > /dev/full`, and the same for ecc.
-    for args in [vec!["info", files[0].to_str().unwrap()], vec!["ecc", files[0].to_str().unwrap()]] {
+    let bench = ["bench", "--size", "4", "--repeat", "1", "--threads", "1"];
+    for args in
+        [vec!["info", files[0].to_str().unwrap()], vec!["ecc", files[0].to_str().unwrap()], bench.to_vec()]
+    {
         let o = Command::new(env!("CARGO_BIN_EXE_topoview"))
             .args(&args)
             .stdout(std::fs::File::create("/dev/full").unwrap())
@@ -241,7 +269,7 @@ fn a_closed_pipe_ends_quietly_and_a_full_disk_is_an_error() {
             .unwrap();
         let e = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
-        assert!(e.contains("cannot write to standard output") && !e.contains("panicked"), "{e}");
+        assert!(e.contains("cannot write") && !e.contains("panicked"), "{e}");
     }
 }
 

@@ -1,6 +1,7 @@
 //! `topoview bench`: see [`topoview::bench`].
 
 use anyhow::Context;
+use std::io::stdout;
 use topoview::bench::{BenchConfig, run as run_bench};
 
 #[derive(clap::Args, Debug)]
@@ -34,7 +35,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         #[cfg(feature = "cuda")]
         {
             let g = topoview::cuda::Gpu::open().map_err(anyhow::Error::msg)?;
-            topoview::cuda::bench::run(&g, a.repeat.max(1), a.file.as_deref(), a.gpu_memory)
+            topoview::cuda::bench::run(&g, a.repeat.max(1), a.file.as_deref(), a.gpu_memory, &mut stdout())
                 .map_err(anyhow::Error::msg)?;
             return Ok(());
         }
@@ -48,7 +49,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         };
         let name = a.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
         let sizes = vec![vec![2048, 2048], vec![128, 128, 128], vec![256, 256, 256]];
-        topoview::bench::run_msc(&sizes, field.as_ref().map(|f| (name.as_str(), f)))
+        topoview::bench::run_msc(&sizes, field.as_ref().map(|f| (name.as_str(), f)), &mut stdout())
             .with_context(|| name.clone())?;
         return Ok(());
     }
@@ -56,6 +57,6 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         a.size >= 4 && a.size <= 512,
         "--size must be 4 to 512 (the f32 case needs at most 2^28 voxels)"
     );
-    run_bench(&BenchConfig { size: a.size, repeat: a.repeat, threads: a.threads.clone() })?;
+    run_bench(&BenchConfig { size: a.size, repeat: a.repeat, threads: a.threads.clone() }, &mut stdout())?;
     Ok(())
 }

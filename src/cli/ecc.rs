@@ -87,10 +87,6 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
             args.json.as_deref() != Some(Path::new("-")),
             "--json - writes one curve; give a folder for several files"
         );
-        for out in [&args.csv, &args.json].into_iter().flatten() {
-            std::fs::create_dir_all(out)
-                .with_context(|| format!("cannot create output folder {}", out.display()))?;
-        }
     }
     anyhow::ensure!(
         !(is_stdout(&args.csv) && is_stdout(&args.json)),
@@ -108,7 +104,14 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
                 .filter_map(move |(o, ext)| o.as_ref().map(|o| target(o, f, batch, ext)))
         })
         .collect();
-    outputs::check(&inputs, &outputs)?;
+    // A batch writes into folders, made only once every output has passed.
+    let folders: Vec<PathBuf> =
+        if batch { [&args.csv, &args.json].into_iter().flatten().cloned().collect() } else { Vec::new() };
+    outputs::check(&inputs, &outputs, &folders)?;
+    for out in &folders {
+        std::fs::create_dir_all(out)
+            .with_context(|| format!("cannot create output folder {}", out.display()))?;
+    }
     let ecc_opts = EccOptions {
         construction: args.construction.parse::<Construction>().map_err(anyhow::Error::msg)?,
         filtration: if args.superlevel { Filtration::Superlevel } else { Filtration::Sublevel },
@@ -152,6 +155,7 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
     let Setup { open: opts, ecc: ecc_opts, smoothing, backend } = *setup;
     let name = file.display().to_string();
     let mut field = open(file, opts)?;
+    let mut smoothed_on = None;
     for n in &field.notes {
         progress.println(&format!("note: {name}: {n}"));
     }
@@ -168,10 +172,11 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
         let (smoothed, ran) = backend
             .smooth(&field, s, &Control { progress: Some(&tick), cancel: None })
             .with_context(|| format!("{name}: smoothing"))?;
-        if let Some(why) = ran.fallback {
+        if let Some(why) = &ran.fallback {
             progress.println(&format!("note: {name}: smoothing: {why}"));
         }
         field = smoothed;
+        smoothed_on = Some(ran);
         bar.finish_and_clear();
     }
     let bar = progress.bar(field.len() as u64, "ECC");
@@ -208,9 +213,12 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
         }
         std::io::Write::flush(&mut out)?;
     }
-    let on = match &ran.fallback {
-        Some(_) => format!("CPU, {} threads", rayon::current_num_threads()),
-        None => backend.describe(),
+    // Smoothing may run where the ECC does not (a kernel folded on the CPU, say): name both.
+    let on = match smoothed_on {
+        Some(s) if s.on_gpu != ran.on_gpu => {
+            format!("smoothed on {}, ECC on {}", backend.where_ran(&s), backend.where_ran(&ran))
+        }
+        _ => backend.where_ran(&ran),
     };
     let summary = format!("{}; computed on {on}", summary(&name, &field, &curve));
     if to_stdout {

@@ -78,7 +78,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     let opts = args.input.open_options()?;
     let name = args.file.display().to_string();
     // Every output is judged before the file is read: none may be an input or named twice.
-    outputs::check(&topoview::io::read_set(&args.file), &output_paths(args))?;
+    outputs::check(&topoview::io::read_set(&args.file), &output_paths(args), &[])?;
     let field = topoview::io::open(&args.file, &opts)?;
     for n in &field.notes {
         say!("note: {name}: {n}");

@@ -132,6 +132,16 @@ impl Backend {
         }
     }
 
+    /// Where a computation that reported `ran` was done, in the words of [`Backend::describe`]:
+    /// the CPU's thread count when it ran there although the GPU is present.
+    pub fn where_ran(&self, ran: &Ran) -> String {
+        if ran.on_gpu || !self.has_gpu() {
+            self.describe()
+        } else {
+            format!("CPU, {} threads", rayon::current_num_threads())
+        }
+    }
+
     /// Runs `gpu` on the device when there is one and `use_gpu` holds, else `cpu`; when the GPU
     /// fails (other than by being cancelled), runs `cpu` and says why in [`Ran::fallback`].
     #[cfg(feature = "cuda")]

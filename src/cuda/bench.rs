@@ -23,9 +23,18 @@ pub enum BenchError {
     Read(#[from] crate::io::ReadError),
     #[error(transparent)]
     Ecc(#[from] crate::topo::ecc::EccError),
+    #[error("cannot write the results: {0}")]
+    Write(#[from] std::io::Error),
 }
 
-fn ecc_case(g: &Gpu, label: &str, f: &ScalarField, reps: usize, cpu: bool) -> Result<(), BenchError> {
+fn ecc_case(
+    out: &mut dyn std::io::Write,
+    g: &Gpu,
+    label: &str,
+    f: &ScalarField,
+    reps: usize,
+    cpu: bool,
+) -> Result<(), BenchError> {
     let opts = EccOptions::default();
     let (first, _) = g.ecc(f, &opts, None, &Control::default())?;
     let mut best = f64::MAX;
@@ -66,22 +75,38 @@ fn ecc_case(g: &Gpu, label: &str, f: &ScalarField, reps: usize, cpu: bool) -> Re
         let s = t.elapsed().as_secs_f64();
         line += &format!(" | CPU {:.1} ms {} ", s * 1e3, if c == first { "equal" } else { "DIFFERENT" });
     }
-    println!("{line}{stages}");
+    writeln!(out, "{line}{stages}")?;
     Ok(())
 }
 
+/// Times the GPU ECC on generated volumes (and `file`), writing one row per case to `out`.
 pub fn run(
     g: &Gpu,
     reps: usize,
     file: Option<&std::path::Path>,
     limit: Option<usize>,
+    out: &mut dyn std::io::Write,
 ) -> Result<(), BenchError> {
-    println!("device: {}", g.name);
-    ecc_case(g, "ECC 512^3 u8 (256 levels)", &noise_u8(&[512, 512, 512]), reps, true)?;
-    ecc_case(g, "ECC 1024^3 u8 (256 levels)", &noise_u8(&[1024, 1024, 1024]), reps, false)?;
-    ecc_case(g, "ECC 8192^2 u8 (256 levels)", &noise_u8(&[8192, 8192]), reps, true)?;
-    ecc_case(g, "ECC 512^3 f32 (all distinct)", &crate::bench::distinct_f32(&[512, 512, 512]), reps, true)?;
-    ecc_case(g, "ECC 256^3 f32 (all distinct)", &crate::bench::distinct_f32(&[256, 256, 256]), reps, true)?;
+    writeln!(out, "device: {}", g.name)?;
+    ecc_case(out, g, "ECC 512^3 u8 (256 levels)", &noise_u8(&[512, 512, 512]), reps, true)?;
+    ecc_case(out, g, "ECC 1024^3 u8 (256 levels)", &noise_u8(&[1024, 1024, 1024]), reps, false)?;
+    ecc_case(out, g, "ECC 8192^2 u8 (256 levels)", &noise_u8(&[8192, 8192]), reps, true)?;
+    ecc_case(
+        out,
+        g,
+        "ECC 512^3 f32 (all distinct)",
+        &crate::bench::distinct_f32(&[512, 512, 512]),
+        reps,
+        true,
+    )?;
+    ecc_case(
+        out,
+        g,
+        "ECC 256^3 f32 (all distinct)",
+        &crate::bench::distinct_f32(&[256, 256, 256]),
+        reps,
+        true,
+    )?;
     if let Some(p) = file {
         if let Some(spec) = crate::io::raw::spec_from_name(p) {
             for (label, lim) in
@@ -93,12 +118,13 @@ pub fn run(
                 let t = Instant::now();
                 let (_, times) =
                     g.ecc_raw_file(p, &spec, &EccOptions::default(), lim, &Control::default())?;
-                println!(
+                writeln!(
+                    out,
                     "{label:<34} {}: {:.3} s ({} slabs, reads, copies and kernels overlapped on 2 streams)",
                     p.display(),
                     t.elapsed().as_secs_f64(),
                     times.chunks
-                );
+                )?;
             }
         }
         for (label, lim) in [("file to curve", None), ("file to curve, --gpu-memory", limit)] {
@@ -109,39 +135,42 @@ pub fn run(
             let f = crate::io::open(p, &Default::default())?;
             let read = t.elapsed().as_secs_f64();
             let (_, times) = g.ecc(&f, &EccOptions::default(), lim, &Control::default())?;
-            println!(
+            writeln!(
+                out,
                 "{label:<34} {}: {:.3} s (read {:.3} s, GPU {:.3} s in {} slabs)",
                 p.display(),
                 t.elapsed().as_secs_f64(),
                 read,
                 times.total,
                 times.chunks
-            );
+            )?;
         }
     }
     let grf = crate::bench::gaussian_random_field(&[512, 512, 512], 1.0, 5);
     let s = Smoothing::voxels(2.0);
     let secs = g.time_smoothing(&grf, &s, reps)?;
-    println!(
+    writeln!(
+        out,
         "{:<34} {:>8.3} ms {:>8.1} GVox/s (13 taps x 3 axes, resident)",
         "smoothing 512^3 f32 sigma 2",
         secs * 1e3,
         gvox(grf.len(), secs)
-    );
+    )?;
     // The iterated pipeline of the paper's Table 2, resident: smooth on the GPU, take the ECC of
     // the result there, N times; only the curves come back.
     for dims in [vec![1024, 1024], vec![512, 512, 512]] {
         let f = crate::bench::gaussian_random_field(&dims, 1.0, 9);
         let (secs, e) = g.time_pipeline(&f, &Smoothing::voxels(1.0), 10)?;
-        println!(
+        writeln!(
+            out,
             "{:<34} {:>8.3} ms per iteration (median of 10, resident; curves of {} points)",
             format!("(smoothing + ECC) x N {}", crate::field::dims_string(&dims)),
             secs * 1e3,
             e.thresholds.len()
-        );
+        )?;
     }
     if let Some(m) = peak_rss_mib() {
-        println!("peak host RSS {m:.0} MiB");
+        writeln!(out, "peak host RSS {m:.0} MiB")?;
     }
     Ok(())
 }

@@ -43,21 +43,29 @@ fn identity(p: &Path) -> Option<PathBuf> {
 }
 
 /// Where `p` will be once written: its folder's canonical path and its name.
-fn destination(p: &Path) -> Result<PathBuf, OutputError> {
+fn destination(p: &Path, to_create: &[PathBuf]) -> Result<PathBuf, OutputError> {
     let folder = match p.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
     let name = p.file_name().ok_or_else(|| OutputError::IsFolder(p.to_path_buf()))?;
-    let dir = std::fs::canonicalize(folder)
-        .ok()
-        .filter(|d| d.is_dir())
-        .ok_or_else(|| OutputError::NoFolder { path: p.to_path_buf(), folder: folder.to_path_buf() })?;
+    let no_folder = || OutputError::NoFolder { path: p.to_path_buf(), folder: folder.to_path_buf() };
+    let dir = match std::fs::canonicalize(folder) {
+        Ok(d) if d.is_dir() => d,
+        Ok(_) => return Err(no_folder()),
+        // A folder the command creates once every output has passed holds no file yet.
+        Err(_) if to_create.iter().any(|c| c == folder) => {
+            std::path::absolute(folder).map_err(|_| no_folder())?
+        }
+        Err(_) => return Err(no_folder()),
+    };
     Ok(dir.join(name))
 }
 
 /// Judges `outputs` against `inputs` (every file a command reads) before any work starts.
-pub fn check(inputs: &[PathBuf], outputs: &[PathBuf]) -> Result<(), OutputError> {
+/// Outputs may lie in the folders `to_create`, which the command makes only after this check,
+/// so that a refused command leaves no folder behind.
+pub fn check(inputs: &[PathBuf], outputs: &[PathBuf], to_create: &[PathBuf]) -> Result<(), OutputError> {
     let inputs: Vec<PathBuf> = inputs.iter().filter_map(|p| identity(p)).collect();
     let mut seen = std::collections::HashSet::new();
     for out in outputs {
@@ -76,7 +84,7 @@ pub fn check(inputs: &[PathBuf], outputs: &[PathBuf]) -> Result<(), OutputError>
                 return Err(OutputError::IsInput(out.clone()));
             }
         }
-        if !seen.insert(destination(out)?) {
+        if !seen.insert(destination(out, to_create)?) {
             return Err(OutputError::Twice(out.clone()));
         }
     }
@@ -166,22 +174,28 @@ mod tests {
         let input = dir.path().join("a.nrrd");
         std::fs::write(&input, b"x").unwrap();
         let out = dir.path().join("o.csv");
-        assert!(check(std::slice::from_ref(&input), std::slice::from_ref(&out)).is_ok());
-        let e = check(std::slice::from_ref(&input), std::slice::from_ref(&input)).unwrap_err();
+        assert!(check(std::slice::from_ref(&input), std::slice::from_ref(&out), &[]).is_ok());
+        let e = check(std::slice::from_ref(&input), std::slice::from_ref(&input), &[]).unwrap_err();
         assert!(matches!(e, OutputError::IsInput(_)), "{e}");
         // The same file by another spelling.
         let other = dir.path().join(".").join("a.nrrd");
-        assert!(matches!(check(std::slice::from_ref(&input), &[other]), Err(OutputError::IsInput(_))));
-        assert!(matches!(check(&[], &[out.clone(), out.clone()]), Err(OutputError::Twice(_))));
+        assert!(matches!(check(std::slice::from_ref(&input), &[other], &[]), Err(OutputError::IsInput(_))));
+        assert!(matches!(check(&[], &[out.clone(), out.clone()], &[]), Err(OutputError::Twice(_))));
         let missing = dir.path().join("no/such/o.csv");
-        assert!(matches!(check(&[], &[missing]), Err(OutputError::NoFolder { .. })));
-        assert!(matches!(check(&[], &[dir.path().to_path_buf()]), Err(OutputError::IsFolder(_))));
+        assert!(matches!(check(&[], std::slice::from_ref(&missing), &[]), Err(OutputError::NoFolder { .. })));
+        // Unless the command makes that folder after the check.
+        let made = missing.parent().unwrap().to_path_buf();
+        assert!(check(&[], &[missing], &[made]).is_ok());
+        assert!(matches!(check(&[], &[dir.path().to_path_buf()], &[]), Err(OutputError::IsFolder(_))));
         #[cfg(unix)]
         {
             let link = dir.path().join("link.csv");
             std::os::unix::fs::symlink(&out, &link).unwrap();
-            assert!(matches!(check(&[], &[link]), Err(OutputError::Symlink { .. })));
-            assert!(matches!(check(&[], &[PathBuf::from("/dev/null")]), Err(OutputError::NotRegular(_))));
+            assert!(matches!(check(&[], &[link], &[]), Err(OutputError::Symlink { .. })));
+            assert!(matches!(
+                check(&[], &[PathBuf::from("/dev/null")], &[]),
+                Err(OutputError::NotRegular(_))
+            ));
         }
     }
 
