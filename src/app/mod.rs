@@ -9,6 +9,8 @@ pub mod dataset;
 pub mod exports;
 pub mod settings;
 mod side;
+mod transfer_editor;
+pub mod view3d;
 pub mod views;
 
 use crate::compute::jobs::{self, Ecc, Generate, Loaded, Open, Smooth, Smoothed};
@@ -18,6 +20,7 @@ use crate::render::colormap::Colormap;
 use crate::render::gpu_volume::{GpuVolume, UploadProgress};
 use crate::render::slice::SliceRenderer;
 use crate::render::volume::{self, mask_threshold};
+use crate::render::volume3d::VolumeRenderer;
 use crate::topo::ecc::{EccOptions, NanPolicy};
 use crossbeam_channel::{Receiver, Sender};
 use dataset::Dataset;
@@ -55,6 +58,7 @@ pub struct TopoApp {
     pub settings: Settings,
     pub data: Option<Dataset>,
     pub views: ViewState,
+    pub view3d: view3d::View3dState,
     /// Running jobs by lane.
     pub jobs: std::collections::HashMap<Lane, JobProgress>,
     /// The last failure, shown until dismissed.
@@ -138,9 +142,17 @@ const UPLOAD_BUDGET: std::time::Duration = std::time::Duration::from_millis(8);
 
 impl TopoApp {
     pub fn new(cc: &eframe::CreationContext<'_>, startup: Startup) -> TopoApp {
-        let settings: Settings =
+        let mut settings: Settings =
             cc.storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)).unwrap_or_default();
-        let has_renderer = cc.wgpu_render_state.as_ref().map(SliceRenderer::install).is_some();
+        settings.view3d.transfer.sanitize();
+        let has_renderer = cc
+            .wgpu_render_state
+            .as_ref()
+            .map(|rs| {
+                SliceRenderer::install(rs);
+                VolumeRenderer::install(rs);
+            })
+            .is_some();
         let ctx = cc.egui_ctx.clone();
         let worker =
             Worker::spawn_on(Box::new(move || ctx.request_repaint()), startup.backend, startup.gpu_memory);
@@ -152,6 +164,7 @@ impl TopoApp {
             settings,
             data: None,
             views: ViewState::default(),
+            view3d: Default::default(),
             jobs: Default::default(),
             error: None,
             message: None,

@@ -1,6 +1,9 @@
 //! What the viewer remembers between runs (through eframe's storage).
 
+use crate::render::camera::Camera;
 use crate::render::colormap::Colormap;
+use crate::render::scene3d::Mode;
+use crate::render::transfer::TransferFunction;
 use crate::topo::ecc::{Construction, Filtration};
 use std::path::PathBuf;
 
@@ -10,8 +13,46 @@ const MAX_RECENT: usize = 10;
 pub enum Layout {
     /// One view along the given axis (0: sagittal, x normal; 1: coronal; 2: axial).
     Single(usize),
-    /// Axial, coronal and sagittal views and an information pane, 2x2.
+    /// Axial, coronal and sagittal views and the 3D view, 2x2.
     Grid,
+    /// The 3D view alone.
+    Volume,
+}
+
+/// What the 3D view remembers: how it draws, the transfer function, the camera's direction
+/// and field of view (its target and distance follow each new volume), planes and clipping.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct View3dSettings {
+    pub mode: Mode,
+    pub transfer: TransferFunction,
+    pub camera: Camera,
+    pub planes: bool,
+    /// Clipping box as fractions of each axis: low corner, high corner.
+    pub clip: [[f32; 3]; 2],
+    /// Isosurfaces coloured through the transfer function's colours instead of one colour.
+    pub color_by_value: bool,
+    /// The second, translucent isosurface and its opacity.
+    pub second_surface: bool,
+    pub second_opacity: f32,
+    /// Skip bricks that cannot contribute (off only to compare).
+    pub skipping: bool,
+}
+
+impl Default for View3dSettings {
+    fn default() -> Self {
+        View3dSettings {
+            mode: Mode::Composite,
+            transfer: TransferFunction::default(),
+            camera: Camera::default(),
+            planes: false,
+            clip: [[0.0; 3], [1.0; 3]],
+            color_by_value: false,
+            second_surface: false,
+            second_opacity: 0.3,
+            skipping: true,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -27,6 +68,7 @@ pub struct Settings {
     pub mask_opacity: f32,
     /// Seed, edge length and correlation length of the last generated example field.
     pub grf: GrfSettings,
+    pub view3d: View3dSettings,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -55,6 +97,7 @@ impl Default for Settings {
             superlevel: false,
             mask_opacity: 0.45,
             grf: GrfSettings::default(),
+            view3d: View3dSettings::default(),
         }
     }
 }
@@ -105,5 +148,13 @@ mod tests {
         let partial: Settings = serde_json::from_str(r#"{"colormap":"Magma"}"#).unwrap();
         assert_eq!(partial.colormap, Colormap::Magma);
         assert_eq!(partial.layout, Layout::Grid);
+        // The 3D view's choices come back too.
+        let mut s = Settings::default();
+        s.view3d.mode = Mode::Isosurface;
+        s.view3d.transfer = crate::render::transfer::Preset::CtBone.function();
+        s.view3d.camera.yaw = 12.5;
+        s.layout = Layout::Volume;
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<Settings>(&json).unwrap(), s);
     }
 }

@@ -3,6 +3,7 @@
 
 use super::exports::Export;
 use super::settings::Layout;
+use super::view3d;
 use super::views::{self, VIEW_NAMES};
 use super::{DEMO_VOLUME, TopoApp, asset, curve_panel};
 use crate::compute::jobs;
@@ -63,6 +64,7 @@ pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
             let three_d = app.data.as_ref().is_some_and(|d| d.field.ndim() == 3);
             ui.add_enabled_ui(three_d, |ui| {
                 ui.radio_value(&mut app.settings.layout, Layout::Grid, "2x2 grid");
+                ui.radio_value(&mut app.settings.layout, Layout::Volume, "3D view");
                 for w in [2, 1, 0] {
                     ui.radio_value(&mut app.settings.layout, Layout::Single(w), VIEW_NAMES[w]);
                 }
@@ -241,6 +243,8 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     });
     ui.separator();
     display_controls(app, ui);
+    ui.separator();
+    dataset_info(app, ui);
 }
 
 fn display_controls(app: &mut TopoApp, ui: &mut egui::Ui) {
@@ -271,6 +275,17 @@ fn display_controls(app: &mut TopoApp, ui: &mut egui::Ui) {
         }
     });
     histogram(ui, &summary, *w, app.settings.colormap);
+    let window = *w;
+    let shows_3d = d.displayed().ndim() == 3 && matches!(app.settings.layout, Layout::Grid | Layout::Volume);
+    if shows_3d {
+        super::transfer_editor::editor(
+            ui,
+            &mut app.settings.view3d.transfer,
+            &summary,
+            window,
+            app.settings.colormap,
+        );
+    }
     if let Some((lo, hi)) = summary.range {
         ui.small(format!(
             "{} {}, values {} to {}",
@@ -369,11 +384,21 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
     let rect = ui.available_rect_before_wrap();
     let free = views::show(ui, rect, &field, app.settings.layout, &mut app.views, &look);
     if let Some(r) = free {
-        info_pane(app, ui, r);
+        let input = view3d::Inputs {
+            field: &field,
+            stride: app.uploaded.map_or(1, |(_, s)| s),
+            colormap: app.settings.colormap,
+            window: d.display_window(),
+            cursor: app.views.cursor,
+            threshold: d.threshold,
+            filtration: app.settings.filtration(),
+        };
+        view3d::show(ui, r, &mut app.settings.view3d, &mut app.view3d, &input);
     }
 }
 
-fn info_pane(app: &TopoApp, ui: &mut egui::Ui, rect: Rect) {
+/// The file, its geometry and the value under the crosshair.
+fn dataset_info(app: &TopoApp, ui: &mut egui::Ui) {
     let Some(d) = &app.data else { return };
     let f = &d.field;
     let name =
@@ -390,10 +415,13 @@ fn info_pane(app: &TopoApp, ui: &mut egui::Ui, rect: Rect) {
         format_threshold(shown.samples().get_f64(shown.index(x, y, z)), shown.dtype())
     ));
     lines.extend(f.notes.iter().cloned());
-    lines.push(String::new());
-    lines.push("Left click/drag: move the crosshair. Wheel or arrow keys: step the slice.".into());
-    lines.push("Ctrl+wheel: zoom. Right or middle drag: pan. Double-click: reset the view.".into());
-    ui.put(rect.shrink(8.0), egui::Label::new(lines.join("\n")).wrap());
+    ui.heading("Dataset");
+    ui.add(egui::Label::new(lines.join("\n")).wrap());
+    ui.small(
+        "Slices: left click/drag moves the crosshair; wheel or arrow keys step the slice; ctrl+wheel \
+         zooms; right or middle drag pans; double-click resets. 3D view: left drag rotates, right \
+         drag pans, wheel zooms, double-click frames the volume.",
+    );
 }
 
 pub fn grf_window(app: &mut TopoApp, ctx: &egui::Context) {

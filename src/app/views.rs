@@ -102,8 +102,8 @@ impl Frame {
     }
 }
 
-/// Draws the views of `layout` into `rect`; returns the rect of the free fourth quadrant of the
-/// grid layout (for the caller's information pane).
+/// Draws the slice views of `layout` into `rect`; returns the rect left for the 3D view (the
+/// fourth quadrant of the grid, or all of `rect` in the 3D layout) when the field is 3D.
 pub fn show(
     ui: &mut egui::Ui,
     rect: Rect,
@@ -122,6 +122,7 @@ pub fn show(
             view(ui, rect, w.min(2), field, state, look, 0);
             None
         }
+        Layout::Volume => Some(rect),
         Layout::Grid => {
             let half = rect.size() / 2.0;
             let cell = |i: f32, j: f32| {

@@ -51,7 +51,21 @@ impl GpuVolume {
     /// Makes `field` the volume every renderer shows: creates its texture (the old one is
     /// dropped) and queues its planes for [`GpuVolume::step`].
     pub fn begin(rs: &egui_wgpu::RenderState, field: Arc<ScalarField>) -> Uploaded {
-        let device = &rs.device;
+        let mut renderer = rs.renderer.write();
+        let resources = &mut renderer.callback_resources;
+        let generation = resources.get::<GpuVolume>().map_or(1, |v| v.generation + 1);
+        let me = GpuVolume::create(&rs.device, field, generation);
+        let up = Uploaded {
+            stride: me.layout.stride,
+            bytes: me.layout.dims.iter().map(|&n| n as u64).product::<u64>() * me.texel_bytes as u64,
+        };
+        resources.insert(me);
+        up
+    }
+
+    /// The texture for `field`, its planes still to be written ([`GpuVolume::upload_all`] or
+    /// [`GpuVolume::step`]). Used directly by offscreen rendering, which has no egui.
+    pub fn create(device: &wgpu::Device, field: Arc<ScalarField>, generation: u64) -> GpuVolume {
         let (format, class) = volume::texel_format(field.dtype());
         let texel_bytes = format.block_copy_size(None).unwrap_or(4) as usize;
         let max_dim = device.limits().max_texture_dimension_3d as usize;
@@ -66,11 +80,7 @@ impl GpuVolume {
             usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
             view_formats: &[],
         });
-        let bytes = layout.dims.iter().map(|&n| n as u64).product::<u64>() * texel_bytes as u64;
-        let mut renderer = rs.renderer.write();
-        let resources = &mut renderer.callback_resources;
-        let generation = resources.get::<GpuVolume>().map_or(1, |v| v.generation + 1);
-        resources.insert(GpuVolume {
+        GpuVolume {
             view: texture.create_view(&Default::default()),
             class,
             layout,
@@ -79,8 +89,12 @@ impl GpuVolume {
             texture,
             texel_bytes,
             pending: Some((field, 0)),
-        });
-        Uploaded { stride: layout.stride, bytes }
+        }
+    }
+
+    /// Writes every pending plane now.
+    pub fn upload_all(&mut self, queue: &wgpu::Queue) {
+        self.write_pending(queue, None);
     }
 
     /// Whether every plane is on the GPU. Renderers draw nothing from a volume still arriving
@@ -94,19 +108,23 @@ impl GpuVolume {
     pub fn step(rs: &egui_wgpu::RenderState, budget: Duration) -> Option<UploadProgress> {
         let mut renderer = rs.renderer.write();
         let me = renderer.callback_resources.get_mut::<GpuVolume>()?;
-        let total = me.layout.dims[2];
-        let Some((field, mut z0)) = me.pending.take() else {
-            return Some(UploadProgress { planes: total, of: total });
+        Some(me.write_pending(&rs.queue, Some(budget)))
+    }
+
+    fn write_pending(&mut self, queue: &wgpu::Queue, budget: Option<Duration>) -> UploadProgress {
+        let total = self.layout.dims[2];
+        let Some((field, mut z0)) = self.pending.take() else {
+            return UploadProgress { planes: total, of: total };
         };
         let start = Instant::now();
-        let plane_bytes = me.layout.dims[0] * me.layout.dims[1] * me.texel_bytes;
+        let plane_bytes = self.layout.dims[0] * self.layout.dims[1] * self.texel_bytes;
         let planes_per_piece = (PIECE_BYTES / plane_bytes.max(1)).max(1);
         while z0 < total {
             let z1 = (z0 + planes_per_piece).min(total);
-            let bytes = volume::slab_bytes(&field, &me.layout, z0, z1);
-            rs.queue.write_texture(
+            let bytes = volume::slab_bytes(&field, &self.layout, z0, z1);
+            queue.write_texture(
                 wgpu::TexelCopyTextureInfo {
-                    texture: &me.texture,
+                    texture: &self.texture,
                     mip_level: 0,
                     origin: wgpu::Origin3d { x: 0, y: 0, z: z0 as u32 },
                     aspect: wgpu::TextureAspect::All,
@@ -114,20 +132,20 @@ impl GpuVolume {
                 &bytes,
                 wgpu::TexelCopyBufferLayout {
                     offset: 0,
-                    bytes_per_row: Some((me.layout.dims[0] * me.texel_bytes) as u32),
-                    rows_per_image: Some(me.layout.dims[1] as u32),
+                    bytes_per_row: Some((self.layout.dims[0] * self.texel_bytes) as u32),
+                    rows_per_image: Some(self.layout.dims[1] as u32),
                 },
-                extent(&me.layout, z1 - z0),
+                extent(&self.layout, z1 - z0),
             );
             z0 = z1;
-            if start.elapsed() >= budget {
+            if budget.is_some_and(|b| start.elapsed() >= b) {
                 break;
             }
         }
         if z0 < total {
-            me.pending = Some((field, z0));
+            self.pending = Some((field, z0));
         }
-        Some(UploadProgress { planes: z0, of: total })
+        UploadProgress { planes: z0, of: total }
     }
 }
 

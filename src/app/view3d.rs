@@ -1,0 +1,310 @@
+//! The 3D view: the volume ray-marched by [`crate::render::volume3d`], with its controls in a
+//! header strip (mode, camera views, planes, clipping, isovalues) and an orientation marker.
+//!
+//! Mouse: left drag orbits, right or middle drag pans, the wheel zooms, a double click frames
+//! the volume again. While the camera moves the view renders at half resolution with coarser
+//! steps, and at full quality once it has been still for a moment.
+
+use super::settings::View3dSettings;
+use crate::field::ScalarField;
+use crate::render::camera::AxisView;
+use crate::render::colormap::Colormap;
+use crate::render::scene3d::{Geometry, Mode, Scene};
+use crate::render::volume::{self, TexelClass};
+use crate::render::volume3d::View3dCallback;
+use eframe::egui_wgpu;
+use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const HEADER: f32 = 22.0;
+/// How long after the last camera change the view stays at the moving quality.
+const SETTLE: Duration = Duration::from_millis(200);
+
+/// The 3D view's per-session state (what is saved lives in [`View3dSettings`]).
+#[derive(Default)]
+pub struct View3dState {
+    /// The volume the camera was last framed on (by address).
+    framed_for: Option<usize>,
+    moved_at: Option<Instant>,
+    frame: u32,
+    /// The transfer-function table, the key it was built for, and its version.
+    table: Arc<Vec<[u8; 4]>>,
+    table_key: Option<(Vec<u32>, Colormap)>,
+    table_version: u64,
+    /// Isovalue and the second surface's value, per volume.
+    pub iso: f64,
+    pub iso2: f64,
+}
+
+/// What the 3D view draws this frame, besides its own settings.
+pub struct Inputs<'a> {
+    pub field: &'a ScalarField,
+    pub stride: usize,
+    pub colormap: Colormap,
+    pub window: (f64, f64),
+    pub cursor: [usize; 3],
+    /// The ECC panel's threshold and filtration.
+    pub threshold: f64,
+    pub filtration: crate::topo::ecc::Filtration,
+}
+
+impl View3dState {
+    /// Frames a new volume (keeping the camera's direction) and picks its isovalues.
+    fn follow(&mut self, s: &mut View3dSettings, field: &ScalarField, geo: &Geometry, window: (f64, f64)) {
+        let key = field as *const ScalarField as usize;
+        if self.framed_for == Some(key) {
+            return;
+        }
+        self.framed_for = Some(key);
+        let (center, radius) = geo.bounds();
+        s.camera = s.camera.framing(center, radius);
+        self.iso = window.0 + 0.5 * (window.1 - window.0);
+        self.iso2 = window.0 + 0.3 * (window.1 - window.0);
+    }
+
+    fn table(&mut self, s: &View3dSettings, colormap: Colormap) {
+        let key: Vec<u32> =
+            s.transfer.points().iter().flat_map(|p| [p.x.to_bits(), p.alpha.to_bits()]).collect();
+        if self.table_key.as_ref().is_some_and(|(k, c)| *k == key && *c == colormap) {
+            return;
+        }
+        self.table = Arc::new(s.transfer.table(colormap));
+        self.table_key = Some((key, colormap));
+        self.table_version += 1;
+    }
+
+    fn moving(&self) -> bool {
+        self.moved_at.is_some_and(|t| t.elapsed() < SETTLE)
+    }
+}
+
+pub fn geometry(field: &ScalarField, stride: usize) -> Geometry {
+    Geometry { dims: field.dims(), stride, affine: field.affine_or_spacing() }
+}
+
+pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut View3dState, input: &Inputs) {
+    let geo = geometry(input.field, input.stride);
+    state.follow(s, input.field, &geo, input.window);
+    state.table(s, input.colormap);
+    let header = Rect::from_min_size(rect.min, Vec2::new(rect.width(), HEADER));
+    let image = Rect::from_min_max(Pos2::new(rect.min.x, rect.min.y + HEADER), rect.max);
+    let mut changed = controls(ui, header, s, state, input);
+    if image.height() < 8.0 || image.width() < 8.0 {
+        return;
+    }
+    let resp = ui.allocate_rect(image, Sense::click_and_drag());
+    let cam = &mut s.camera;
+    if resp.dragged_by(egui::PointerButton::Primary) {
+        let d = resp.drag_delta();
+        cam.orbit(d.x as f64, d.y as f64);
+        changed = true;
+    }
+    if resp.dragged_by(egui::PointerButton::Secondary) || resp.dragged_by(egui::PointerButton::Middle) {
+        let d = resp.drag_delta();
+        cam.pan(d.x as f64, d.y as f64, image.height() as f64);
+        changed = true;
+    }
+    if resp.double_clicked() {
+        let (center, radius) = geo.bounds();
+        *cam = cam.framing(center, radius);
+        changed = true;
+    }
+    if resp.hovered() {
+        let wheel: f32 = ui.input(|i| {
+            i.events
+                .iter()
+                .filter_map(|e| match e {
+                    egui::Event::MouseWheel { delta, .. } => Some(delta.y),
+                    _ => None,
+                })
+                .sum()
+        });
+        let pinch = ui.input(|i| i.zoom_delta());
+        if wheel != 0.0 || pinch != 1.0 {
+            cam.zoom(1.1f64.powf(wheel.clamp(-10.0, 10.0) as f64) * pinch as f64);
+            changed = true;
+        }
+    }
+    if changed {
+        state.moved_at = Some(Instant::now());
+        state.frame = state.frame.wrapping_add(1);
+    }
+    let moving = state.moving();
+    if moving {
+        ui.ctx().request_repaint_after(SETTLE);
+    }
+
+    let (_, class) = volume::texel_format(input.field.dtype());
+    let scene = scene(s, state, input, class, moving);
+    let ppp = ui.ctx().pixels_per_point();
+    let scale = if moving { 0.5 } else { 1.0 };
+    let size = [
+        ((image.width() * ppp * scale).round() as u32).max(1),
+        ((image.height() * ppp * scale).round() as u32).max(1),
+    ];
+    let painter = ui.painter_at(image);
+    match scene.params(&geo, class, image.width() as f64 / image.height() as f64) {
+        Some(params) => {
+            let cb = View3dCallback {
+                params,
+                size,
+                table_version: state.table_version,
+                table: state.table.clone(),
+            };
+            painter.add(egui_wgpu::Callback::new_paint_callback(image, cb));
+        }
+        None => {
+            painter.text(
+                image.center(),
+                egui::Align2::CENTER_CENTER,
+                "The file's affine is singular: no 3D view.",
+                egui::FontId::proportional(14.0),
+                Color32::LIGHT_RED,
+            );
+        }
+    }
+    orientation_marker(&painter, image, s);
+    let mut note = s.mode.name().to_string();
+    if input.stride > 1 {
+        note += &format!(" · every {}th voxel", input.stride);
+    }
+    if moving {
+        note += " · moving: half resolution";
+    }
+    painter.text(
+        image.left_bottom() + Vec2::new(6.0, -6.0),
+        egui::Align2::LEFT_BOTTOM,
+        note,
+        egui::FontId::monospace(11.0),
+        Color32::from_gray(200),
+    );
+    resp.on_hover_text("Left drag: rotate. Right drag: pan. Wheel: zoom. Double click: frame the volume.");
+}
+
+fn scene(s: &View3dSettings, state: &View3dState, input: &Inputs, class: TexelClass, moving: bool) -> Scene {
+    let mask = volume::mask_threshold(class, input.filtration, input.threshold);
+    Scene {
+        camera: s.camera,
+        mode: s.mode,
+        clip: s.clip,
+        planes: s.planes.then_some(input.cursor),
+        window: input.window,
+        step: if moving { 1.0 } else { 0.5 },
+        iso: state.iso,
+        iso2: (s.mode == Mode::Isosurface && s.second_surface).then_some((state.iso2, s.second_opacity)),
+        mask,
+        threshold: input.threshold,
+        color_by_value: s.color_by_value,
+        surface: match s.mode {
+            Mode::ThresholdSurface | Mode::ThresholdVoxels => [1.0, 0.35, 0.15],
+            _ => [0.93, 0.9, 0.85],
+        },
+        background: [0.0, 0.0, 0.0],
+        frame: if moving { state.frame } else { 0 },
+        skipping: s.skipping,
+    }
+}
+
+/// The header strip; true when something that moves the camera changed.
+fn controls(
+    ui: &mut egui::Ui,
+    header: Rect,
+    s: &mut View3dSettings,
+    state: &mut View3dState,
+    input: &Inputs,
+) -> bool {
+    let mut moved = false;
+    let mut strip = ui.new_child(egui::UiBuilder::new().max_rect(header.shrink2(Vec2::new(4.0, 1.0))));
+    strip.horizontal(|ui| {
+        egui::ComboBox::from_id_salt("view3d mode").selected_text(s.mode.name()).show_ui(ui, |ui| {
+            for m in Mode::ALL {
+                ui.selectable_value(&mut s.mode, m, m.name());
+            }
+        });
+        for v in AxisView::ALL {
+            if ui.small_button(v.name()).on_hover_text(format!("View from {}", view_word(v))).clicked() {
+                s.camera.look_from(v);
+                moved = true;
+            }
+        }
+        ui.checkbox(&mut s.planes, "planes").on_hover_text("Draw the three slice planes at the crosshair");
+        ui.menu_button("clip", |ui| {
+            ui.label("Clipping box (fraction of each axis)");
+            for (a, name) in ["x", "y", "z"].iter().enumerate() {
+                ui.horizontal(|ui| {
+                    let [lo, hi] = &mut s.clip;
+                    ui.label(*name);
+                    ui.add(egui::Slider::new(&mut lo[a], 0.0..=1.0).text("from"));
+                    ui.add(egui::Slider::new(&mut hi[a], 0.0..=1.0).text("to"));
+                    hi[a] = hi[a].max(lo[a]);
+                });
+            }
+            if ui.button("Reset clipping").clicked() {
+                s.clip = [[0.0; 3], [1.0; 3]];
+            }
+        });
+        let speed = ((input.window.1 - input.window.0) / 500.0).max(1e-12);
+        if s.mode == Mode::Isosurface {
+            ui.add(egui::DragValue::new(&mut state.iso).speed(speed).prefix("iso "));
+            ui.checkbox(&mut s.second_surface, "2nd");
+            if s.second_surface {
+                ui.add(egui::DragValue::new(&mut state.iso2).speed(speed).prefix("iso "));
+                ui.add(egui::DragValue::new(&mut s.second_opacity).speed(0.01).range(0.0..=1.0).prefix("α "));
+            }
+            ui.checkbox(&mut s.color_by_value, "colour");
+        }
+        if matches!(s.mode, Mode::ThresholdSurface | Mode::ThresholdVoxels) {
+            ui.label(format!(
+                "threshold {}",
+                crate::export::format_threshold(input.threshold, input.field.dtype())
+            ));
+        }
+    });
+    moved
+}
+
+fn view_word(v: AxisView) -> &'static str {
+    match v {
+        AxisView::Right => "the right",
+        AxisView::Left => "the left",
+        AxisView::Anterior => "the front (anterior)",
+        AxisView::Posterior => "the back (posterior)",
+        AxisView::Superior => "above (superior)",
+        AxisView::Inferior => "below (inferior)",
+    }
+}
+
+/// World axes as the camera sees them, bottom right: R, A, S at the positive ends (the RAS
+/// convention of NIfTI world coordinates), L, P, I at the negative ones.
+fn orientation_marker(painter: &egui::Painter, image: Rect, s: &View3dSettings) {
+    let [right, up, back] = s.camera.basis();
+    let origin = image.right_bottom() + Vec2::new(-42.0, -42.0);
+    let len = 28.0;
+    let letters = [("R", "L"), ("A", "P"), ("S", "I")];
+    let colors =
+        [Color32::from_rgb(230, 80, 80), Color32::from_rgb(80, 200, 80), Color32::from_rgb(90, 140, 255)];
+    // Draw the axes pointing away from the viewer first.
+    let mut order: Vec<usize> = (0..3).collect();
+    order.sort_by(|&a, &b| back[a].total_cmp(&back[b]));
+    for i in order {
+        let dir = Vec2::new(right[i] as f32, -(up[i] as f32));
+        let tip = origin + dir * len;
+        painter.line_segment([origin, tip], Stroke::new(2.0, colors[i]));
+        let font = egui::FontId::proportional(12.0);
+        painter.text(
+            origin + dir * (len + 8.0),
+            egui::Align2::CENTER_CENTER,
+            letters[i].0,
+            font.clone(),
+            colors[i],
+        );
+        painter.text(
+            origin - dir * (len * 0.6 + 6.0),
+            egui::Align2::CENTER_CENTER,
+            letters[i].1,
+            font,
+            colors[i].gamma_multiply(0.6),
+        );
+    }
+}

@@ -1,0 +1,582 @@
+//! The 3D view's renderer: rays cast through the shared [`GpuVolume`] texture
+//! (`shaders/volume3d.wgsl`) into an offscreen colour and depth target, then drawn into the egui
+//! window (`shaders/blit.wgsl`). The offscreen target lets the view render at a lower resolution
+//! while the camera moves, keeps a depth buffer for overlays drawn into the same scene later,
+//! and is what the headless benchmark renders into.
+//!
+//! Per volume generation it builds the min/max grid of 8^3-texel bricks (`shaders/bricks.wgsl`,
+//! a compute pass) that the ray marcher uses to skip empty space.
+
+use super::gpu_volume::GpuVolume;
+use super::scene3d::RayParams;
+use super::volume::TexelClass;
+use eframe::egui_wgpu::{self, wgpu};
+use std::collections::HashMap;
+
+/// The offscreen colour format. The shader writes colormap bytes as they are (sRGB-encoded);
+/// the blit reads them through an sRGB view when the window's target is sRGB.
+const COLOR: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
+const COLOR_SRGB: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+pub const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+const BRICK: u32 = 8;
+
+/// What the renderer needs of the shared volume, cloned out of it.
+#[derive(Clone)]
+pub struct VolumeRef {
+    pub generation: u64,
+    pub class: TexelClass,
+    pub view: wgpu::TextureView,
+    pub texture_dims: [u32; 3],
+}
+
+impl VolumeRef {
+    pub fn of(v: &GpuVolume) -> Option<VolumeRef> {
+        v.complete().then(|| VolumeRef {
+            generation: v.generation,
+            class: v.class,
+            view: v.view.clone(),
+            texture_dims: v.layout.dims.map(|n| n as u32),
+        })
+    }
+}
+
+struct Bound {
+    generation: u64,
+    class: TexelClass,
+    bind_group: wgpu::BindGroup,
+}
+
+/// The offscreen image and depth of one size.
+pub struct Targets {
+    pub size: [u32; 2],
+    pub color: wgpu::Texture,
+    color_view: wgpu::TextureView,
+    pub depth: wgpu::Texture,
+    depth_view: wgpu::TextureView,
+    blit: Option<wgpu::BindGroup>,
+}
+
+pub struct VolumeRenderer {
+    source: &'static str,
+    bricks_source: &'static str,
+    params_layout: wgpu::BindGroupLayout,
+    params_buffer: wgpu::Buffer,
+    params_group: wgpu::BindGroup,
+    layouts: HashMap<&'static str, wgpu::BindGroupLayout>,
+    pipelines: HashMap<&'static str, wgpu::RenderPipeline>,
+    brick_layouts: HashMap<&'static str, wgpu::BindGroupLayout>,
+    brick_pipelines: HashMap<&'static str, wgpu::ComputePipeline>,
+    table: wgpu::Texture,
+    table_view: wgpu::TextureView,
+    visible: wgpu::Buffer,
+    table_version: Option<u64>,
+    bound: Option<Bound>,
+    pub targets: Option<Targets>,
+    /// Drawing the image into the window: pipeline and layout, for the window's format.
+    blit: Option<(wgpu::RenderPipeline, wgpu::BindGroupLayout, wgpu::Sampler, bool)>,
+}
+
+fn texture_entry(
+    binding: u32,
+    sample_type: wgpu::TextureSampleType,
+    dim: wgpu::TextureViewDimension,
+) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::FRAGMENT | wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Texture { sample_type, view_dimension: dim, multisampled: false },
+        count: None,
+    }
+}
+
+impl VolumeRenderer {
+    /// Installs the renderer into egui's callback resources (once).
+    pub fn install(rs: &egui_wgpu::RenderState) {
+        let mut renderer = rs.renderer.write();
+        if renderer.callback_resources.get::<VolumeRenderer>().is_some() {
+            return;
+        }
+        let me = VolumeRenderer::new(&rs.device, Some(rs.target_format));
+        renderer.callback_resources.insert(me);
+    }
+
+    /// A renderer; `window` is the format of the window it is drawn into (None offscreen).
+    pub fn new(device: &wgpu::Device, window: Option<wgpu::TextureFormat>) -> VolumeRenderer {
+        let params_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("volume3d params"),
+            entries: &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            }],
+        });
+        let params_buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("volume3d params"),
+            size: std::mem::size_of::<RayParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let params_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("volume3d params"),
+            layout: &params_layout,
+            entries: &[wgpu::BindGroupEntry { binding: 0, resource: params_buffer.as_entire_binding() }],
+        });
+        let table = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("transfer function"),
+            size: wgpu::Extent3d { width: 256, height: 1, depth_or_array_layers: 1 },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        let visible = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("transfer function visible prefix"),
+            size: 256 * 4,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let blit = window.map(|format| Self::blit_pipeline(device, format));
+        VolumeRenderer {
+            source: include_str!("../../shaders/volume3d.wgsl"),
+            bricks_source: include_str!("../../shaders/bricks.wgsl"),
+            params_layout,
+            params_buffer,
+            params_group,
+            layouts: HashMap::new(),
+            pipelines: HashMap::new(),
+            brick_layouts: HashMap::new(),
+            brick_pipelines: HashMap::new(),
+            table_view: table.create_view(&Default::default()),
+            table,
+            visible,
+            table_version: None,
+            bound: None,
+            targets: None,
+            blit,
+        }
+    }
+
+    fn blit_pipeline(
+        device: &wgpu::Device,
+        format: wgpu::TextureFormat,
+    ) -> (wgpu::RenderPipeline, wgpu::BindGroupLayout, wgpu::Sampler, bool) {
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("volume3d blit"),
+            entries: &[
+                texture_entry(
+                    0,
+                    wgpu::TextureSampleType::Float { filterable: true },
+                    wgpu::TextureViewDimension::D2,
+                ),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                    count: None,
+                },
+            ],
+        });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("blit.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/blit.wgsl").into()),
+        });
+        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("volume3d blit"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("volume3d blit"),
+            layout: Some(&pl),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState {
+                topology: wgpu::PrimitiveTopology::TriangleStrip,
+                ..Default::default()
+            },
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(format.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("volume3d blit"),
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            ..Default::default()
+        });
+        (pipeline, layout, sampler, format.is_srgb())
+    }
+
+    fn layout(&mut self, device: &wgpu::Device, class: TexelClass) -> wgpu::BindGroupLayout {
+        self.layouts
+            .entry(class.wgsl())
+            .or_insert_with(|| {
+                let nonfilter = wgpu::TextureSampleType::Float { filterable: false };
+                device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some("volume3d volume"),
+                    entries: &[
+                        texture_entry(0, class.sample_type(), wgpu::TextureViewDimension::D3),
+                        texture_entry(1, nonfilter, wgpu::TextureViewDimension::D2),
+                        wgpu::BindGroupLayoutEntry {
+                            binding: 2,
+                            visibility: wgpu::ShaderStages::FRAGMENT,
+                            ty: wgpu::BindingType::Buffer {
+                                ty: wgpu::BufferBindingType::Storage { read_only: true },
+                                has_dynamic_offset: false,
+                                min_binding_size: None,
+                            },
+                            count: None,
+                        },
+                        texture_entry(3, nonfilter, wgpu::TextureViewDimension::D3),
+                    ],
+                })
+            })
+            .clone()
+    }
+
+    fn pipeline(&mut self, device: &wgpu::Device, class: TexelClass) {
+        if self.pipelines.contains_key(class.wgsl()) {
+            return;
+        }
+        let source = self.source.replace("TEXEL", class.wgsl());
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("volume3d.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        });
+        let volume_layout = self.layout(device, class);
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("volume3d"),
+            bind_group_layouts: &[Some(&self.params_layout), Some(&volume_layout)],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("volume3d"),
+            layout: Some(&layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState {
+                topology: wgpu::PrimitiveTopology::TriangleStrip,
+                ..Default::default()
+            },
+            depth_stencil: Some(wgpu::DepthStencilState {
+                format: DEPTH,
+                depth_write_enabled: Some(true),
+                depth_compare: Some(wgpu::CompareFunction::Always),
+                stencil: Default::default(),
+                bias: Default::default(),
+            }),
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(COLOR.into())],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        self.pipelines.insert(class.wgsl(), pipeline);
+    }
+
+    fn brick_pipeline(
+        &mut self,
+        device: &wgpu::Device,
+        class: TexelClass,
+    ) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
+        if let (Some(p), Some(l)) =
+            (self.brick_pipelines.get(class.wgsl()), self.brick_layouts.get(class.wgsl()))
+        {
+            return (p.clone(), l.clone());
+        }
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("bricks"),
+            entries: &[
+                texture_entry(0, class.sample_type(), wgpu::TextureViewDimension::D3),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::StorageTexture {
+                        access: wgpu::StorageTextureAccess::WriteOnly,
+                        format: wgpu::TextureFormat::Rg32Float,
+                        view_dimension: wgpu::TextureViewDimension::D3,
+                    },
+                    count: None,
+                },
+            ],
+        });
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("bricks.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(self.bricks_source.replace("TEXEL", class.wgsl()).into()),
+        });
+        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("bricks"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("bricks"),
+            layout: Some(&pl),
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        self.brick_pipelines.insert(class.wgsl(), pipeline.clone());
+        self.brick_layouts.insert(class.wgsl(), layout.clone());
+        (pipeline, layout)
+    }
+
+    /// Binds a new volume generation: builds its brick grid on the GPU (recorded into
+    /// `encoder`) and the bind group the ray marcher reads. Nothing when it is bound already.
+    pub fn bind_volume(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        volume: &VolumeRef,
+    ) {
+        if self.bound.as_ref().is_some_and(|b| b.generation == volume.generation) {
+            return;
+        }
+        self.pipeline(device, volume.class);
+        let nb = volume.texture_dims.map(|n| n.div_ceil(BRICK).max(1));
+        let bricks = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("bricks"),
+            size: wgpu::Extent3d { width: nb[0], height: nb[1], depth_or_array_layers: nb[2] },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D3,
+            format: wgpu::TextureFormat::Rg32Float,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::STORAGE_BINDING,
+            view_formats: &[],
+        });
+        let bricks_view = bricks.create_view(&Default::default());
+        let (compute, compute_layout) = self.brick_pipeline(device, volume.class);
+        let compute_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("bricks"),
+            layout: &compute_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(&volume.view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::TextureView(&bricks_view),
+                },
+            ],
+        });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("bricks"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&compute);
+            pass.set_bind_group(0, &compute_group, &[]);
+            pass.dispatch_workgroups(nb[0].div_ceil(4), nb[1].div_ceil(4), nb[2].div_ceil(4));
+        }
+        let layout = self.layout(device, volume.class);
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("volume3d volume"),
+            layout: &layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(&volume.view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::TextureView(&self.table_view),
+                },
+                wgpu::BindGroupEntry { binding: 2, resource: self.visible.as_entire_binding() },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: wgpu::BindingResource::TextureView(&bricks_view),
+                },
+            ],
+        });
+        self.bound = Some(Bound { generation: volume.generation, class: volume.class, bind_group });
+    }
+
+    /// Uploads the transfer-function table when its version changed.
+    pub fn set_table(&mut self, queue: &wgpu::Queue, version: u64, table: &[[u8; 4]]) {
+        if self.table_version == Some(version) || table.len() != 256 {
+            return;
+        }
+        queue.write_texture(
+            self.table.as_image_copy(),
+            bytemuck::cast_slice(table),
+            wgpu::TexelCopyBufferLayout { offset: 0, bytes_per_row: Some(256 * 4), rows_per_image: Some(1) },
+            wgpu::Extent3d { width: 256, height: 1, depth_or_array_layers: 1 },
+        );
+        let prefix = super::transfer::TransferFunction::visible_prefix(table);
+        queue.write_buffer(&self.visible, 0, bytemuck::cast_slice(&prefix));
+        self.table_version = Some(version);
+    }
+
+    fn targets(&mut self, device: &wgpu::Device, size: [u32; 2]) {
+        if self.targets.as_ref().is_some_and(|t| t.size == size) {
+            return;
+        }
+        let extent = wgpu::Extent3d { width: size[0], height: size[1], depth_or_array_layers: 1 };
+        let color = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("volume3d colour"),
+            size: extent,
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: COLOR,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[COLOR_SRGB],
+        });
+        let depth = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("volume3d depth"),
+            size: extent,
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: DEPTH,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
+            view_formats: &[],
+        });
+        let blit = self.blit.as_ref().map(|(_, layout, sampler, srgb)| {
+            let view = color.create_view(&wgpu::TextureViewDescriptor {
+                format: Some(if *srgb { COLOR_SRGB } else { COLOR }),
+                ..Default::default()
+            });
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("volume3d blit"),
+                layout,
+                entries: &[
+                    wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(&view) },
+                    wgpu::BindGroupEntry { binding: 1, resource: wgpu::BindingResource::Sampler(sampler) },
+                ],
+            })
+        });
+        self.targets = Some(Targets {
+            size,
+            color_view: color.create_view(&Default::default()),
+            depth_view: depth.create_view(&Default::default()),
+            color,
+            depth,
+            blit,
+        });
+    }
+
+    /// Records the ray marching of `params` into the offscreen target of `size` pixels. The
+    /// volume must be bound ([`VolumeRenderer::bind_volume`]); false when it is not.
+    pub fn render(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        size: [u32; 2],
+        params: &RayParams,
+    ) -> bool {
+        let size = [size[0].max(1), size[1].max(1)];
+        self.targets(device, size);
+        let (Some(bound), Some(t)) = (&self.bound, &self.targets) else { return false };
+        let Some(pipeline) = self.pipelines.get(bound.class.wgsl()) else { return false };
+        queue.write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(params));
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("volume3d"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &t.color_view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &t.depth_view,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Store,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, &self.params_group, &[]);
+        pass.set_bind_group(1, &bound.bind_group, &[]);
+        pass.draw(0..4, 0..1);
+        true
+    }
+
+    /// Draws the last rendered image into the window's pass.
+    fn paint(&self, pass: &mut wgpu::RenderPass<'static>) {
+        let (Some((pipeline, ..)), Some(t)) = (&self.blit, &self.targets) else { return };
+        let Some(group) = &t.blit else { return };
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, group, &[]);
+        pass.draw(0..4, 0..1);
+    }
+}
+
+/// The 3D view's draw call: ray marching in `prepare`, the image drawn in `paint`.
+pub struct View3dCallback {
+    pub params: RayParams,
+    /// Offscreen size in pixels (lower than the view's while the camera moves).
+    pub size: [u32; 2],
+    pub table_version: u64,
+    pub table: std::sync::Arc<Vec<[u8; 4]>>,
+}
+
+impl egui_wgpu::CallbackTrait for View3dCallback {
+    fn prepare(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        _screen: &egui_wgpu::ScreenDescriptor,
+        encoder: &mut wgpu::CommandEncoder,
+        resources: &mut egui_wgpu::CallbackResources,
+    ) -> Vec<wgpu::CommandBuffer> {
+        let Some(volume) = resources.get::<GpuVolume>().and_then(VolumeRef::of) else { return Vec::new() };
+        if let Some(me) = resources.get_mut::<VolumeRenderer>() {
+            me.set_table(queue, self.table_version, &self.table);
+            me.bind_volume(device, encoder, &volume);
+            me.render(device, queue, encoder, self.size, &self.params);
+        }
+        Vec::new()
+    }
+
+    fn paint(
+        &self,
+        _info: egui::PaintCallbackInfo,
+        pass: &mut wgpu::RenderPass<'static>,
+        resources: &egui_wgpu::CallbackResources,
+    ) {
+        let ready = resources.get::<GpuVolume>().is_some_and(|v| v.complete());
+        if let (true, Some(me)) = (ready, resources.get::<VolumeRenderer>()) {
+            me.paint(pass);
+        }
+    }
+}
