@@ -32,7 +32,9 @@ struct Params {
     mode: vec4<u32>,
     // The threshold in the texture's own type (voxels mode).
     threshold: vec4<TEXEL>,
-    // x: the level of the smooth threshold surface (between integers for integer data).
+    // x: the level of the smooth threshold surface (between integers for integer data);
+    // y > 0.5: caps, i.e. the set is closed where it meets the volume's or the clipping box
+    // (else only faces between the set and its complement are drawn).
     threshold_f: vec4<f32>,
     surface: vec4<f32>,
     surface2: vec4<f32>,
@@ -46,6 +48,8 @@ struct Params {
 @group(1) @binding(3) var bricks: texture_3d<f32>;
 
 const BRICK: f32 = 8.0;
+// Threshold-set faces seen from inside the set (the ray started in it).
+const INNER: vec3<f32> = vec3<f32>(0.35, 0.55, 0.95);
 const MAX_STEPS: i32 = 20000;
 
 struct VertexOut {
@@ -153,8 +157,9 @@ fn brick_exit(o: vec3<f32>, d: vec3<f32>, b: vec3<i32>) -> f32 {
     return min(tmax.x, min(tmax.y, tmax.z));
 }
 
-// Whether no sample in brick b can be seen in the current mode.
-fn brick_empty(b: vec3<i32>, best: f32) -> bool {
+// Whether no sample in brick b can be seen in the current mode (first-hit modes: whether
+// no sample in it lies on the other side from where the ray started).
+fn brick_empty(b: vec3<i32>, best: f32, from_inside: bool) -> bool {
     let mm = textureLoad(bricks, b, 0).xy;
     if (mm.x > mm.y) {
         return true; // no finite sample at all
@@ -169,6 +174,10 @@ fn brick_empty(b: vec3<i32>, best: f32) -> bool {
         case 1u: { return mm.y <= best; }
         case 2u: { return mm.x >= best; }
         case 3u: {
+            // Looking for a change from the side the ray started on.
+            if (from_inside) {
+                return mm.x >= params.iso.x && (params.iso.w < 0.5 || mm.x >= params.iso.y);
+            }
             var level = params.iso.x;
             if (params.iso.w > 0.5) {
                 level = min(level, params.iso.y);
@@ -176,11 +185,12 @@ fn brick_empty(b: vec3<i32>, best: f32) -> bool {
             return mm.y < level;
         }
         case 4u: {
+            let t = params.threshold_f.x;
             switch params.mode.y {
-                case 1u: { return mm.x > params.threshold_f.x; }
-                case 2u: { return mm.y < params.threshold_f.x; }
-                case 3u: { return false; }
-                default: { return true; }
+                case 1u: { return select((mm.x > t), (mm.y <= t), from_inside); }
+                case 2u: { return select((mm.y < t), (mm.x >= t), from_inside); }
+                case 3u: { return from_inside; }
+                default: { return !from_inside; }
             }
         }
         default: { return false; }
@@ -300,12 +310,15 @@ fn fs_main(in: VertexOut) -> FragOut {
         var t_cell = t0;
         var axis = entry_axis;
         let limit = i32(dot(vec3<f32>(hi_cell - lo_cell), vec3<f32>(1.0))) + 4;
+        let caps = params.threshold_f.y > 0.5;
+        let start = member(textureLoad(volume, cell, 0).x);
         for (var i = 0; i < limit; i++) {
             if (t_cell >= t_end) {
                 break;
             }
-            if (member(textureLoad(volume, cell, 0).x)) {
-                let base = params.surface.rgb;
+            let m = member(textureLoad(volume, cell, 0).x);
+            if ((m && caps && i == 0) || m != start) {
+                let base = select(INNER, params.surface.rgb, m);
                 out.color = vec4<f32>(shade(base, face_normal(axis), view), 1.0);
                 out.depth = depth_of(o + t_cell * d);
                 return out;
@@ -335,6 +348,9 @@ fn fs_main(in: VertexOut) -> FragOut {
     var t = t0 + step * jitter(in.position.xy);
     var prev = 0.0;
     var have_prev = false;
+    let caps = params.threshold_f.y > 0.5;
+    // First-hit modes look for the first change from the side the ray starts on.
+    let from_inside = (mode == 3u || mode == 4u) && !caps && inside(sample(o + t * d));
     for (var i = 0; i < MAX_STEPS; i++) {
         if (t >= t_end) {
             break;
@@ -342,7 +358,7 @@ fn fs_main(in: VertexOut) -> FragOut {
         let p = o + t * d;
         if (skipping) {
             let b = brick_of(p);
-            if (brick_empty(b, best)) {
+            if (brick_empty(b, best, from_inside)) {
                 t = max(brick_exit(o, d, b) + 1e-3, t + step);
                 have_prev = false;
                 continue;
@@ -375,27 +391,30 @@ fn fs_main(in: VertexOut) -> FragOut {
                     let c = shade(params.surface2.rgb, normal_at(p), view);
                     acc = vec4<f32>(acc.rgb + (1.0 - acc.a) * a * c, acc.a + (1.0 - acc.a) * a);
                 }
-                if (inside(v)) {
+                if (inside(v) != from_inside) {
                     var hit = p;
                     var n = vec3<f32>(0.0);
-                    if (!have_prev && t <= t0 + step) {
-                        // Inside from the start: the cut face of the clipping box.
+                    if (!from_inside && !have_prev && t <= t0 + step) {
+                        // Inside from the start: the cap where the box cuts the set.
                         hit = o + t0 * d;
                         n = face_normal(entry_axis);
                     } else if (have_prev) {
-                        // Bisect between the last sample outside and this one.
+                        // Bisect between the last sample on the starting side and this one.
                         var ta2 = t - step;
                         var tb2 = t;
                         for (var k = 0; k < 6; k++) {
                             let tm = 0.5 * (ta2 + tb2);
-                            if (inside(sample(o + tm * d))) { tb2 = tm; } else { ta2 = tm; }
+                            if (inside(sample(o + tm * d)) != from_inside) { tb2 = tm; } else { ta2 = tm; }
                         }
                         hit = o + tb2 * d;
                         n = normal_at(hit);
                     } else {
                         n = normal_at(hit);
                     }
-                    let base = select(params.surface.rgb, table_at(sample(hit)).rgb, mode == 3u && params.surface.a < 0.5);
+                    var base = select(params.surface.rgb, table_at(sample(hit)).rgb, mode == 3u && params.surface.a < 0.5);
+                    if (from_inside && mode == 4u) {
+                        base = INNER;
+                    }
                     let c = shade(base, n, view);
                     acc = vec4<f32>(acc.rgb + (1.0 - acc.a) * c, 1.0);
                     out.depth = depth_of(hit);

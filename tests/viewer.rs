@@ -198,3 +198,40 @@ fn the_random_field_example_is_generated_on_the_worker() {
     assert!(d.source.starts_with("Gaussian random field 64x64"), "{}", d.source);
     assert_eq!(h.state().settings.grf.size, 64);
 }
+
+#[test]
+fn the_3d_view_draws_each_mode_and_the_threshold_set_follows_the_threshold() {
+    use topoview::render::scene3d::Mode;
+    let mut h = harness("mni152_t1_09a.nii.gz");
+    wait_for(&mut h, "the MNI volume and its curve", idle);
+    // The 3D view alone, from the View menu.
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("3D view").click();
+    h.run_steps(2);
+    assert_eq!(h.state().settings.layout, Layout::Volume);
+    h.snapshot_options("mni_3d_composite", &snapshot_options());
+    // The mode from the view's own menu.
+    h.get_by_label("mode").click();
+    h.run_steps(2);
+    h.get_by_label("isosurface").click();
+    h.run_steps(2);
+    assert_eq!(h.state().settings.view3d.mode, Mode::Isosurface);
+    h.snapshot_options("mni_3d_isosurface", &snapshot_options());
+    h.state_mut().settings.view3d.mode = Mode::MaxIntensity;
+    h.run_steps(2);
+    h.snapshot_options("mni_3d_mip", &snapshot_options());
+    // The threshold set as voxels, with the slice planes, at two thresholds typed in the ECC
+    // panel: the surface follows.
+    h.state_mut().settings.view3d.mode = Mode::ThresholdVoxels;
+    h.get_by_label("planes").click();
+    for t in [62.0, 120.0] {
+        h.get_by_label("Threshold").set_value_accesskit(t);
+        h.run_steps(2);
+        assert_eq!(h.state().data.as_ref().unwrap().threshold, t);
+        h.snapshot_options(&format!("mni_3d_voxels_{t}"), &snapshot_options());
+    }
+    h.state_mut().settings.view3d.mode = Mode::ThresholdSurface;
+    h.run_steps(2);
+    h.snapshot_options("mni_3d_threshold_surface_120", &snapshot_options());
+}

@@ -37,6 +37,8 @@ pub struct View3dSettings {
     pub second_opacity: f32,
     /// Skip bricks that cannot contribute (off only to compare).
     pub skipping: bool,
+    /// Surfaces closed where the set meets the box (see [`crate::render::scene3d::Scene::caps`]).
+    pub caps: bool,
 }
 
 impl Default for View3dSettings {
@@ -51,6 +53,7 @@ impl Default for View3dSettings {
             second_surface: false,
             second_opacity: 0.3,
             skipping: true,
+            caps: false,
         }
     }
 }

@@ -196,11 +196,13 @@ fn scene(s: &View3dSettings, state: &View3dState, input: &Inputs, class: TexelCl
         mask,
         threshold: input.threshold,
         color_by_value: s.color_by_value,
+        caps: s.caps,
         surface: match s.mode {
             Mode::ThresholdSurface | Mode::ThresholdVoxels => [1.0, 0.35, 0.15],
             _ => [0.93, 0.9, 0.85],
         },
-        background: [0.0, 0.0, 0.0],
+        // Dark slate, not black: black slice-plane regions and empty space stay apart.
+        background: [0.1, 0.11, 0.14],
         frame: if moving { state.frame } else { 0 },
         skipping: s.skipping,
     }
@@ -217,7 +219,7 @@ fn controls(
     let mut moved = false;
     let mut strip = ui.new_child(egui::UiBuilder::new().max_rect(header.shrink2(Vec2::new(4.0, 1.0))));
     strip.horizontal(|ui| {
-        egui::ComboBox::from_id_salt("view3d mode").selected_text(s.mode.name()).show_ui(ui, |ui| {
+        egui::ComboBox::from_label("mode").selected_text(s.mode.name()).show_ui(ui, |ui| {
             for m in Mode::ALL {
                 ui.selectable_value(&mut s.mode, m, m.name());
             }
@@ -253,6 +255,13 @@ fn controls(
                 ui.add(egui::DragValue::new(&mut s.second_opacity).speed(0.01).range(0.0..=1.0).prefix("α "));
             }
             ui.checkbox(&mut s.color_by_value, "colour");
+        }
+        if matches!(s.mode, Mode::Isosurface | Mode::ThresholdSurface | Mode::ThresholdVoxels) {
+            ui.checkbox(&mut s.caps, "caps").on_hover_text(
+                "Close surfaces where they meet the volume's edge or the clipping box. Off: only \
+                 faces between the set and the rest are drawn; orange faces are the set seen \
+                 from outside, blue ones seen from inside it.",
+            );
         }
         if matches!(s.mode, Mode::ThresholdSurface | Mode::ThresholdVoxels) {
             ui.label(format!(

@@ -118,6 +118,10 @@ pub struct Scene {
     pub threshold: f64,
     /// Colour isosurfaces by the transfer function's colour at the surface, not `surface`.
     pub color_by_value: bool,
+    /// First-hit modes: close the set where it meets the volume's or the clipping box (else
+    /// only faces between the set and its complement are drawn, and a ray that starts inside
+    /// the set shows where it leaves it).
+    pub caps: bool,
     pub surface: [f32; 3],
     pub background: [f32; 3],
     /// Changes every frame while the camera moves, so the sample jitter is not frozen in.
@@ -172,7 +176,7 @@ impl Scene {
             iso: [self.iso as f32, iso2, a2, on2],
             mode: [self.mode.code(), self.mask.0, self.frame, self.skipping as u32],
             threshold: [self.mask.1, 0, 0, 0],
-            threshold_f: [level, 0.0, 0.0, 0.0],
+            threshold_f: [level, if self.caps { 1.0 } else { 0.0 }, 0.0, 0.0],
             surface: rgb(self.surface, if self.color_by_value { 0.0 } else { 1.0 }),
             surface2: [0.55, 0.75, 1.0, 1.0],
             background: rgb(self.background, 1.0),
@@ -197,6 +201,7 @@ mod tests {
             mask: (super::super::volume::MASK_BELOW, 12),
             threshold: 12.3,
             color_by_value: false,
+            caps: false,
             surface: [1.0; 3],
             background: [0.0; 3],
             frame: 0,
