@@ -229,7 +229,7 @@ fn the_3d_view_draws_each_mode_and_the_threshold_set_follows_the_threshold() {
         h.get_by_label("Threshold").set_value_accesskit(t);
         h.run_steps(2);
         assert_eq!(h.state().data.as_ref().unwrap().threshold, t);
-        h.snapshot_options(&format!("mni_3d_voxels_{t}"), &snapshot_options());
+        h.snapshot_options(format!("mni_3d_voxels_{t}"), &snapshot_options());
     }
     h.state_mut().settings.view3d.mode = Mode::ThresholdSurface;
     h.run_steps(2);

@@ -39,6 +39,8 @@ pub struct View3dSettings {
     pub skipping: bool,
     /// Surfaces closed where the set meets the box (see [`crate::render::scene3d::Scene::caps`]).
     pub caps: bool,
+    /// Ray samples per voxel when the camera is still (half as many while it moves).
+    pub samples_per_voxel: f32,
 }
 
 impl Default for View3dSettings {
@@ -54,6 +56,7 @@ impl Default for View3dSettings {
             second_opacity: 0.3,
             skipping: true,
             caps: false,
+            samples_per_voxel: 1.0,
         }
     }
 }

@@ -190,7 +190,7 @@ fn scene(s: &View3dSettings, state: &View3dState, input: &Inputs, class: TexelCl
         clip: s.clip,
         planes: s.planes.then_some(input.cursor),
         window: input.window,
-        step: if moving { 1.0 } else { 0.5 },
+        step: crate::render::scene3d::step(s.samples_per_voxel, moving),
         iso: state.iso,
         iso2: (s.mode == Mode::Isosurface && s.second_surface).then_some((state.iso2, s.second_opacity)),
         mask,
@@ -245,6 +245,12 @@ fn controls(
             if ui.button("Reset clipping").clicked() {
                 s.clip = [[0.0; 3], [1.0; 3]];
             }
+        });
+        ui.menu_button("quality", |ui| {
+            ui.add(egui::Slider::new(&mut s.samples_per_voxel, 0.5..=4.0).text("samples per voxel"))
+                .on_hover_text("Ray samples per voxel with the camera still (half as many while it moves)");
+            ui.checkbox(&mut s.skipping, "skip empty space")
+                .on_hover_text("Skip bricks of 8^3 voxels that cannot show anything (off only to compare)");
         });
         let speed = ((input.window.1 - input.window.0) / 500.0).max(1e-12);
         if s.mode == Mode::Isosurface {

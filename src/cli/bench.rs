@@ -25,6 +25,18 @@ pub struct BenchArgs {
     /// Time the CUDA backend (device 0) instead.
     #[arg(long)]
     pub cuda: bool,
+    /// Time the 3D view instead, rendered offscreen (no window) on the GPU wgpu finds.
+    #[arg(long)]
+    pub render: bool,
+    /// With --render: edges of the test volumes.
+    #[arg(long, value_delimiter = ',', default_value = "128,256,512")]
+    pub volumes: Vec<usize>,
+    /// With --render: the image size, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1920x1080")]
+    pub resolution: String,
+    /// With --render: timed frames per case.
+    #[arg(long, default_value_t = 20)]
+    pub frames: usize,
     /// With --cuda and --file: also stream the file through at most this much GPU memory.
     #[arg(long, value_name = "LIMIT", value_parser = topoview::mem::parse_size)]
     pub gpu_memory: Option<usize>,
@@ -41,6 +53,31 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         }
         #[cfg(not(feature = "cuda"))]
         anyhow::bail!("this topoview was built without CUDA (the `cuda` feature)");
+    }
+    if a.render {
+        #[cfg(feature = "viewer")]
+        {
+            let (w, h) = a
+                .resolution
+                .split_once('x')
+                .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+                .filter(|&(w, h)| (1..=16384).contains(&w) && (1..=16384).contains(&h))
+                .ok_or_else(|| anyhow::anyhow!("--resolution must be WIDTHxHEIGHT, e.g. 1920x1080"))?;
+            anyhow::ensure!(
+                a.volumes.iter().all(|&n| (8..=1024).contains(&n)),
+                "--volumes edges must be 8 to 1024"
+            );
+            let cfg = topoview::render::bench3d::RenderBenchConfig {
+                sizes: a.volumes.clone(),
+                width: w,
+                height: h,
+                frames: a.frames.max(1),
+            };
+            topoview::render::bench3d::run(&cfg, &mut stdout())?;
+            return Ok(());
+        }
+        #[cfg(not(feature = "viewer"))]
+        anyhow::bail!("this topoview was built without the viewer (the `viewer` feature)");
     }
     if a.msc {
         let field = match &a.file {

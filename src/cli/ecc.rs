@@ -216,11 +216,11 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
     // Smoothing may run where the ECC does not (a kernel folded on the CPU, say): name both.
     let on = match smoothed_on {
         Some(s) if s.on_gpu != ran.on_gpu => {
-            format!("smoothed on {}, ECC on {}", backend.where_ran(&s), backend.where_ran(&ran))
+            format!("smoothed on {}, ECC computed on {}", backend.where_ran(&s), backend.where_ran(&ran))
         }
-        _ => backend.where_ran(&ran),
+        _ => format!("computed on {}", backend.where_ran(&ran)),
     };
-    let summary = format!("{}; computed on {on}", summary(&name, &field, &curve));
+    let summary = format!("{}; {on}", summary(&name, &field, &curve));
     if to_stdout {
         say!("{summary}")
     } else {

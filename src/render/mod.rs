@@ -7,6 +7,7 @@
 pub mod colormap;
 #[rustfmt::skip]
 mod colormap_tables;
+pub mod bench3d;
 pub mod camera;
 pub mod gpu_volume;
 pub mod scene3d;

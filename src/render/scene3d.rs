@@ -68,6 +68,12 @@ impl Mode {
     }
 }
 
+/// The ray step in voxels: 1 / samples per voxel, twice that while the camera moves.
+pub fn step(samples_per_voxel: f32, moving: bool) -> f32 {
+    let s = 1.0 / samples_per_voxel.clamp(0.25, 8.0);
+    if moving { 2.0 * s } else { s }
+}
+
 /// Where the volume sits: field dims, the display stride of its texture, and the affine from
 /// voxel indices (centres) to world coordinates.
 #[derive(Clone, Copy, Debug, PartialEq)]
