@@ -57,7 +57,9 @@ pub fn test_volume(n: usize) -> ScalarField {
     ScalarField::new(&[n, n, n], Samples::U8(v)).expect("test volume dims are valid")
 }
 
-pub fn run(cfg: &RenderBenchConfig, out: &mut dyn std::io::Write) -> Result<(), RenderBenchError> {
+/// A GPU device without a window: the high-performance adapter wgpu finds (lavapipe where
+/// there is no GPU), with that adapter's limits.
+pub fn headless() -> Result<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo), RenderBenchError> {
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
     let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
         power_preference: wgpu::PowerPreference::HighPerformance,
@@ -71,6 +73,11 @@ pub fn run(cfg: &RenderBenchConfig, out: &mut dyn std::io::Write) -> Result<(), 
         ..Default::default()
     }))
     .map_err(|e| RenderBenchError::Device(e.to_string()))?;
+    Ok((device, queue, info))
+}
+
+pub fn run(cfg: &RenderBenchConfig, out: &mut dyn std::io::Write) -> Result<(), RenderBenchError> {
+    let (device, queue, info) = headless()?;
     writeln!(
         out,
         "adapter: {} ({:?}, driver {} {})",

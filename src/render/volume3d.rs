@@ -44,6 +44,7 @@ struct Bound {
     generation: u64,
     class: TexelClass,
     bind_group: wgpu::BindGroup,
+    bricks: wgpu::Texture,
 }
 
 /// The offscreen image and depth of one size.
@@ -368,7 +369,9 @@ impl VolumeRenderer {
             sample_count: 1,
             dimension: wgpu::TextureDimension::D3,
             format: wgpu::TextureFormat::Rg32Float,
-            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::STORAGE_BINDING,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::STORAGE_BINDING
+                | wgpu::TextureUsages::COPY_SRC,
             view_formats: &[],
         });
         let bricks_view = bricks.create_view(&Default::default());
@@ -416,7 +419,12 @@ impl VolumeRenderer {
                 },
             ],
         });
-        self.bound = Some(Bound { generation: volume.generation, class: volume.class, bind_group });
+        self.bound = Some(Bound { generation: volume.generation, class: volume.class, bind_group, bricks });
+    }
+
+    /// The min/max grid of the bound volume (Rg32Float, one texel per 8^3 brick), for tests.
+    pub fn bricks(&self) -> Option<&wgpu::Texture> {
+        self.bound.as_ref().map(|b| &b.bricks)
     }
 
     /// Uploads the transfer-function table when its version changed.

@@ -1,0 +1,137 @@
+//! The 3D view's GPU pieces that can be checked without looking at pixels, on the device wgpu
+//! finds (lavapipe in CI): the min/max brick grid the ray marcher skips empty space with,
+//! against a brute-force one on the CPU.
+#![cfg(feature = "viewer")]
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use eframe::egui_wgpu::wgpu;
+use std::sync::Arc;
+use topoview::field::{Samples, ScalarField};
+use topoview::render::bench3d::headless;
+use topoview::render::gpu_volume::GpuVolume;
+use topoview::render::volume3d::{VolumeRef, VolumeRenderer};
+
+/// The grid as the shader defines it: brick b covers texels 8b ..= 8b + 8 (clamped), finite
+/// samples only; a brick without one is (3.4e38, -3.4e38).
+fn brute_force(values: &[f32], dims: [usize; 3]) -> Vec<[f32; 2]> {
+    let nb = dims.map(|n| n.div_ceil(8));
+    let mut out = Vec::new();
+    for bz in 0..nb[2] {
+        for by in 0..nb[1] {
+            for bx in 0..nb[0] {
+                let (mut lo, mut hi) = (3.4e38f32, -3.4e38f32);
+                for z in 8 * bz..=(8 * bz + 8).min(dims[2] - 1) {
+                    for y in 8 * by..=(8 * by + 8).min(dims[1] - 1) {
+                        for x in 8 * bx..=(8 * bx + 8).min(dims[0] - 1) {
+                            let v = values[x + dims[0] * (y + dims[1] * z)];
+                            if !v.is_nan() {
+                                lo = lo.min(v);
+                                hi = hi.max(v);
+                            }
+                        }
+                    }
+                }
+                out.push([lo, hi]);
+            }
+        }
+    }
+    out
+}
+
+/// Builds the brick grid of `field` on the GPU and reads it back.
+fn gpu_bricks(device: &wgpu::Device, queue: &wgpu::Queue, field: ScalarField) -> Vec<[f32; 2]> {
+    let mut volume = GpuVolume::create(device, Arc::new(field), 1);
+    volume.upload_all(queue);
+    let mut renderer = VolumeRenderer::new(device, None);
+    let mut encoder = device.create_command_encoder(&Default::default());
+    renderer.bind_volume(device, &mut encoder, &VolumeRef::of(&volume).unwrap());
+    let bricks = renderer.bricks().unwrap();
+    let size = bricks.size();
+    // Rows of 8-byte texels padded to wgpu's 256-byte copy alignment.
+    let row = (size.width * 8).div_ceil(256) * 256;
+    let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: (row * size.height * size.depth_or_array_layers) as u64,
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    encoder.copy_texture_to_buffer(
+        bricks.as_image_copy(),
+        wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(row),
+                rows_per_image: Some(size.height),
+            },
+        },
+        size,
+    );
+    queue.submit([encoder.finish()]);
+    buffer.slice(..).map_async(wgpu::MapMode::Read, |r| r.unwrap());
+    device.poll(wgpu::PollType::Wait { submission_index: None, timeout: None }).unwrap();
+    let bytes = buffer.slice(..).get_mapped_range().unwrap().to_vec();
+    let mut out = Vec::new();
+    for z in 0..size.depth_or_array_layers {
+        for y in 0..size.height {
+            let start = ((z * size.height + y) * row) as usize;
+            let texels: &[[f32; 2]] = bytemuck::cast_slice(&bytes[start..start + size.width as usize * 8]);
+            out.extend_from_slice(texels);
+        }
+    }
+    out
+}
+
+/// A small deterministic generator (no rand dependency in the library's tests).
+fn noise(n: usize, seed: u64) -> Vec<u64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn the_brick_grid_equals_a_brute_force_one() {
+    let (device, queue, info) = headless().unwrap();
+    eprintln!("adapter: {}", info.name);
+    // Edges that are not multiples of 8, a flat axis, NaN samples and a brick of NaN only.
+    for (dims, seed) in [([37, 21, 19], 1), ([8, 9, 1], 2), ([17, 3, 40], 3)] {
+        let n = dims.iter().product();
+        let mut f: Vec<f32> =
+            noise(n, seed).iter().map(|&r| ((r >> 40) as f32 / 16777216.0) * 200.0 - 100.0).collect();
+        for (i, v) in f.iter_mut().enumerate() {
+            if i % 11 == 3 {
+                *v = f32::NAN;
+            }
+        }
+        if dims == [37, 21, 19] {
+            // Brick (4, 0, 0) is x 32..=36, y 0..=8, z 0..=8: all NaN.
+            for z in 0..=8 {
+                for y in 0..=8 {
+                    for x in 32..37 {
+                        f[x + 37 * (y + 21 * z)] = f32::NAN;
+                    }
+                }
+            }
+        }
+        let want = brute_force(&f, dims);
+        assert!(dims != [37, 21, 19] || want[4] == [3.4e38, -3.4e38]);
+        let got = gpu_bricks(&device, &queue, ScalarField::new(&dims, Samples::F32(f)).unwrap());
+        assert_eq!(got, want, "{dims:?}");
+    }
+    // Integer texels: u16 and i16 (the shader converts to f32, exact for 16-bit values).
+    let dims = [33, 16, 9];
+    let n: usize = dims.iter().product();
+    let u: Vec<u16> = noise(n, 7).iter().map(|&r| (r >> 48) as u16).collect();
+    let want = brute_force(&u.iter().map(|&v| v as f32).collect::<Vec<_>>(), dims);
+    assert_eq!(gpu_bricks(&device, &queue, ScalarField::new(&dims, Samples::U16(u)).unwrap()), want);
+    let i: Vec<i16> = noise(n, 8).iter().map(|&r| (r >> 48) as u16 as i16).collect();
+    let want = brute_force(&i.iter().map(|&v| v as f32).collect::<Vec<_>>(), dims);
+    assert_eq!(gpu_bricks(&device, &queue, ScalarField::new(&dims, Samples::I16(i)).unwrap()), want);
+}
