@@ -2,8 +2,9 @@
 //! header strip (mode, camera views, planes, clipping, isovalues) and an orientation marker.
 //!
 //! Mouse: left drag orbits, right or middle drag pans, the wheel zooms, a double click frames
-//! the volume again. While the camera moves the view renders at half resolution with coarser
-//! steps, and at full quality once it has been still for a moment.
+//! the volume again. While the camera moves the view renders at half resolution or less (what
+//! keeps frames at about 25 a second) with coarser steps, and at full quality once it has been
+//! still for a moment. A frame that would draw the same image as the last one draws nothing.
 
 use super::settings::View3dSettings;
 use crate::field::ScalarField;
@@ -32,6 +33,8 @@ pub struct View3dState {
     table: Arc<Vec<[u8; 4]>>,
     table_key: Option<(Vec<u32>, Colormap)>,
     table_version: u64,
+    /// Resolution scale while the camera moves, adapted to the frame time (see [`show`]).
+    moving_scale: f32,
     /// Isovalue and the second surface's value, per volume.
     pub iso: f64,
     pub iso2: f64,
@@ -138,7 +141,21 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
     let (_, class) = volume::texel_format(input.field.dtype());
     let scene = scene(s, state, input, class, moving);
     let ppp = ui.ctx().pixels_per_point();
-    let scale = if moving { 0.5 } else { 1.0 };
+    // The frame budget: while the camera moves, fewer pixels when frames come slower than
+    // 25 a second (a software renderer, a huge window), more again when they come fast.
+    if moving {
+        let dt = ui.input(|i| i.unstable_dt);
+        let s = if state.moving_scale > 0.0 { state.moving_scale } else { 0.5 };
+        state.moving_scale = if dt > 0.04 {
+            s * 0.8
+        } else if dt < 0.02 {
+            s * 1.1
+        } else {
+            s
+        }
+        .clamp(0.15, 0.5);
+    }
+    let scale = if moving { state.moving_scale.max(0.15) } else { 1.0 };
     let size = [
         ((image.width() * ppp * scale).round() as u32).max(1),
         ((image.height() * ppp * scale).round() as u32).max(1),
@@ -170,7 +187,7 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
         note += &format!(" · every {}th voxel", input.stride);
     }
     if moving {
-        note += " · moving: half resolution";
+        note += &format!(" · moving: {:.0}% resolution", 100.0 * scale);
     }
     painter.text(
         image.left_bottom() + Vec2::new(6.0, -6.0),
@@ -183,7 +200,11 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
 }
 
 fn scene(s: &View3dSettings, state: &View3dState, input: &Inputs, class: TexelClass, moving: bool) -> Scene {
-    let mask = volume::mask_threshold(class, input.filtration, input.threshold);
+    // Only the threshold modes depend on the threshold: the others keep their image (and draw
+    // nothing new) while it is dragged.
+    let shows_set = matches!(s.mode, Mode::ThresholdSurface | Mode::ThresholdVoxels);
+    let mask =
+        if shows_set { volume::mask_threshold(class, input.filtration, input.threshold) } else { (0, 0) };
     Scene {
         camera: s.camera,
         mode: s.mode,
@@ -194,7 +215,7 @@ fn scene(s: &View3dSettings, state: &View3dState, input: &Inputs, class: TexelCl
         iso: state.iso,
         iso2: (s.mode == Mode::Isosurface && s.second_surface).then_some((state.iso2, s.second_opacity)),
         mask,
-        threshold: input.threshold,
+        threshold: if shows_set { input.threshold } else { 0.0 },
         color_by_value: s.color_by_value,
         caps: s.caps,
         surface: match s.mode {

@@ -129,7 +129,7 @@ pub fn run(cfg: &RenderBenchConfig, out: &mut dyn std::io::Write) -> Result<(), 
                         .ok_or_else(|| RenderBenchError::Gpu("singular camera".into()))?;
                     let t = Instant::now();
                     let mut encoder = device.create_command_encoder(&Default::default());
-                    renderer.render(&device, &queue, &mut encoder, size, &params);
+                    renderer.render(&device, &queue, &mut encoder, size, &params, true);
                     queue.submit([encoder.finish()]);
                     wait(&device)?;
                     // The first frames at a new size create targets and warm caches.

@@ -73,6 +73,9 @@ pub struct VolumeRenderer {
     table_version: Option<u64>,
     bound: Option<Bound>,
     pub targets: Option<Targets>,
+    /// What the image in `targets` shows: a frame that would draw the same is not drawn again
+    /// (moving a slice or the ECC threshold leaves the 3D view alone unless it shows them).
+    drawn: Option<(RayParams, [u32; 2], u64, Option<u64>)>,
     /// Drawing the image into the window: pipeline and layout, for the window's format.
     blit: Option<(wgpu::RenderPipeline, wgpu::BindGroupLayout, wgpu::Sampler, bool)>,
 }
@@ -160,6 +163,7 @@ impl VolumeRenderer {
             table_version: None,
             bound: None,
             targets: None,
+            drawn: None,
             blit,
         }
     }
@@ -494,8 +498,9 @@ impl VolumeRenderer {
         });
     }
 
-    /// Records the ray marching of `params` into the offscreen target of `size` pixels. The
-    /// volume must be bound ([`VolumeRenderer::bind_volume`]); false when it is not.
+    /// Records the ray marching of `params` into the offscreen target of `size` pixels, unless
+    /// the target already shows exactly that (`force` draws anyway: benchmarks). The volume must
+    /// be bound ([`VolumeRenderer::bind_volume`]); false when it is not.
     pub fn render(
         &mut self,
         device: &wgpu::Device,
@@ -503,11 +508,17 @@ impl VolumeRenderer {
         encoder: &mut wgpu::CommandEncoder,
         size: [u32; 2],
         params: &RayParams,
+        force: bool,
     ) -> bool {
         let size = [size[0].max(1), size[1].max(1)];
         self.targets(device, size);
         let (Some(bound), Some(t)) = (&self.bound, &self.targets) else { return false };
         let Some(pipeline) = self.pipelines.get(bound.class.wgsl()) else { return false };
+        let what = (*params, size, bound.generation, self.table_version);
+        if self.drawn == Some(what) && !force {
+            return true;
+        }
+        self.drawn = Some(what);
         queue.write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(params));
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("volume3d"),
@@ -571,7 +582,7 @@ impl egui_wgpu::CallbackTrait for View3dCallback {
         if let Some(me) = resources.get_mut::<VolumeRenderer>() {
             me.set_table(queue, self.table_version, &self.table);
             me.bind_volume(device, encoder, &volume);
-            me.render(device, queue, encoder, self.size, &self.params);
+            me.render(device, queue, encoder, self.size, &self.params, false);
         }
         Vec::new()
     }
