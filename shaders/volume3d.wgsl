@@ -105,7 +105,8 @@ fn sample(p: vec3<f32>) -> f32 {
 
 // Central differences in index space, mapped to a world-space unit normal.
 fn normal_at(p: vec3<f32>) -> vec3<f32> {
-    let h = 0.5 * stride();
+    // One voxel either side: half a voxel picks up the steps of quantised (8-bit) data.
+    let h = stride();
     let g = vec3<f32>(
         sample(p + vec3<f32>(h, 0.0, 0.0)) - sample(p - vec3<f32>(h, 0.0, 0.0)),
         sample(p + vec3<f32>(0.0, h, 0.0)) - sample(p - vec3<f32>(0.0, h, 0.0)),

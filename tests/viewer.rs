@@ -217,7 +217,23 @@ fn the_3d_view_draws_each_mode_and_the_threshold_set_follows_the_threshold() {
     h.get_by_label("isosurface").click();
     h.run_steps(2);
     assert_eq!(h.state().settings.view3d.mode, Mode::Isosurface);
+    // Seen from the front, from the view menu.
+    h.get_by_label("view").click();
+    h.run_steps(2);
+    h.get_by_label("A: from the front (anterior)").click();
+    h.run_steps(2);
+    let cam = h.state().settings.view3d.camera;
+    assert_eq!((cam.yaw, cam.pitch), (90.0, 0.0));
+    // A moved camera renders at a lower resolution for a moment; the snapshot wants the still one.
+    std::thread::sleep(Duration::from_millis(400));
+    h.run_steps(3);
     h.snapshot_options("mni_3d_isosurface", &snapshot_options());
+    // A transfer-function preset from the Display panel.
+    h.get_by_label("presets").click();
+    h.run_steps(2);
+    h.get_by_label("CT bone").click();
+    h.run_steps(2);
+    assert_eq!(h.state().settings.view3d.transfer, topoview::render::transfer::Preset::CtBone.function());
     h.state_mut().settings.view3d.mode = Mode::MaxIntensity;
     h.run_steps(2);
     h.snapshot_options("mni_3d_mip", &snapshot_options());

@@ -19,9 +19,9 @@ pub fn editor(
 ) {
     ui.horizontal(|ui| {
         ui.label("3D opacity");
-        egui::ComboBox::from_id_salt("tf preset").selected_text("presets").show_ui(ui, |ui| {
+        ui.menu_button("presets", |ui| {
             for p in Preset::ALL {
-                if ui.selectable_label(false, p.name()).clicked() {
+                if ui.button(p.name()).clicked() {
                     *tf = p.function();
                 }
             }

@@ -245,12 +245,14 @@ fn controls(
                 ui.selectable_value(&mut s.mode, m, m.name());
             }
         });
-        for v in AxisView::ALL {
-            if ui.small_button(v.name()).on_hover_text(format!("View from {}", view_word(v))).clicked() {
-                s.camera.look_from(v);
-                moved = true;
+        ui.menu_button("view", |ui| {
+            for v in AxisView::ALL {
+                if ui.button(format!("{}: from {}", v.name(), view_word(v))).clicked() {
+                    s.camera.look_from(v);
+                    moved = true;
+                }
             }
-        }
+        });
         ui.checkbox(&mut s.planes, "planes").on_hover_text("Draw the three slice planes at the crosshair");
         ui.menu_button("clip", |ui| {
             ui.label("Clipping box (fraction of each axis)");

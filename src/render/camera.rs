@@ -123,10 +123,12 @@ impl Default for Camera {
 }
 
 impl Camera {
-    /// A camera that frames a box of `radius` around `center`, from its current direction.
+    /// A camera that frames a box of `radius` (half its diagonal) around `center`, from its
+    /// current direction: the view's half-height at the target is 0.85 `radius`, since a box
+    /// seen from any direction spans less than its diagonal.
     pub fn framing(&self, center: [f64; 3], radius: f64) -> Camera {
-        let half = (self.fov.to_radians() / 2.0).sin();
-        Camera { target: center, distance: radius.max(1e-9) / half * 1.05, ..*self }
+        let half = (self.fov.to_radians() / 2.0).tan();
+        Camera { target: center, distance: 0.85 * radius.max(1e-9) / half, ..*self }
     }
 
     pub fn look_from(&mut self, view: AxisView) {
@@ -282,10 +284,10 @@ mod tests {
     }
 
     #[test]
-    fn framing_fits_the_sphere_in_the_view() {
+    fn framing_fits_the_box_in_the_view() {
         let cam = Camera::default().framing([1.0, 2.0, 3.0], 100.0);
-        let half = (cam.fov.to_radians() / 2.0).sin();
-        assert!(cam.distance * half >= 100.0);
+        let half = (cam.fov.to_radians() / 2.0).tan();
+        assert!((cam.distance * half - 85.0).abs() < 1e-9);
         assert_eq!(cam.target, [1.0, 2.0, 3.0]);
     }
 }
