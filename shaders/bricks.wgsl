@@ -23,7 +23,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         for (var y = lo.y; y <= hi.y; y++) {
             for (var x = lo.x; x <= hi.x; x++) {
                 let v = f32(textureLoad(volume, vec3<i32>(x, y, z), 0).x);
-                if (v == v) {
+                // NaN by its bits (WGSL may assume no NaN in comparisons).
+                if ((bitcast<u32>(v) & 0x7fffffffu) <= 0x7f800000u) {
                     mn = min(mn, v);
                     mx = max(mx, v);
                 }

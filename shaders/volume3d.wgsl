@@ -50,7 +50,8 @@ struct Params {
 const BRICK: f32 = 8.0;
 // Threshold-set faces seen from inside the set (the ray started in it).
 const INNER: vec3<f32> = vec3<f32>(0.35, 0.55, 0.95);
-const MAX_STEPS: i32 = 20000;
+// A safety bound only: each ray's own bound is its length in steps.
+const MAX_STEPS: i32 = 1000000;
 
 struct VertexOut {
     @builtin(position) position: vec4<f32>,
@@ -70,6 +71,16 @@ struct FragOut {
     @location(0) color: vec4<f32>,
     @builtin(frag_depth) depth: f32,
 };
+
+// NaN by its bits: WGSL lets an implementation assume no NaN, so `v != v` may fold to false.
+fn is_nan(v: f32) -> bool {
+    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
+}
+
+// 1 / d without infinities (a component of 0 becomes a huge step of the same use).
+fn inverse_dir(d: vec3<f32>) -> vec3<f32> {
+    return select(vec3<f32>(1e30), 1.0 / d, abs(d) > vec3<f32>(1e-12));
+}
 
 fn stride() -> f32 {
     return f32(params.dims.w);
@@ -151,7 +162,7 @@ fn brick_of(p: vec3<f32>) -> vec3<i32> {
 fn brick_exit(o: vec3<f32>, d: vec3<f32>, b: vec3<i32>) -> f32 {
     let lo = (vec3<f32>(b) * BRICK + vec3<f32>(0.5)) * stride();
     let hi = lo + vec3<f32>(BRICK * stride());
-    let inv = 1.0 / d;
+    let inv = inverse_dir(d);
     let t1 = (lo - o) * inv;
     let t2 = (hi - o) * inv;
     let tmax = max(t1, t2);
@@ -206,7 +217,7 @@ fn inside(v: f32) -> bool {
     switch params.mode.y {
         case 1u: { return v <= params.threshold_f.x; }
         case 2u: { return v >= params.threshold_f.x; }
-        case 3u: { return v == v; }
+        case 3u: { return !is_nan(v); }
         default: { return false; }
     }
 }
@@ -215,7 +226,7 @@ fn member(raw: TEXEL) -> bool {
     switch params.mode.y {
         case 1u: { return raw <= params.threshold.x; }
         case 2u: { return raw >= params.threshold.x; }
-        case 3u: { return f32(raw) == f32(raw); }
+        case 3u: { return !is_nan(f32(raw)); }
         default: { return false; }
     }
 }
@@ -225,10 +236,15 @@ fn depth_of(p: vec3<f32>) -> f32 {
     return clamp(c.z / c.w, 0.0, 1.0);
 }
 
-// A small per-pixel offset of the first sample, so that slices of samples do not show as rings.
+// A small per-pixel offset of the first sample, so that slices of samples do not show as
+// rings: an integer hash of the pixel (and of the frame while the camera moves), the same bits
+// on every GPU and driver, unlike a hash built on sin().
 fn jitter(pix: vec2<f32>) -> f32 {
-    let h = fract(sin(dot(pix + vec2<f32>(f32(params.mode.z)), vec2<f32>(12.9898, 78.233))) * 43758.5453);
-    return h;
+    var h = u32(pix.x) * 1973u + u32(pix.y) * 9277u + params.mode.z * 26699u;
+    h = (h ^ (h >> 16u)) * 0x45d9f3bu;
+    h = (h ^ (h >> 16u)) * 0x45d9f3bu;
+    h = h ^ (h >> 16u);
+    return f32(h & 0xffffu) / 65536.0;
 }
 
 @fragment
@@ -248,7 +264,7 @@ fn fs_main(in: VertexOut) -> FragOut {
         return out;
     }
     // Where the ray enters and leaves the (clipped) box, and which face it enters by.
-    let inv = 1.0 / d;
+    let inv = inverse_dir(d);
     let ta = (bmin - o) * inv;
     let tb = (bmax - o) * inv;
     let tlo = min(ta, tb);
@@ -258,6 +274,9 @@ fn fs_main(in: VertexOut) -> FragOut {
     if (t0 >= t1) {
         return out;
     }
+    // Whether the ray enters through a face of the box (not from a camera inside it): only
+    // then is there a face to cap.
+    let entered = max(tlo.x, max(tlo.y, tlo.z)) > 0.0;
     var entry_axis = 0u;
     if (tlo.y >= tlo.x && tlo.y >= tlo.z) {
         entry_axis = 1u;
@@ -285,7 +304,7 @@ fn fs_main(in: VertexOut) -> FragOut {
         if (plane_axis < 3u) {
             let v = load(texel_at(o + t_plane * d));
             plane_color = vec4<f32>(table_at(v).rgb, 1.0);
-            if (v != v) {
+            if (is_nan(v)) {
                 plane_color = vec4<f32>(0.0, 0.0, 0.0, 1.0);
             }
         }
@@ -306,12 +325,12 @@ fn fs_main(in: VertexOut) -> FragOut {
         var cell = clamp(texel_at(p0), lo_cell, hi_cell);
         let dir = vec3<i32>(sign(d));
         let next = (vec3<f32>(cell) + select(vec3<f32>(0.0), vec3<f32>(1.0), d > vec3<f32>(0.0))) * s;
-        var tmax = select(vec3<f32>(1e30), (next - o) * inv, abs(d) > vec3<f32>(1e-12));
-        let tdelta = select(vec3<f32>(1e30), abs(vec3<f32>(s) * inv), abs(d) > vec3<f32>(1e-12));
+        var tmax = select(vec3<f32>(1e30), (next - o) / d, abs(d) > vec3<f32>(1e-12));
+        let tdelta = select(vec3<f32>(1e30), abs(vec3<f32>(s) / d), abs(d) > vec3<f32>(1e-12));
         var t_cell = t0;
         var axis = entry_axis;
         let limit = i32(dot(vec3<f32>(hi_cell - lo_cell), vec3<f32>(1.0))) + 4;
-        let caps = params.threshold_f.y > 0.5;
+        let caps = params.threshold_f.y > 0.5 && entered;
         let start = member(textureLoad(volume, cell, 0).x);
         for (var i = 0; i < limit; i++) {
             if (t_cell >= t_end) {
@@ -349,10 +368,12 @@ fn fs_main(in: VertexOut) -> FragOut {
     var t = t0 + step * jitter(in.position.xy);
     var prev = 0.0;
     var have_prev = false;
-    let caps = params.threshold_f.y > 0.5;
+    let caps = params.threshold_f.y > 0.5 && entered;
     // First-hit modes look for the first change from the side the ray starts on.
     let from_inside = (mode == 3u || mode == 4u) && !caps && inside(sample(o + t * d));
-    for (var i = 0; i < MAX_STEPS; i++) {
+    // Bounded by the ray's length in steps (plus the skips, each at least one step).
+    let steps = min(i32(ceil((t_end - t0) / step)) + 2, MAX_STEPS);
+    for (var i = 0; i < steps; i++) {
         if (t >= t_end) {
             break;
         }
@@ -360,13 +381,16 @@ fn fs_main(in: VertexOut) -> FragOut {
         if (skipping) {
             let b = brick_of(p);
             if (brick_empty(b, best, from_inside)) {
-                t = max(brick_exit(o, d, b) + 1e-3, t + step);
+                // Whole steps past the brick's exit keep this ray's jitter (samples on planes
+                // parallel to the bricks would show as rings).
+                let exit = brick_exit(o, d, b);
+                t += max(ceil((exit - t) / step), 1.0) * step;
                 have_prev = false;
                 continue;
             }
         }
         let v = sample(p);
-        if (v != v) {
+        if (is_nan(v)) {
             t += step;
             have_prev = false;
             continue;

@@ -386,6 +386,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
     if let Some(r) = free {
         let input = view3d::Inputs {
             field: &field,
+            dataset: &d.field,
             stride: app.uploaded.map_or(1, |(_, s)| s),
             colormap: app.settings.colormap,
             window: d.display_window(),

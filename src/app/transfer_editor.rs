@@ -32,6 +32,9 @@ pub fn editor(
     let p = ui.painter_at(rect);
     p.rect_filled(rect, 2.0, ui.visuals().extreme_bg_color);
     let plot = rect.shrink(4.0);
+    if plot.width() < 2.0 || plot.height() < 2.0 {
+        return;
+    }
     histogram_over_window(&p, plot, s, window, cmap);
     let to_screen = |x: f32, a: f32| Pos2::new(plot.min.x + x * plot.width(), plot.max.y - a * plot.height());
     let to_curve = |q: Pos2| ((q.x - plot.min.x) / plot.width(), (plot.max.y - q.y) / plot.height());

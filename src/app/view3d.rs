@@ -35,6 +35,7 @@ pub struct View3dState {
     table_version: u64,
     /// Resolution scale while the camera moves, adapted to the frame time (see [`show`]).
     moving_scale: f32,
+    last_moving_frame: Option<Instant>,
     /// Isovalue and the second surface's value, per volume.
     pub iso: f64,
     pub iso2: f64,
@@ -42,7 +43,10 @@ pub struct View3dState {
 
 /// What the 3D view draws this frame, besides its own settings.
 pub struct Inputs<'a> {
+    /// The field shown (the smoothed one, when it is shown).
     pub field: &'a ScalarField,
+    /// The dataset's own field: the camera is framed once per dataset, not per smoothing.
+    pub dataset: &'a Arc<ScalarField>,
     pub stride: usize,
     pub colormap: Colormap,
     pub window: (f64, f64),
@@ -54,8 +58,14 @@ pub struct Inputs<'a> {
 
 impl View3dState {
     /// Frames a new volume (keeping the camera's direction) and picks its isovalues.
-    fn follow(&mut self, s: &mut View3dSettings, field: &ScalarField, geo: &Geometry, window: (f64, f64)) {
-        let key = field as *const ScalarField as usize;
+    fn follow(
+        &mut self,
+        s: &mut View3dSettings,
+        dataset: &Arc<ScalarField>,
+        geo: &Geometry,
+        window: (f64, f64),
+    ) {
+        let key = Arc::as_ptr(dataset) as usize;
         if self.framed_for == Some(key) {
             return;
         }
@@ -88,7 +98,7 @@ pub fn geometry(field: &ScalarField, stride: usize) -> Geometry {
 
 pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut View3dState, input: &Inputs) {
     let geo = geometry(input.field, input.stride);
-    state.follow(s, input.field, &geo, input.window);
+    state.follow(s, input.dataset, &geo, input.window);
     state.table(s, input.colormap);
     let header = Rect::from_min_size(rect.min, Vec2::new(rect.width(), HEADER));
     let image = Rect::from_min_max(Pos2::new(rect.min.x, rect.min.y + HEADER), rect.max);
@@ -114,18 +124,11 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
         changed = true;
     }
     if resp.hovered() {
-        let wheel: f32 = ui.input(|i| {
-            i.events
-                .iter()
-                .filter_map(|e| match e {
-                    egui::Event::MouseWheel { delta, .. } => Some(delta.y),
-                    _ => None,
-                })
-                .sum()
-        });
-        let pinch = ui.input(|i| i.zoom_delta());
-        if wheel != 0.0 || pinch != 1.0 {
-            cam.zoom(1.1f64.powf(wheel.clamp(-10.0, 10.0) as f64) * pinch as f64);
+        // Smoothed scrolling (lines and trackpad points alike) and pinch; egui turns ctrl+wheel
+        // into the zoom delta, not into scrolling, so nothing is counted twice.
+        let (dy, pinch) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
+        if dy != 0.0 || pinch != 1.0 {
+            cam.zoom((dy as f64 / 200.0).exp() * pinch as f64);
             changed = true;
         }
     }
@@ -144,16 +147,22 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
     // The frame budget: while the camera moves, fewer pixels when frames come slower than
     // 25 a second (a software renderer, a huge window), more again when they come fast.
     if moving {
-        let dt = ui.input(|i| i.unstable_dt);
-        let s = if state.moving_scale > 0.0 { state.moving_scale } else { 0.5 };
-        state.moving_scale = if dt > 0.04 {
-            s * 0.8
-        } else if dt < 0.02 {
-            s * 1.1
-        } else {
-            s
+        // Only the time between two frames of one movement counts (the first frame of a drag
+        // follows an idle pause).
+        let now = Instant::now();
+        if let Some(prev) = state.last_moving_frame.filter(|p| now.duration_since(*p) < SETTLE) {
+            let dt = now.duration_since(prev).as_secs_f32();
+            let s = if state.moving_scale > 0.0 { state.moving_scale } else { 0.5 };
+            state.moving_scale = if dt > 0.04 {
+                s * 0.8
+            } else if dt < 0.02 {
+                s * 1.1
+            } else {
+                s
+            }
+            .clamp(0.15, 0.5);
         }
-        .clamp(0.15, 0.5);
+        state.last_moving_frame = Some(now);
     }
     let scale = if moving { state.moving_scale.max(0.15) } else { 1.0 };
     let size = [
@@ -286,11 +295,17 @@ fn controls(
             ui.checkbox(&mut s.color_by_value, "colour");
         }
         if matches!(s.mode, Mode::Isosurface | Mode::ThresholdSurface | Mode::ThresholdVoxels) {
-            ui.checkbox(&mut s.caps, "caps").on_hover_text(
-                "Close surfaces where they meet the volume's edge or the clipping box. Off: only \
-                 faces between the set and the rest are drawn; orange faces are the set seen \
-                 from outside, blue ones seen from inside it.",
-            );
+            let why = if s.mode == Mode::Isosurface {
+                "Close the surface where it meets the volume's edge or the clipping box. Off: \
+                 only the isosurface itself is drawn."
+            } else {
+                "Close the set where it meets the volume's edge or the clipping box. Off: only \
+                 faces between the set and the rest are drawn; orange faces are the set seen from \
+                 outside, blue ones seen from inside it. Voxels are those of the displayed field \
+                 (every stride-th one when it is subsampled); their faces are the top-cell \
+                 complex's."
+            };
+            ui.checkbox(&mut s.caps, "caps").on_hover_text(why);
         }
         if matches!(s.mode, Mode::ThresholdSurface | Mode::ThresholdVoxels) {
             ui.label(format!(

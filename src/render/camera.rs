@@ -163,11 +163,13 @@ impl Camera {
     }
 
     /// Camera to clip coordinates, wgpu's depth range 0..1, near and far planes around a scene
-    /// of `radius` about the target.
-    pub fn projection(&self, aspect: f64, radius: f64) -> Mat4 {
+    /// of `radius` about `center` (not the target: the camera may have panned away from it).
+    pub fn projection(&self, aspect: f64, center: [f64; 3], radius: f64) -> Mat4 {
         let f = 1.0 / (self.fov.to_radians() / 2.0).tan();
-        let far = self.distance + 2.0 * radius.max(1e-9);
-        let near = (self.distance - 2.0 * radius).max(far * 1e-4);
+        let e = self.eye();
+        let d = (0..3).map(|i| (e[i] - center[i]).powi(2)).sum::<f64>().sqrt();
+        let far = d + 1.01 * radius.max(1e-9);
+        let near = (d - 1.01 * radius).max(far * 1e-4);
         [
             [f / aspect.max(1e-9), 0.0, 0.0, 0.0],
             [0.0, f, 0.0, 0.0],
@@ -226,7 +228,7 @@ mod tests {
     #[test]
     fn the_target_is_at_the_centre_of_the_screen_and_depth_is_ordered() {
         let cam = Camera { target: [10.0, -5.0, 3.0], yaw: 33.0, pitch: -12.0, distance: 50.0, fov: 30.0 };
-        let vp = mul(&cam.projection(1.5, 10.0), &cam.view());
+        let vp = mul(&cam.projection(1.5, cam.target, 10.0), &cam.view());
         let c = transform_point(&vp, cam.target);
         assert!(c[0].abs() < 1e-9 && c[1].abs() < 1e-9 && c[2] > 0.0 && c[2] < 1.0, "{c:?}");
         // A point nearer the eye has a smaller depth.
@@ -265,7 +267,7 @@ mod tests {
     #[test]
     fn pan_follows_the_pointer_and_orbit_keeps_the_distance() {
         let mut cam = Camera { target: [0.0; 3], yaw: 0.0, pitch: 0.0, distance: 100.0, fov: 30.0 };
-        let vp = |c: &Camera| mul(&c.projection(1.0, 10.0), &c.view());
+        let vp = |c: &Camera| mul(&c.projection(1.0, [0.0; 3], 10.0), &c.view());
         let before = transform_point(&vp(&cam), [0.0; 3]);
         // A drag of 100 points in a 400-point view is half the NDC half-width: the scene
         // moves with the pointer, to the right.

@@ -91,14 +91,19 @@ impl Geometry {
         camera::mul(&self.affine, &shift)
     }
 
-    /// The world-space centre of the volume and the radius of a sphere around it.
+    /// The world-space centre of the volume and the radius of a sphere around it: the farthest
+    /// corner from the centre (the four diagonals differ under a sheared affine).
     pub fn bounds(&self) -> ([f64; 3], f64) {
         let m = self.model();
         let n = self.dims.map(|d| d as f64);
         let center = camera::transform_point(&m, [n[0] / 2.0, n[1] / 2.0, n[2] / 2.0]);
-        let corner = camera::transform_point(&m, [0.0; 3]);
-        let far = camera::transform_point(&m, n);
-        let r = (0..3).map(|i| (far[i] - corner[i]).powi(2)).sum::<f64>().sqrt() / 2.0;
+        let r = (0..8)
+            .map(|c| {
+                let corner = [0, 1, 2].map(|a| if c >> a & 1 == 1 { n[a] } else { 0.0 });
+                let p = camera::transform_point(&m, corner);
+                (0..3).map(|i| (p[i] - center[i]).powi(2)).sum::<f64>().sqrt()
+            })
+            .fold(0.0, f64::max);
         (center, r.max(1e-9))
     }
 }
@@ -140,8 +145,8 @@ impl Scene {
     /// texture holds samples of `class`.
     pub fn params(&self, geo: &Geometry, class: TexelClass, aspect: f64) -> Option<RayParams> {
         let model = geo.model();
-        let (_, radius) = geo.bounds();
-        let vp = camera::mul(&self.camera.projection(aspect, radius), &self.camera.view());
+        let (center, radius) = geo.bounds();
+        let vp = camera::mul(&self.camera.projection(aspect, center, radius), &self.camera.view());
         let mvp = camera::mul(&vp, &model);
         let inv = camera::inverse(&mvp)?;
         // Normals: the inverse transpose of the affine's linear part.
@@ -178,7 +183,14 @@ impl Scene {
             clip_min: lo,
             clip_max: hi,
             planes,
-            window: [self.window.0 as f32, self.window.1 as f32, self.step.max(0.05), 1.0],
+            // Steps in voxels of the field; a subsampled texture has `stride` voxels per texel,
+            // and the table's opacity is per texel then.
+            window: [
+                self.window.0 as f32,
+                self.window.1 as f32,
+                self.step.max(0.05) * geo.stride as f32,
+                geo.stride as f32,
+            ],
             iso: [self.iso as f32, iso2, a2, on2],
             mode: [self.mode.code(), self.mask.0, self.frame, self.skipping as u32],
             threshold: [self.mask.1, 0, 0, 0],

@@ -95,7 +95,7 @@ impl TransferFunction {
     /// their positions and change only their opacity); returns its index (unchanged).
     pub fn move_point(&mut self, i: usize, x: f32, alpha: f32) -> usize {
         let n = self.points.len();
-        if i >= n {
+        if i >= n || !x.is_finite() || !alpha.is_finite() {
             return i;
         }
         let alpha = alpha.clamp(0.0, 1.0);
@@ -110,13 +110,16 @@ impl TransferFunction {
         i
     }
 
-    /// Adds a point at (x, alpha) in order; returns its index.
-    pub fn insert(&mut self, x: f32, alpha: f32) -> usize {
+    /// Adds a point at (x, alpha) in order; returns its index (None for a non-finite point).
+    pub fn insert(&mut self, x: f32, alpha: f32) -> Option<usize> {
+        if !x.is_finite() || !alpha.is_finite() {
+            return None;
+        }
         let x = x.clamp(0.0, 1.0);
         // Strictly inside: the pinned ends stay first and last.
         let i = self.points.iter().position(|p| p.x > x).unwrap_or(self.points.len() - 1).max(1);
         self.points.insert(i, Point { x, alpha: alpha.clamp(0.0, 1.0) });
-        i
+        Some(i)
     }
 
     /// Removes point `i` unless it is one of the two pinned ends.
@@ -190,8 +193,11 @@ mod tests {
     #[test]
     fn editing_keeps_the_points_ordered_and_the_ends_pinned() {
         let mut tf = Preset::Ramp.function();
+        assert_eq!(tf.insert(f32::NAN, 0.5), None);
+        tf.move_point(0, 0.0, f32::NAN);
+        assert_eq!(tf.points()[0].alpha, 0.0);
         let i = tf.insert(0.4, 0.9);
-        assert_eq!(i, 1);
+        assert_eq!(i, Some(1));
         assert_eq!(tf.points().len(), 3);
         // A middle point cannot pass its neighbours.
         tf.move_point(1, 1.5, 2.0);
@@ -204,8 +210,8 @@ mod tests {
         assert!(tf.remove(1));
         assert_eq!(tf.points().len(), 2);
         // Inserting at an end lands inside.
-        assert_eq!(tf.insert(0.0, 0.5), 1);
-        assert_eq!(tf.insert(1.0, 0.5), 2);
+        assert_eq!(tf.insert(0.0, 0.5), Some(1));
+        assert_eq!(tf.insert(1.0, 0.5), Some(2));
         let xs: Vec<f32> = tf.points().iter().map(|p| p.x).collect();
         assert!(xs.windows(2).all(|w| w[0] <= w[1]), "{xs:?}");
         assert_eq!((xs[0], xs[xs.len() - 1]), (0.0, 1.0));

@@ -144,7 +144,18 @@ pub fn mask_threshold(class: TexelClass, filtration: Filtration, t: f64) -> (u32
     match class {
         TexelClass::Uint => int(0.0, u32::MAX as f64, &|k| k as u32),
         TexelClass::Sint => int(i32::MIN as f64, i32::MAX as f64, &|k| (k as i32) as u32),
-        TexelClass::Float => (if below { MASK_BELOW } else { MASK_ABOVE }, (t as f32).to_bits()),
+        // The f32 on the safe side of t: the largest not above it for a sublevel set, the
+        // smallest not below it for a superlevel one (f32 rounding to nearest could take in a
+        // sample just beyond t: 0.1f32 > 0.1).
+        TexelClass::Float => {
+            let mut f = t as f32;
+            if below && f as f64 > t {
+                f = f.next_down();
+            } else if !below && (f as f64) < t {
+                f = f.next_up();
+            }
+            (if below { MASK_BELOW } else { MASK_ABOVE }, f.to_bits())
+        }
     }
 }
 
@@ -182,5 +193,11 @@ mod tests {
         assert_eq!(mask_threshold(TexelClass::Sint, Sublevel, 3e9), (MASK_ALL, 0));
         assert_eq!(mask_threshold(TexelClass::Float, Superlevel, 0.5), (MASK_ABOVE, 0.5f32.to_bits()));
         assert_eq!(mask_threshold(TexelClass::Float, Superlevel, f64::NAN).0, MASK_OFF);
+        // f32 samples are compared with the f32 on the safe side of an f64 threshold.
+        let below = f32::from_bits(mask_threshold(TexelClass::Float, Sublevel, 0.1).1);
+        assert!((below as f64) <= 0.1 && below.next_up() as f64 > 0.1);
+        let above = f32::from_bits(mask_threshold(TexelClass::Float, Superlevel, 0.1).1);
+        assert!((above as f64) >= 0.1 && (above.next_down() as f64) < 0.1);
+        assert_eq!(f32::from_bits(mask_threshold(TexelClass::Float, Sublevel, 0.5).1), 0.5);
     }
 }

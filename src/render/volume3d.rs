@@ -575,14 +575,19 @@ impl egui_wgpu::CallbackTrait for View3dCallback {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         _screen: &egui_wgpu::ScreenDescriptor,
-        encoder: &mut wgpu::CommandEncoder,
+        _egui_encoder: &mut wgpu::CommandEncoder,
         resources: &mut egui_wgpu::CallbackResources,
     ) -> Vec<wgpu::CommandBuffer> {
         let Some(volume) = resources.get::<GpuVolume>().and_then(VolumeRef::of) else { return Vec::new() };
         if let Some(me) = resources.get_mut::<VolumeRenderer>() {
+            // Our own encoder, submitted here: egui drops its encoder unsubmitted when a frame's
+            // surface cannot be had (a resize), and the renderer has by then recorded the brick
+            // grid and the image as done.
+            let mut encoder = device.create_command_encoder(&Default::default());
             me.set_table(queue, self.table_version, &self.table);
-            me.bind_volume(device, encoder, &volume);
-            me.render(device, queue, encoder, self.size, &self.params, false);
+            me.bind_volume(device, &mut encoder, &volume);
+            me.render(device, queue, &mut encoder, self.size, &self.params, false);
+            queue.submit([encoder.finish()]);
         }
         Vec::new()
     }
