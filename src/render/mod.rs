@@ -16,6 +16,79 @@ pub mod transfer;
 pub mod volume;
 pub mod volume3d;
 
+use eframe::egui_wgpu::wgpu;
+
+/// The layout of a bind group holding one uniform buffer for the fragment shader (each
+/// renderer's per-view parameters).
+pub(crate) fn uniform_layout(device: &wgpu::Device, label: &str) -> wgpu::BindGroupLayout {
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &[wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::FRAGMENT,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        }],
+    })
+}
+
+/// A pipeline that draws one full-screen triangle strip (4 vertices, no vertex buffers) with the
+/// `vs_main` and `fs_main` of `source` into `target`, and, given a depth format, writes the
+/// fragment's depth (always, no test): the shape of every renderer here.
+pub(crate) fn fullscreen_pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    source: &str,
+    layouts: &[&wgpu::BindGroupLayout],
+    target: wgpu::TextureFormat,
+    depth: Option<wgpu::TextureFormat>,
+) -> wgpu::RenderPipeline {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let layouts: Vec<Option<&wgpu::BindGroupLayout>> = layouts.iter().map(|l| Some(*l)).collect();
+    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &layouts,
+        immediate_size: 0,
+    });
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(label),
+        layout: Some(&layout),
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: Some("vs_main"),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        primitive: wgpu::PrimitiveState {
+            topology: wgpu::PrimitiveTopology::TriangleStrip,
+            ..Default::default()
+        },
+        depth_stencil: depth.map(|format| wgpu::DepthStencilState {
+            format,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgpu::CompareFunction::Always),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: wgpu::MultisampleState::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: Some("fs_main"),
+            compilation_options: Default::default(),
+            targets: &[Some(target.into())],
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
 /// Every shader, for every texel type it is instantiated with, parses and validates: CI has no
 /// GPU, so this is where a WGSL mistake is caught before a user's driver sees it.
 #[cfg(test)]

@@ -86,19 +86,7 @@ impl SliceRenderer {
     }
 
     fn new(device: &wgpu::Device, queue: &wgpu::Queue, target: wgpu::TextureFormat) -> SliceRenderer {
-        let params_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("slice params"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::FRAGMENT,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            }],
-        });
+        let params_layout = super::uniform_layout(device, "slice params");
         // The colormap rows are sRGB bytes: an sRGB target needs them decoded to linear first.
         let lut_format = if target.is_srgb() {
             wgpu::TextureFormat::Rgba8UnormSrgb
@@ -173,40 +161,9 @@ impl SliceRenderer {
             return;
         }
         let source = self.shader_source.replace("TEXEL", class.wgsl());
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("slice.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
         let volume_layout = self.volume_layout(device, class).clone();
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("slice"),
-            bind_group_layouts: &[Some(&self.params_layout), Some(&volume_layout)],
-            immediate_size: 0,
-        });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("slice"),
-            layout: Some(&layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState {
-                topology: wgpu::PrimitiveTopology::TriangleStrip,
-                ..Default::default()
-            },
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(self.target.into())],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let layouts = [&self.params_layout, &volume_layout];
+        let pipeline = super::fullscreen_pipeline(device, "slice", &source, &layouts, self.target, None);
         self.pipelines.insert(class.wgsl(), pipeline);
     }
 

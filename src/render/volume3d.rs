@@ -106,19 +106,7 @@ impl VolumeRenderer {
 
     /// A renderer; `window` is the format of the window it is drawn into (None offscreen).
     pub fn new(device: &wgpu::Device, window: Option<wgpu::TextureFormat>) -> VolumeRenderer {
-        let params_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("volume3d params"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::FRAGMENT,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            }],
-        });
+        let params_layout = super::uniform_layout(device, "volume3d params");
         let params_buffer = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("volume3d params"),
             size: std::mem::size_of::<RayParams>() as u64,
@@ -188,39 +176,8 @@ impl VolumeRenderer {
                 },
             ],
         });
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("blit.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/blit.wgsl").into()),
-        });
-        let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("volume3d blit"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("volume3d blit"),
-            layout: Some(&pl),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState {
-                topology: wgpu::PrimitiveTopology::TriangleStrip,
-                ..Default::default()
-            },
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(format.into())],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let source = include_str!("../../shaders/blit.wgsl");
+        let pipeline = super::fullscreen_pipeline(device, "volume3d blit", source, &[&layout], format, None);
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("volume3d blit"),
             mag_filter: wgpu::FilterMode::Linear,
@@ -262,46 +219,9 @@ impl VolumeRenderer {
             return;
         }
         let source = self.source.replace("TEXEL", class.wgsl());
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("volume3d.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
-        });
         let volume_layout = self.layout(device, class);
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("volume3d"),
-            bind_group_layouts: &[Some(&self.params_layout), Some(&volume_layout)],
-            immediate_size: 0,
-        });
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("volume3d"),
-            layout: Some(&layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState {
-                topology: wgpu::PrimitiveTopology::TriangleStrip,
-                ..Default::default()
-            },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Always),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(COLOR.into())],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let layouts = [&self.params_layout, &volume_layout];
+        let pipeline = super::fullscreen_pipeline(device, "volume3d", &source, &layouts, COLOR, Some(DEPTH));
         self.pipelines.insert(class.wgsl(), pipeline);
     }
 
