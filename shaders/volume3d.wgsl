@@ -46,6 +46,9 @@ struct Params {
 @group(1) @binding(1) var table: texture_2d<f32>;
 @group(1) @binding(2) var<storage, read> visible: array<u32, 256>;
 @group(1) @binding(3) var bricks: texture_3d<f32>;
+// The image and its depth, written one pixel per invocation.
+@group(2) @binding(0) var out_color: texture_storage_2d<rgba8unorm, write>;
+@group(2) @binding(1) var out_depth: texture_storage_2d<r32float, write>;
 
 const BRICK: f32 = 8.0;
 // Threshold-set faces seen from inside the set (the ray started in it).
@@ -53,23 +56,10 @@ const INNER: vec3<f32> = vec3<f32>(0.35, 0.55, 0.95);
 // A safety bound only: each ray's own bound is its length in steps.
 const MAX_STEPS: i32 = 1000000;
 
-struct VertexOut {
-    @builtin(position) position: vec4<f32>,
-    @location(0) ndc: vec2<f32>,
-};
-
-@vertex
-fn vs_main(@builtin(vertex_index) i: u32) -> VertexOut {
-    let ndc = vec2<f32>(f32(i & 1u) * 2.0 - 1.0, f32(i >> 1u) * 2.0 - 1.0);
-    var out: VertexOut;
-    out.position = vec4<f32>(ndc, 0.0, 1.0);
-    out.ndc = ndc;
-    return out;
-}
-
-struct FragOut {
-    @location(0) color: vec4<f32>,
-    @builtin(frag_depth) depth: f32,
+// The ray's result: colour and depth (NDC z, 1 where nothing was hit).
+struct Hit {
+    color: vec4<f32>,
+    depth: f32,
 };
 
 // NaN by its bits: WGSL lets an implementation assume no NaN, so `v != v` may fold to false.
@@ -222,6 +212,21 @@ fn inside(v: f32) -> bool {
     }
 }
 
+// How far back from the sample of value v, in steps (0..1), the values cross the level of the
+// first-hit mode when the previous sample had value `prev`, taking them as linear in between.
+fn crossing(prev: f32, v: f32) -> f32 {
+    var level = params.threshold_f.x;
+    if (params.mode.x == 3u) {
+        level = params.iso.x;
+    } else if (params.mode.y == 3u) {
+        return 0.0; // the set of all finite samples has no level
+    }
+    if (abs(v - prev) < 1e-30) {
+        return 0.0;
+    }
+    return clamp((v - level) / (v - prev), 0.0, 1.0);
+}
+
 fn member(raw: TEXEL) -> bool {
     switch params.mode.y {
         case 1u: { return raw <= params.threshold.x; }
@@ -247,13 +252,29 @@ fn jitter(pix: vec2<f32>) -> f32 {
     return f32(h & 0xffffu) / 65536.0;
 }
 
-@fragment
-fn fs_main(in: VertexOut) -> FragOut {
-    var out: FragOut;
+// A compute kernel, not a full-screen fragment shader: GPUs made for computing run fragment
+// shaders on a few of their multiprocessors only (the H100 on 4 of 132), compute on all; on
+// graphics GPUs the two cost the same. 8x8 pixels a workgroup keep neighbouring rays together.
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let size = textureDimensions(out_color);
+    if (gid.x >= size.x || gid.y >= size.y) {
+        return;
+    }
+    let pix = vec2<f32>(gid.xy) + vec2<f32>(0.5);
+    let ndc = vec2<f32>(2.0 * pix.x / f32(size.x) - 1.0, 1.0 - 2.0 * pix.y / f32(size.y));
+    let hit = cast_ray(ndc, pix);
+    textureStore(out_color, gid.xy, hit.color);
+    textureStore(out_depth, gid.xy, vec4<f32>(hit.depth, 0.0, 0.0, 0.0));
+}
+
+// The ray through the pixel centre `pix` (at `ndc` in clip space).
+fn cast_ray(ndc: vec2<f32>, pix: vec2<f32>) -> Hit {
+    var out: Hit;
     out.color = params.background;
     out.depth = 1.0;
-    let n4 = params.inv_mvp * vec4<f32>(in.ndc, 0.0, 1.0);
-    let f4 = params.inv_mvp * vec4<f32>(in.ndc, 1.0, 1.0);
+    let n4 = params.inv_mvp * vec4<f32>(ndc, 0.0, 1.0);
+    let f4 = params.inv_mvp * vec4<f32>(ndc, 1.0, 1.0);
     let o = n4.xyz / n4.w;
     let d = normalize(f4.xyz / f4.w - o);
     let view = normalize((params.model * vec4<f32>(d, 0.0)).xyz);
@@ -365,7 +386,7 @@ fn fs_main(in: VertexOut) -> FragOut {
     var best = select(3.4e38, -3.4e38, mode == 1u);
     var found = false;
     var depth_set = false;
-    var t = t0 + step * jitter(in.position.xy);
+    var t = t0 + step * jitter(pix);
     var prev = 0.0;
     var have_prev = false;
     let caps = params.threshold_f.y > 0.5 && entered;
@@ -373,6 +394,11 @@ fn fs_main(in: VertexOut) -> FragOut {
     let from_inside = (mode == 3u || mode == 4u) && !caps && inside(sample(o + t * d));
     // Bounded by the ray's length in steps (plus the skips, each at least one step).
     let steps = min(i32(ceil((t_end - t0) / step)) + 2, MAX_STEPS);
+    // The brick of the last sample and whether it was judged empty: a brick is judged once
+    // per visit (for projections, against the best value when the ray entered it, which only
+    // ever keeps a brick that could have been skipped).
+    var brick = vec3<i32>(-1);
+    var empty = false;
     for (var i = 0; i < steps; i++) {
         if (t >= t_end) {
             break;
@@ -380,7 +406,11 @@ fn fs_main(in: VertexOut) -> FragOut {
         let p = o + t * d;
         if (skipping) {
             let b = brick_of(p);
-            if (brick_empty(b, best, from_inside)) {
+            if (any(b != brick)) {
+                brick = b;
+                empty = brick_empty(b, best, from_inside);
+            }
+            if (empty) {
                 // Whole steps past the brick's exit keep this ray's jitter (samples on planes
                 // parallel to the bricks would show as rings).
                 let exit = brick_exit(o, d, b);
@@ -424,14 +454,9 @@ fn fs_main(in: VertexOut) -> FragOut {
                         hit = o + t0 * d;
                         n = face_normal(entry_axis);
                     } else if (have_prev) {
-                        // Bisect between the last sample on the starting side and this one.
-                        var ta2 = t - step;
-                        var tb2 = t;
-                        for (var k = 0; k < 6; k++) {
-                            let tm = 0.5 * (ta2 + tb2);
-                            if (inside(sample(o + tm * d)) != from_inside) { tb2 = tm; } else { ta2 = tm; }
-                        }
-                        hit = o + tb2 * d;
+                        // Between the last sample on the starting side and this one, where the
+                        // values, taken as linear along the step, cross the level.
+                        hit = o + (t - step * crossing(prev, v)) * d;
                         n = normal_at(hit);
                     } else {
                         n = normal_at(hit);

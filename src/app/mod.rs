@@ -74,6 +74,8 @@ pub struct TopoApp {
     pub upload: Option<UploadProgress>,
     /// Whether eframe runs on wgpu (the slice views draw with it).
     has_renderer: bool,
+    /// Why the GPU cannot draw the 3D view (the slice views still work), if it cannot.
+    no_3d: Option<String>,
     /// The user's colormap while a signed field is shown with the diverging one in its place.
     auto_colormap: Option<Colormap>,
     exports_tx: Sender<exports::Written>,
@@ -145,12 +147,16 @@ impl TopoApp {
         let mut settings: Settings =
             cc.storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)).unwrap_or_default();
         settings.view3d.transfer.sanitize();
+        let mut no_3d = None;
         let has_renderer = cc
             .wgpu_render_state
             .as_ref()
             .map(|rs| {
                 SliceRenderer::install(rs);
-                VolumeRenderer::install(rs);
+                no_3d = VolumeRenderer::unsupported(&rs.adapter);
+                if no_3d.is_none() {
+                    VolumeRenderer::install(rs);
+                }
             })
             .is_some();
         let ctx = cc.egui_ctx.clone();
@@ -174,6 +180,7 @@ impl TopoApp {
             uploaded: None,
             upload: None,
             has_renderer,
+            no_3d,
             auto_colormap: None,
             exports_tx,
             exports_rx,

@@ -383,7 +383,15 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
     let field = d.displayed().clone();
     let rect = ui.available_rect_before_wrap();
     let free = views::show(ui, rect, &field, app.settings.layout, &mut app.views, &look);
-    if let Some(r) = free {
+    if let (Some(r), Some(why)) = (free, &app.no_3d) {
+        ui.painter().text(
+            r.center(),
+            egui::Align2::CENTER_CENTER,
+            why,
+            egui::FontId::proportional(14.0),
+            egui::Color32::LIGHT_RED,
+        );
+    } else if let Some(r) = free {
         let input = view3d::Inputs {
             field: &field,
             dataset: &d.field,

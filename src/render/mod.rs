@@ -18,14 +18,18 @@ pub mod volume3d;
 
 use eframe::egui_wgpu::wgpu;
 
-/// The layout of a bind group holding one uniform buffer for the fragment shader (each
+/// The layout of a bind group holding one uniform buffer for the shader `stages` (each
 /// renderer's per-view parameters).
-pub(crate) fn uniform_layout(device: &wgpu::Device, label: &str) -> wgpu::BindGroupLayout {
+pub(crate) fn uniform_layout(
+    device: &wgpu::Device,
+    label: &str,
+    stages: wgpu::ShaderStages,
+) -> wgpu::BindGroupLayout {
     device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some(label),
         entries: &[wgpu::BindGroupLayoutEntry {
             binding: 0,
-            visibility: wgpu::ShaderStages::FRAGMENT,
+            visibility: stages,
             ty: wgpu::BindingType::Buffer {
                 ty: wgpu::BufferBindingType::Uniform,
                 has_dynamic_offset: false,
@@ -37,15 +41,14 @@ pub(crate) fn uniform_layout(device: &wgpu::Device, label: &str) -> wgpu::BindGr
 }
 
 /// A pipeline that draws one full-screen triangle strip (4 vertices, no vertex buffers) with the
-/// `vs_main` and `fs_main` of `source` into `target`, and, given a depth format, writes the
-/// fragment's depth (always, no test): the shape of every renderer here.
+/// `vs_main` and `fs_main` of `source` into `target`: the shape of the slice views and of the
+/// step that draws the 3D view's image into the window.
 pub(crate) fn fullscreen_pipeline(
     device: &wgpu::Device,
     label: &str,
     source: &str,
     layouts: &[&wgpu::BindGroupLayout],
     target: wgpu::TextureFormat,
-    depth: Option<wgpu::TextureFormat>,
 ) -> wgpu::RenderPipeline {
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(label),
@@ -70,13 +73,7 @@ pub(crate) fn fullscreen_pipeline(
             topology: wgpu::PrimitiveTopology::TriangleStrip,
             ..Default::default()
         },
-        depth_stencil: depth.map(|format| wgpu::DepthStencilState {
-            format,
-            depth_write_enabled: Some(true),
-            depth_compare: Some(wgpu::CompareFunction::Always),
-            stencil: Default::default(),
-            bias: Default::default(),
-        }),
+        depth_stencil: None,
         multisample: wgpu::MultisampleState::default(),
         fragment: Some(wgpu::FragmentState {
             module: &module,

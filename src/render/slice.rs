@@ -86,7 +86,7 @@ impl SliceRenderer {
     }
 
     fn new(device: &wgpu::Device, queue: &wgpu::Queue, target: wgpu::TextureFormat) -> SliceRenderer {
-        let params_layout = super::uniform_layout(device, "slice params");
+        let params_layout = super::uniform_layout(device, "slice params", wgpu::ShaderStages::FRAGMENT);
         // The colormap rows are sRGB bytes: an sRGB target needs them decoded to linear first.
         let lut_format = if target.is_srgb() {
             wgpu::TextureFormat::Rgba8UnormSrgb
@@ -163,7 +163,7 @@ impl SliceRenderer {
         let source = self.shader_source.replace("TEXEL", class.wgsl());
         let volume_layout = self.volume_layout(device, class).clone();
         let layouts = [&self.params_layout, &volume_layout];
-        let pipeline = super::fullscreen_pipeline(device, "slice", &source, &layouts, self.target, None);
+        let pipeline = super::fullscreen_pipeline(device, "slice", &source, &layouts, self.target);
         self.pipelines.insert(class.wgsl(), pipeline);
     }
 

@@ -1,8 +1,8 @@
-//! The 3D view's renderer: rays cast through the shared [`GpuVolume`] texture
-//! (`shaders/volume3d.wgsl`) into an offscreen colour and depth target, then drawn into the egui
-//! window (`shaders/blit.wgsl`). The offscreen target lets the view render at a lower resolution
-//! while the camera moves, keeps a depth buffer for overlays drawn into the same scene later,
-//! and is what the headless benchmark renders into.
+//! The 3D view's renderer: rays cast through the shared [`GpuVolume`] texture by a compute
+//! kernel (`shaders/volume3d.wgsl`) into an offscreen colour image and a depth image, then drawn
+//! into the egui window (`shaders/blit.wgsl`). The offscreen images let the view render at a
+//! lower resolution while the camera moves, keep the depth (NDC z) for overlays drawn into the
+//! same scene later, and are what the headless benchmark renders into.
 //!
 //! Per volume generation it builds the min/max grid of 8^3-texel bricks (`shaders/bricks.wgsl`,
 //! a compute pass) that the ray marcher uses to skip empty space.
@@ -17,7 +17,11 @@ use std::collections::HashMap;
 /// the blit reads them through an sRGB view when the window's target is sRGB.
 const COLOR: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 const COLOR_SRGB: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
-pub const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
+/// The depth image: NDC z of what each pixel shows (1 where the ray hit nothing), written by the
+/// kernel as a storage image (a depth attachment cannot be written from a compute kernel).
+pub const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::R32Float;
+/// Pixels a workgroup of the kernel covers along x and y (`@workgroup_size` in the shader).
+const TILE: u32 = 8;
 const BRICK: u32 = 8;
 
 /// What the renderer needs of the shared volume, cloned out of it.
@@ -51,9 +55,9 @@ struct Bound {
 pub struct Targets {
     pub size: [u32; 2],
     pub color: wgpu::Texture,
-    color_view: wgpu::TextureView,
     pub depth: wgpu::Texture,
-    depth_view: wgpu::TextureView,
+    /// Both as the kernel's storage images.
+    outputs: wgpu::BindGroup,
     blit: Option<wgpu::BindGroup>,
 }
 
@@ -64,7 +68,8 @@ pub struct VolumeRenderer {
     params_buffer: wgpu::Buffer,
     params_group: wgpu::BindGroup,
     layouts: HashMap<&'static str, wgpu::BindGroupLayout>,
-    pipelines: HashMap<&'static str, wgpu::RenderPipeline>,
+    pipelines: HashMap<&'static str, wgpu::ComputePipeline>,
+    outputs_layout: wgpu::BindGroupLayout,
     brick_layouts: HashMap<&'static str, wgpu::BindGroupLayout>,
     brick_pipelines: HashMap<&'static str, wgpu::ComputePipeline>,
     table: wgpu::Texture,
@@ -94,6 +99,32 @@ fn texture_entry(
 }
 
 impl VolumeRenderer {
+    /// Why this adapter cannot run the renderer (it needs compute kernels and write-only
+    /// storage images of the colour, depth and brick formats: not in WebGL2 or GLES 3.0), or
+    /// None when it can.
+    pub fn unsupported(adapter: &wgpu::Adapter) -> Option<String> {
+        let info = adapter.get_info();
+        let name = format!("{} ({:?})", info.name, info.backend);
+        if !adapter.get_downlevel_capabilities().flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
+            return Some(format!("The 3D view needs compute shaders, which {name} does not offer."));
+        }
+        let formats = [COLOR, DEPTH, wgpu::TextureFormat::Rg32Float];
+        let missing: Vec<String> = formats
+            .iter()
+            .filter(|f| {
+                let usages = adapter.get_texture_format_features(**f).allowed_usages;
+                !usages.contains(wgpu::TextureUsages::STORAGE_BINDING)
+            })
+            .map(|f| format!("{f:?}"))
+            .collect();
+        (!missing.is_empty()).then(|| {
+            format!(
+                "The 3D view needs storage images of {}, which {name} does not offer.",
+                missing.join(", ")
+            )
+        })
+    }
+
     /// Installs the renderer into egui's callback resources (once).
     pub fn install(rs: &egui_wgpu::RenderState) {
         let mut renderer = rs.renderer.write();
@@ -106,7 +137,21 @@ impl VolumeRenderer {
 
     /// A renderer; `window` is the format of the window it is drawn into (None offscreen).
     pub fn new(device: &wgpu::Device, window: Option<wgpu::TextureFormat>) -> VolumeRenderer {
-        let params_layout = super::uniform_layout(device, "volume3d params");
+        let params_layout = super::uniform_layout(device, "volume3d params", wgpu::ShaderStages::COMPUTE);
+        let storage = |binding, format| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::StorageTexture {
+                access: wgpu::StorageTextureAccess::WriteOnly,
+                format,
+                view_dimension: wgpu::TextureViewDimension::D2,
+            },
+            count: None,
+        };
+        let outputs_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("volume3d image"),
+            entries: &[storage(0, COLOR), storage(1, DEPTH)],
+        });
         let params_buffer = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("volume3d params"),
             size: std::mem::size_of::<RayParams>() as u64,
@@ -143,6 +188,7 @@ impl VolumeRenderer {
             params_group,
             layouts: HashMap::new(),
             pipelines: HashMap::new(),
+            outputs_layout,
             brick_layouts: HashMap::new(),
             brick_pipelines: HashMap::new(),
             table_view: table.create_view(&Default::default()),
@@ -177,7 +223,7 @@ impl VolumeRenderer {
             ],
         });
         let source = include_str!("../../shaders/blit.wgsl");
-        let pipeline = super::fullscreen_pipeline(device, "volume3d blit", source, &[&layout], format, None);
+        let pipeline = super::fullscreen_pipeline(device, "volume3d blit", source, &[&layout], format);
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("volume3d blit"),
             mag_filter: wgpu::FilterMode::Linear,
@@ -199,7 +245,7 @@ impl VolumeRenderer {
                         texture_entry(1, nonfilter, wgpu::TextureViewDimension::D2),
                         wgpu::BindGroupLayoutEntry {
                             binding: 2,
-                            visibility: wgpu::ShaderStages::FRAGMENT,
+                            visibility: wgpu::ShaderStages::COMPUTE,
                             ty: wgpu::BindingType::Buffer {
                                 ty: wgpu::BufferBindingType::Storage { read_only: true },
                                 has_dynamic_offset: false,
@@ -218,10 +264,28 @@ impl VolumeRenderer {
         if self.pipelines.contains_key(class.wgsl()) {
             return;
         }
-        let source = self.source.replace("TEXEL", class.wgsl());
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("volume3d.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(self.source.replace("TEXEL", class.wgsl()).into()),
+        });
         let volume_layout = self.layout(device, class);
-        let layouts = [&self.params_layout, &volume_layout];
-        let pipeline = super::fullscreen_pipeline(device, "volume3d", &source, &layouts, COLOR, Some(DEPTH));
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("volume3d"),
+            bind_group_layouts: &[
+                Some(&self.params_layout),
+                Some(&volume_layout),
+                Some(&self.outputs_layout),
+            ],
+            immediate_size: 0,
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("volume3d"),
+            layout: Some(&layout),
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
         self.pipelines.insert(class.wgsl(), pipeline);
     }
 
@@ -379,7 +443,7 @@ impl VolumeRenderer {
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
             format: COLOR,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+            usage: wgpu::TextureUsages::STORAGE_BINDING
                 | wgpu::TextureUsages::TEXTURE_BINDING
                 | wgpu::TextureUsages::COPY_SRC,
             view_formats: &[COLOR_SRGB],
@@ -391,8 +455,26 @@ impl VolumeRenderer {
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
             format: DEPTH,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
+            usage: wgpu::TextureUsages::STORAGE_BINDING
+                | wgpu::TextureUsages::TEXTURE_BINDING
+                | wgpu::TextureUsages::COPY_SRC,
             view_formats: &[],
+        });
+        let color_view = color.create_view(&Default::default());
+        let depth_view = depth.create_view(&Default::default());
+        let outputs = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("volume3d image"),
+            layout: &self.outputs_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(&color_view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::TextureView(&depth_view),
+                },
+            ],
         });
         let blit = self.blit.as_ref().map(|(_, layout, sampler, srgb)| {
             let view = color.create_view(&wgpu::TextureViewDescriptor {
@@ -408,17 +490,10 @@ impl VolumeRenderer {
                 ],
             })
         });
-        self.targets = Some(Targets {
-            size,
-            color_view: color.create_view(&Default::default()),
-            depth_view: depth.create_view(&Default::default()),
-            color,
-            depth,
-            blit,
-        });
+        self.targets = Some(Targets { size, color, depth, outputs, blit });
     }
 
-    /// Records the ray marching of `params` into the offscreen target of `size` pixels, unless
+    /// Records the ray marching of `params` into the offscreen images of `size` pixels, unless
     /// the target already shows exactly that (`force` draws anyway: benchmarks). The volume must
     /// be bound ([`VolumeRenderer::bind_volume`]); false when it is not.
     pub fn render(
@@ -440,33 +515,15 @@ impl VolumeRenderer {
         }
         self.drawn = Some(what);
         queue.write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(params));
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("volume3d"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &t.color_view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: &t.depth_view,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
             timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
         });
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &self.params_group, &[]);
         pass.set_bind_group(1, &bound.bind_group, &[]);
-        pass.draw(0..4, 0..1);
+        pass.set_bind_group(2, &t.outputs, &[]);
+        pass.dispatch_workgroups(size[0].div_ceil(TILE), size[1].div_ceil(TILE), 1);
         true
     }
 
