@@ -180,6 +180,22 @@ pub fn run_msc(
             a.complex.arcs.len(),
             peak_rss_mib().unwrap_or(f64::NAN)
         )?;
+        // What the viewer's simplification slider costs: one level, best of 5, and the live
+        // critical points by index there.
+        let scene = crate::compute::MscScene::new(std::sync::Arc::new(f.clone()), a);
+        let span = scene.range.1 - scene.range.0;
+        for pct in [1.0, 5.0, 10.0] {
+            let mut best = f64::INFINITY;
+            let mut counts = [0; 4];
+            for _ in 0..5 {
+                let t = Instant::now();
+                let level = scene.level(pct / 100.0 * span);
+                best = best.min(t.elapsed().as_secs_f64() * 1e3);
+                counts = level.counts;
+            }
+            let k = &counts[..=f.ndim()];
+            writeln!(out, "  slider at {pct:>4}% of the range: {best:.2} ms, live by index {k:?}")?;
+        }
         Ok(())
     };
     for dims in sizes {

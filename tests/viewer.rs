@@ -251,3 +251,40 @@ fn the_3d_view_draws_each_mode_and_the_threshold_set_follows_the_threshold() {
     h.run_steps(2);
     h.snapshot_options("mni_3d_threshold_surface_120", &snapshot_options());
 }
+
+#[test]
+fn the_morse_smale_complex_is_drawn_and_simplified_under_the_slider() {
+    // coins.png (116,352 pixels) is under the automatic size: its complex starts on its own.
+    let mut h = harness("coins.png");
+    wait_for(&mut h, "the complex of coins.png", |a| {
+        a.jobs.is_empty() && a.data.as_ref().is_some_and(|d| d.displayed_msc().is_some())
+    });
+    let m = h.state().data.as_ref().unwrap().displayed_msc().unwrap();
+    let (c, hier) = (&m.scene.analysis.complex, &m.scene.analysis.hierarchy);
+    // It starts at 5% of the range, with the hierarchy's counts at that level.
+    let span = m.scene.range.1 - m.scene.range.0;
+    assert!((m.level.threshold - 0.05 * span).abs() < 1e-9);
+    let at_5 = m.level.counts;
+    assert_eq!(at_5, hier.counts(c, m.level.steps));
+    // Morse equality on a 2D box: minima - saddles + maxima = 1.
+    assert_eq!(at_5[0] as i64 - at_5[1] as i64 + at_5[2] as i64, 1);
+    let grouped = topoview::app::msc_panel::group;
+    h.get_by_label(&format!(
+        "{} minima · {} saddles · {} maxima",
+        grouped(at_5[0]),
+        grouped(at_5[1]),
+        grouped(at_5[2])
+    ));
+    h.snapshot_options("coins_msc_5pct", &snapshot_options());
+
+    // Raising the persistence to 30% cancels more pairs at once (no job runs).
+    h.get_by_role_and_label(Role::Slider, "persistence").set_value_accesskit(30.0);
+    h.run_steps(2);
+    assert!(h.state().jobs.is_empty(), "the slider must not start a job");
+    let m = h.state().data.as_ref().unwrap().displayed_msc().unwrap();
+    assert!((m.level.threshold - 0.30 * span).abs() < 1e-6 * span);
+    let at_30 = m.level.counts;
+    assert!(at_30.iter().sum::<usize>() < at_5.iter().sum::<usize>(), "{at_30:?} vs {at_5:?}");
+    assert_eq!(at_30[0] as i64 - at_30[1] as i64 + at_30[2] as i64, 1);
+    h.snapshot_options("coins_msc_30pct", &snapshot_options());
+}

@@ -1,7 +1,8 @@
 //! The field on screen and what has been computed from it: its curve, the smoothed field with
 //! its curve, and the threshold the user picked.
 
-use crate::compute::{Curve, FieldSummary, Loaded, Smoothed};
+use crate::compute::msc_scene::Level;
+use crate::compute::{Curve, FieldSummary, Loaded, MscScene, Smoothed};
 use crate::field::ScalarField;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,6 +13,30 @@ pub struct SmoothedView {
     pub field: Arc<ScalarField>,
     pub summary: FieldSummary,
     pub curve: Curve,
+}
+
+/// A Morse-Smale complex and the simplification level on screen.
+pub struct MscView {
+    pub scene: Arc<MscScene>,
+    pub level: Level,
+    /// How long the last change of level took (ms).
+    pub level_ms: f64,
+}
+
+impl MscView {
+    /// Starts at 5% of the value range (below it, a volume's complex is mostly noise).
+    pub fn new(scene: MscScene) -> MscView {
+        let threshold = 0.05 * (scene.range.1 - scene.range.0);
+        let t = std::time::Instant::now();
+        let level = scene.level(threshold);
+        MscView { level_ms: t.elapsed().as_secs_f64() * 1e3, scene: Arc::new(scene), level }
+    }
+
+    pub fn set_threshold(&mut self, threshold: f64) {
+        let t = std::time::Instant::now();
+        self.level = self.scene.level(threshold);
+        self.level_ms = t.elapsed().as_secs_f64() * 1e3;
+    }
 }
 
 pub struct Dataset {
@@ -29,6 +54,9 @@ pub struct Dataset {
     /// Display window of the original and the smoothed field.
     pub window: (f64, f64),
     pub smoothed_window: Option<(f64, f64)>,
+    /// The Morse-Smale complex of the original or the smoothed field (shown while that field
+    /// is on screen).
+    pub msc: Option<MscView>,
 }
 
 impl Dataset {
@@ -47,6 +75,7 @@ impl Dataset {
             threshold_chosen: false,
             window,
             smoothed_window: None,
+            msc: None,
         }
     }
 
@@ -85,6 +114,11 @@ impl Dataset {
         } else {
             &mut self.window
         }
+    }
+
+    /// The complex of the field on screen, if it has been computed.
+    pub fn displayed_msc(&self) -> Option<&MscView> {
+        self.msc.as_ref().filter(|m| Arc::ptr_eq(&m.scene.field, self.displayed()))
     }
 
     pub fn display_window(&self) -> (f64, f64) {

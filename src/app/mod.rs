@@ -7,6 +7,8 @@
 mod curve_panel;
 pub mod dataset;
 pub mod exports;
+mod msc_overlay;
+pub mod msc_panel;
 pub mod settings;
 mod side;
 mod transfer_editor;
@@ -14,7 +16,7 @@ pub mod view3d;
 pub mod views;
 
 use crate::compute::jobs::{self, Ecc, Generate, Loaded, Open, Smooth, Smoothed};
-use crate::compute::{Curve, Event, Lane, Outcome, Worker};
+use crate::compute::{Curve, Event, Lane, MscScene, Outcome, Worker};
 use crate::io::OpenOptions;
 use crate::render::colormap::Colormap;
 use crate::render::gpu_volume::{GpuVolume, UploadProgress};
@@ -81,6 +83,9 @@ pub struct TopoApp {
     exports_tx: Sender<exports::Written>,
     exports_rx: Receiver<exports::Written>,
     grf_dialog: bool,
+    /// The field (by address) whose complex was last started on its own (once per field, so a
+    /// failure is not retried every frame).
+    msc_auto_for: Option<usize>,
     frames: FrameClock,
     bench: Option<bench::FrameBench>,
 }
@@ -185,6 +190,7 @@ impl TopoApp {
             exports_tx,
             exports_rx,
             grf_dialog: false,
+            msc_auto_for: None,
             frames: FrameClock { first_frame: true, ..Default::default() },
             bench,
         };
@@ -303,8 +309,20 @@ impl TopoApp {
             Ok(e) => return self.curve(e, seconds),
             Err(o) => o,
         };
-        if let Ok(s) = outcome.take::<Smoothed>() {
-            self.smoothed(s, seconds);
+        let outcome = match outcome.take::<Smoothed>() {
+            Ok(s) => return self.smoothed(s, seconds),
+            Err(o) => o,
+        };
+        if let Ok(scene) = outcome.take::<MscScene>() {
+            self.last_job = Some(("Morse-Smale complex".into(), seconds));
+            // Kept for the original or the smoothed field it was computed from, else dropped.
+            if let Some(d) = &mut self.data {
+                let ours = Arc::ptr_eq(&scene.field, &d.field)
+                    || d.smoothed.as_ref().is_some_and(|s| Arc::ptr_eq(&scene.field, &s.field));
+                if ours {
+                    d.msc = Some(dataset::MscView::new(scene));
+                }
+            }
         }
     }
 
@@ -398,19 +416,26 @@ impl TopoApp {
         }
     }
 
-    fn look(&self, d: &Dataset) -> views::Look {
+    /// What the slice views draw with (a function of the fields it reads, so the views' own
+    /// state can be borrowed beside it).
+    fn look<'a>(settings: &'a Settings, mask_on: bool, d: &'a Dataset) -> views::Look<'a> {
         let (_, class) = volume::texel_format(d.displayed().dtype());
-        let (mode, bits) = if self.mask_on {
-            mask_threshold(class, self.settings.filtration(), d.threshold)
+        let (mode, bits) = if mask_on {
+            mask_threshold(class, settings.filtration(), d.threshold)
         } else {
             (volume::MASK_OFF, 0)
         };
         views::Look {
             window: d.display_window(),
-            colormap: self.settings.colormap.row(),
+            colormap: settings.colormap.row(),
             mask_mode: mode,
             threshold_bits: bits,
-            mask_color: [1.0, 0.35, 0.15, self.settings.mask_opacity],
+            mask_color: [1.0, 0.35, 0.15, settings.mask_opacity],
+            msc: d.displayed_msc().filter(|_| settings.msc.show).map(|m| msc_overlay::SliceOverlay {
+                scene: &m.scene,
+                level: &m.level,
+                settings: &settings.msc,
+            }),
         }
     }
 }
@@ -427,6 +452,13 @@ impl eframe::App for TopoApp {
         let ctx = ui.ctx().clone();
         self.drain_events();
         self.take_dropped(&ctx);
+        if let Some(d) = &self.data {
+            let key = Arc::as_ptr(d.displayed()) as usize;
+            if self.msc_auto_for != Some(key) {
+                self.msc_auto_for = Some(key);
+                self.auto_msc();
+            }
+        }
         if let Some(b) = &mut self.bench {
             let depth = self.data.as_ref().filter(|_| self.uploaded.is_some()).map(|d| d.field.dims()[2]);
             b.step(dt, &mut self.views, &mut self.sigma, depth, &ctx);

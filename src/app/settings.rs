@@ -61,6 +61,38 @@ impl Default for View3dSettings {
     }
 }
 
+/// How the Morse-Smale complex is drawn over the views.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct MscSettings {
+    /// Whether the complex is drawn over the views at all.
+    pub show: bool,
+    /// Critical points shown, by index (minima, 1-saddles, 2-saddles, maxima; in 2D the
+    /// maxima are index 2).
+    pub points: [bool; 4],
+    /// Arcs shown, in the order of [`crate::compute::msc_scene::ArcKind::ALL`].
+    pub arcs: [bool; 3],
+    /// On a slice: what lies within this many slices of it, fading with distance.
+    pub slab: usize,
+    /// The simplification slider in percent of the value range (else in values).
+    pub relative: bool,
+    /// Fields of up to this many voxels get their complex as soon as they are on screen.
+    pub auto_voxels: usize,
+}
+
+impl Default for MscSettings {
+    fn default() -> Self {
+        MscSettings {
+            show: true,
+            points: [true; 4],
+            arcs: [true; 3],
+            slab: 2,
+            relative: true,
+            auto_voxels: 1 << 21,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Settings {
@@ -75,6 +107,7 @@ pub struct Settings {
     /// Seed, edge length and correlation length of the last generated example field.
     pub grf: GrfSettings,
     pub view3d: View3dSettings,
+    pub msc: MscSettings,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -104,6 +137,7 @@ impl Default for Settings {
             mask_opacity: 0.45,
             grf: GrfSettings::default(),
             view3d: View3dSettings::default(),
+            msc: MscSettings::default(),
         }
     }
 }

@@ -244,6 +244,8 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.separator();
     display_controls(app, ui);
     ui.separator();
+    super::msc_panel::panel(app, ui);
+    ui.separator();
     dataset_info(app, ui);
 }
 
@@ -379,7 +381,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         ui.label("No wgpu renderer: slice views are unavailable in this window.");
         return;
     }
-    let look = app.look(d);
+    let look = TopoApp::look(&app.settings, app.mask_on, d);
     let field = d.displayed().clone();
     let rect = ui.available_rect_before_wrap();
     let free = views::show(ui, rect, &field, app.settings.layout, &mut app.views, &look);

@@ -5,6 +5,7 @@
 //! data the axial view has the patient's right on the right ("neurological" orientation), and
 //! physical aspect comes from the voxel spacing.
 
+use super::msc_overlay::{self, SliceOverlay};
 use super::settings::Layout;
 use crate::field::ScalarField;
 use crate::render::slice::{SliceCallback, SliceParams};
@@ -63,12 +64,14 @@ impl ViewState {
 }
 
 /// What every view draws with, this frame.
-pub struct Look {
+pub struct Look<'a> {
     pub window: (f64, f64),
     pub colormap: u32,
     pub mask_mode: u32,
     pub threshold_bits: u32,
     pub mask_color: [f32; 4],
+    /// The Morse-Smale complex over the slices, when it is computed for the field on screen.
+    pub msc: Option<SliceOverlay<'a>>,
 }
 
 /// Screen <-> plane mapping of one view.
@@ -244,8 +247,16 @@ fn view(
         painter.line_segment([Pos2::new(image.min.x, c.y), Pos2::new(image.max.x, c.y)], stroke);
         painter.line_segment([Pos2::new(c.x, image.min.y), Pos2::new(c.x, image.max.y)], stroke);
     }
-    let label =
+    let mut complete = true;
+    if let Some(o) = look.msc {
+        let to_screen = |p: [f64; 3]| fr.to_screen(p[u] as f32 + 0.5, p[v] as f32 + 0.5);
+        complete = msc_overlay::draw(&painter, o, w, state.cursor[w], to_screen);
+    }
+    let mut label =
         if field.ndim() == 3 { format!("{} = {}", AXIS_LETTERS[w], state.cursor[w]) } else { String::new() };
+    if !complete {
+        label += "  (complex: too many arcs here, raise the persistence)";
+    }
     painter.text(
         image.left_bottom() + Vec2::new(6.0, -6.0),
         egui::Align2::LEFT_BOTTOM,

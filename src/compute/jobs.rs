@@ -1,7 +1,9 @@
 //! The viewer's analyses as [`Job`]s: opening a file, generating an example field, the ECC,
-//! smoothing + ECC. Each is its parameters, its lane and a `run` that calls the algorithm.
+//! smoothing + ECC, the Morse-Smale complex. Each is its parameters, its lane and a `run` that
+//! calls the algorithm.
 
 use super::Curve;
+use super::msc_scene::MscScene;
 use super::{FieldSummary, Job, JobContext, JobError, Lane};
 use crate::field::ScalarField;
 use crate::io::{self, OpenOptions};
@@ -16,6 +18,8 @@ pub const LOAD: Lane = Lane("load");
 pub const CURVE: Lane = Lane("curve");
 /// Smoothing the loaded field, then its ECC.
 pub const SMOOTH: Lane = Lane("smooth");
+/// The Morse-Smale complex of the field on screen.
+pub const MSC: Lane = Lane("msc");
 
 /// A field ready to show, with what the views need to know about it.
 pub struct Loaded {
@@ -135,6 +139,44 @@ impl Job for Smooth {
     }
 }
 
+/// The Morse-Smale complex of a field (the original or the smoothed one), prepared for the
+/// views. Refused before the complex is built when [`crate::topo::msc::memory_estimate`] passes
+/// `max_bytes`.
+pub struct Msc {
+    pub field: Arc<ScalarField>,
+    pub max_bytes: u64,
+}
+
+impl Job for Msc {
+    type Output = MscScene;
+
+    fn lane(&self) -> Lane {
+        MSC
+    }
+
+    fn run(self, cx: &JobContext) -> Result<MscScene, JobError> {
+        // `analyse` ticks once after each stage; the stage named is the one under way.
+        const STAGES: [&str; 7] = [
+            "Morse-Smale: gradient",
+            "Morse-Smale: arcs",
+            "Morse-Smale: arcs",
+            "Morse-Smale: manifolds",
+            "Morse-Smale: persistence",
+            "Morse-Smale: simplification",
+            "Morse-Smale: preparing the view",
+        ];
+        let ticks = std::sync::atomic::AtomicUsize::new(0);
+        let progress = |n: u64| {
+            let k = ticks.fetch_add(n as usize, std::sync::atomic::Ordering::Relaxed) + n as usize;
+            cx.report(STAGES[k.min(STAGES.len() - 1)], n, STAGES.len() as u64);
+        };
+        cx.report(STAGES[0], 0, STAGES.len() as u64);
+        // The CPU computes the complex on every backend (the GPU complex is a later issue).
+        let analysis = crate::topo::msc::analyse_within(&self.field, &cx.control(&progress), self.max_bytes)?;
+        Ok(MscScene::new(self.field, analysis))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +212,7 @@ mod tests {
         let smooth =
             cancelled_at_first_report(Smooth { field: field(), sigma: 2.0, opts: EccOptions::default() });
         assert!(matches!(smooth, Err(JobError::Cancelled)));
+        let msc = cancelled_at_first_report(Msc { field: field(), max_bytes: u64::MAX });
+        assert!(matches!(msc, Err(JobError::Cancelled)));
     }
 }

@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod curve;
 pub mod jobs;
+pub mod msc_scene;
 pub mod summary;
 pub mod worker;
 
@@ -18,7 +19,8 @@ use crate::control::{Cancelled, Control};
 use std::any::Any;
 
 pub use curve::Curve;
-pub use jobs::{Ecc, Generate, Loaded, Open, Smooth, Smoothed};
+pub use jobs::{Ecc, Generate, Loaded, Msc, Open, Smooth, Smoothed};
+pub use msc_scene::MscScene;
 pub use summary::FieldSummary;
 pub use worker::Worker;
 

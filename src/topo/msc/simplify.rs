@@ -224,6 +224,15 @@ impl Hierarchy {
         self.cancellations.partition_point(|c| c.level <= threshold)
     }
 
+    /// Per critical point, the level at which it is cancelled (infinity if never): it is alive
+    /// at every threshold below its level, so a viewer's slider needs one comparison a point.
+    pub fn death_levels(&self) -> Vec<f64> {
+        self.cancelled_at
+            .iter()
+            .map(|&s| if s == usize::MAX { f64::INFINITY } else { self.cancellations[s - 1].level })
+            .collect()
+    }
+
     /// Whether critical point `i` is alive after `steps` cancellations.
     pub fn alive(&self, i: usize, steps: usize) -> bool {
         self.cancelled_at[i] > steps

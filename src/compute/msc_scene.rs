@@ -1,0 +1,193 @@
+//! The Morse-Smale complex prepared for drawing: built once on the worker from an
+//! [`Analysis`], then asked per frame which critical points and arcs live at the simplification
+//! threshold under the user's slider. A threshold costs one pass over the critical points (who
+//! is alive, where merged extrema went) and nothing per arc until an arc is drawn.
+
+use crate::field::ScalarField;
+use crate::topo::msc::Analysis;
+use crate::topo::msc::complex::NO_LABEL;
+use std::sync::Arc;
+
+/// Arcs by the indices of their two ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArcKind {
+    /// A 1-saddle and a minimum.
+    SaddleMin,
+    /// A (d-1)-saddle and a maximum.
+    SaddleMax,
+    /// A 1-saddle and a 2-saddle (3D only).
+    SaddleSaddle,
+}
+
+impl ArcKind {
+    pub const ALL: [ArcKind; 3] = [ArcKind::SaddleMax, ArcKind::SaddleMin, ArcKind::SaddleSaddle];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ArcKind::SaddleMin => "saddle-minimum",
+            ArcKind::SaddleMax => "saddle-maximum",
+            ArcKind::SaddleSaddle => "saddle-saddle",
+        }
+    }
+}
+
+/// The complex of one field with what drawing it at any threshold needs.
+pub struct MscScene {
+    /// The field it was computed from (the views show its overlays only while they show it).
+    pub field: Arc<ScalarField>,
+    pub analysis: Analysis,
+    /// Per critical point: the simplification level that cancels it (infinity: never).
+    pub death: Vec<f64>,
+    /// Per critical point: the persistence of its pair in the diagram (infinity: essential or
+    /// unpaired; 0 for a pair of equal values), what its glyph's size shows.
+    pub persistence: Vec<f64>,
+    /// Per arc: its kind and the box of its V-path (voxel coordinates: min x, y, z, max x, y, z).
+    pub arc_kind: Vec<ArcKind>,
+    pub arc_box: Vec<[f32; 6]>,
+    /// The field's value range (the slider's scale).
+    pub range: (f64, f64),
+}
+
+/// The complex at one threshold.
+pub struct Level {
+    pub threshold: f64,
+    /// Cancellations applied.
+    pub steps: usize,
+    /// Live critical points by index (minima, 1-saddles, 2-saddles, maxima).
+    pub counts: [usize; 4],
+    /// Pairs that could not be cancelled below the threshold (joined by several V-paths).
+    pub blocked: usize,
+    /// Per critical point, the live extremum it stands for ([`NO_LABEL`] when its manifold has
+    /// flowed out of the domain).
+    rep: Vec<u32>,
+}
+
+impl MscScene {
+    pub fn new(field: Arc<ScalarField>, analysis: Analysis) -> MscScene {
+        let c = &analysis.complex;
+        let nd = c.grid.ndim;
+        let arc_kind = c
+            .arcs
+            .iter()
+            .map(|a| match (c.critical[a.lower].index as usize, c.critical[a.upper].index as usize) {
+                (0, _) => ArcKind::SaddleMin,
+                (_, u) if u == nd => ArcKind::SaddleMax,
+                _ => ArcKind::SaddleSaddle,
+            })
+            .collect();
+        let arc_box = c
+            .arcs
+            .iter()
+            .map(|a| {
+                let mut b = [
+                    f32::INFINITY,
+                    f32::INFINITY,
+                    f32::INFINITY,
+                    f32::NEG_INFINITY,
+                    f32::NEG_INFINITY,
+                    f32::NEG_INFINITY,
+                ];
+                for p in &a.polyline {
+                    for k in 0..3 {
+                        b[k] = b[k].min(p[k] as f32);
+                        b[k + 3] = b[k + 3].max(p[k] as f32);
+                    }
+                }
+                b
+            })
+            .collect();
+        let death = analysis.hierarchy.death_levels();
+        let mut of_cell: std::collections::HashMap<crate::topo::msc::grid::Cell, f64> =
+            std::collections::HashMap::with_capacity(2 * analysis.diagram.len());
+        for p in &analysis.diagram {
+            let pers = p.death.map_or(f64::INFINITY, |d| (d - p.birth).abs());
+            of_cell.insert(p.birth_cell, pers);
+            if let Some(dc) = p.death_cell {
+                of_cell.insert(dc, pers);
+            }
+        }
+        // Cells missing from the diagram were paired at zero persistence (left out of it).
+        let persistence = c.critical.iter().map(|p| of_cell.get(&p.cell).copied().unwrap_or(0.0)).collect();
+        let range = c
+            .critical
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.value), hi.max(p.value)));
+        MscScene { field, analysis, death, persistence, arc_kind, arc_box, range }
+    }
+
+    /// The complex after every cancellation of level up to `threshold`.
+    pub fn level(&self, threshold: f64) -> Level {
+        let h = &self.analysis.hierarchy;
+        let steps = h.steps_at(threshold);
+        let mut counts = [0; 4];
+        for (p, &d) in self.analysis.complex.critical.iter().zip(&self.death) {
+            if d > threshold {
+                counts[p.index as usize] += 1;
+            }
+        }
+        let blocked = h.blocked_at(threshold).count();
+        Level { threshold, steps, counts, blocked, rep: h.representatives(steps) }
+    }
+
+    /// Whether critical point `i` is alive at `level`.
+    pub fn alive(&self, i: usize, level: &Level) -> bool {
+        self.death[i] > level.threshold
+    }
+
+    /// Whether arc `i` lives at `level`: its saddle ends alive, its extremum end (moved to the
+    /// extremum it merged into) still inside the domain.
+    pub fn arc_alive(&self, i: usize, level: &Level) -> bool {
+        let a = &self.analysis.complex.arcs[i];
+        let (saddle, extremum) = match self.arc_kind[i] {
+            ArcKind::SaddleSaddle => return self.alive(a.upper, level) && self.alive(a.lower, level),
+            ArcKind::SaddleMin => (a.upper, a.lower),
+            ArcKind::SaddleMax => (a.lower, a.upper),
+        };
+        self.alive(saddle, level) && level.rep[extremum] != NO_LABEL
+    }
+
+    /// For a live arc whose extremum has merged into another: where that one is, and whether the
+    /// merged end is the polyline's first point. `topoview msc` draws such an arc as its V-path
+    /// and a straight segment on to the survivor; the viewer does the same.
+    pub fn merged_end(&self, i: usize, level: &Level) -> Option<([f64; 3], bool)> {
+        let c = &self.analysis.complex;
+        let a = &c.arcs[i];
+        let (extremum, first) = match self.arc_kind[i] {
+            ArcKind::SaddleSaddle => return None,
+            ArcKind::SaddleMin => (a.lower, false),
+            ArcKind::SaddleMax => (a.upper, true),
+        };
+        let rep = level.rep[extremum];
+        (rep != NO_LABEL && rep as usize != extremum).then(|| (c.critical[rep as usize].position, first))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::field::Samples;
+
+    /// Arcs drawn at a level are exactly those of `Hierarchy::arcs_at` (which merges parallel
+    /// ones), and counts are `Hierarchy::counts`.
+    #[test]
+    fn levels_agree_with_the_hierarchy() {
+        let f = crate::synthetic::gaussian_random_field(&[20, 18, 16], 1.5, 7, &Default::default()).unwrap();
+        let Samples::F32(v) = f.samples() else { panic!("f32 field") };
+        assert!(!v.is_empty());
+        let a = crate::topo::msc::analyse(&f, &Default::default()).unwrap();
+        let scene = MscScene::new(Arc::new(f), a);
+        let (c, h) = (&scene.analysis.complex, &scene.analysis.hierarchy);
+        let span = scene.range.1 - scene.range.0;
+        assert!(scene.level(span).steps > 0, "the test field must simplify");
+        for frac in [0.0, 0.01, 0.05, 0.2, 1.0] {
+            let level = scene.level(frac * span);
+            assert_eq!(level.counts, h.counts(c, level.steps), "{frac}");
+            let mut drawn: Vec<usize> = (0..c.arcs.len()).filter(|&i| scene.arc_alive(i, &level)).collect();
+            let mut live: Vec<usize> =
+                h.arcs_at(c, level.steps).into_iter().flat_map(|a| a.originals).collect();
+            drawn.sort_unstable();
+            live.sort_unstable();
+            assert_eq!(drawn, live, "{frac}");
+        }
+    }
+}
