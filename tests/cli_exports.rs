@@ -185,3 +185,39 @@ fn msc_cells_in_2d_pair_basins_with_mountains() {
 fn read_field(p: &std::path::Path) -> topoview::field::ScalarField {
     topoview::io::open(p, &Default::default()).unwrap()
 }
+
+#[test]
+fn msc_smooths_first_lists_its_files_and_can_leave_geometry_out() {
+    use topoview::control::Control;
+    use topoview::topo::smooth::{Smoothing, smooth};
+    let tmp = tempfile::tempdir().unwrap();
+    let input = common::data("pydicom_emri_small.nii.gz");
+    let json = tmp.path().join("m.json");
+    let vtk = tmp.path().join("m");
+    let (ok, out, err) = topoview(&[
+        "msc",
+        input.to_str().unwrap(),
+        "--smooth",
+        "1.5",
+        "--json",
+        json.to_str().unwrap(),
+        "--no-geometry",
+        "--vtk",
+        vtk.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let wrote = out.lines().find(|l| l.starts_with("wrote ")).expect("a line listing the files");
+    for f in ["m.json", "m_critical_points.vtp", "m_separatrices.vtp"] {
+        assert!(wrote.contains(f), "{wrote}");
+    }
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let arcs = doc["arcs"].as_array().unwrap();
+    assert!(!arcs.is_empty() && arcs.iter().all(|a| a.get("polyline").is_none() && a.get("upper").is_some()));
+    // The complex is that of the field smoothed as `ecc --smooth` smooths it.
+    let smoothed = smooth(&read_field(&input), &Smoothing::voxels(1.5), &Control::default()).unwrap();
+    let a = topoview::topo::msc::analyse(&smoothed, &Control::default()).unwrap();
+    assert_eq!(doc["critical_points"].as_array().unwrap().len(), a.complex.critical.len());
+    // --no-geometry needs --json.
+    let (ok, _, _) = topoview(&["msc", input.to_str().unwrap(), "--no-geometry"]);
+    assert!(!ok);
+}

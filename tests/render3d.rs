@@ -10,7 +10,7 @@ use std::sync::Arc;
 use topoview::field::{Samples, ScalarField};
 use topoview::render::bench3d::headless;
 use topoview::render::gpu_volume::GpuVolume;
-use topoview::render::volume3d::{VolumeRef, VolumeRenderer};
+use topoview::render::volume3d::{Frame, VolumeRef, VolumeRenderer};
 
 /// The grid as the shader defines it: brick b covers texels 8b ..= 8b + 8 (clamped), finite
 /// samples only; a brick without one is (3.4e38, -3.4e38).
@@ -233,7 +233,13 @@ fn the_voxel_mode_draws_exactly_the_threshold_set() {
         };
         let params = scene.params(&geo, TexelClass::Uint, size[0] as f64 / size[1] as f64).unwrap();
         let mut encoder = device.create_command_encoder(&Default::default());
-        assert!(renderer.render(&device, &queue, &mut encoder, size, &params, true));
+        assert!(renderer.render(
+            &device,
+            &queue,
+            &mut encoder,
+            Frame { size, params: &params, marks: None },
+            true
+        ));
         queue.submit([encoder.finish()]);
         let image = read_rgba(&device, &queue, &renderer.targets.as_ref().unwrap().color);
         let bg = background.map(|c| (c * 255.0).round() as u8);

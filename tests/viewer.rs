@@ -287,4 +287,26 @@ fn the_morse_smale_complex_is_drawn_and_simplified_under_the_slider() {
     assert!(at_30.iter().sum::<usize>() < at_5.iter().sum::<usize>(), "{at_30:?} vs {at_5:?}");
     assert_eq!(at_30[0] as i64 - at_30[1] as i64 + at_30[2] as i64, 1);
     h.snapshot_options("coins_msc_30pct", &snapshot_options());
+
+    // The basins at 30%, as translucent labels: one label per live minimum.
+    h.state_mut().settings.msc.labels = topoview::app::settings::LabelOverlay::Basins;
+    h.run_steps(3);
+    h.snapshot_options("coins_msc_30pct_basins", &snapshot_options());
+}
+
+#[test]
+fn the_complex_is_drawn_in_the_3d_view() {
+    // The emri volume (40,960 voxels) gets its complex on its own.
+    let mut h = harness("pydicom_emri_small.nii.gz");
+    wait_for(&mut h, "the complex of the emri volume", |a| {
+        a.jobs.is_empty() && a.data.as_ref().is_some_and(|d| d.displayed_msc().is_some())
+    });
+    h.state_mut().settings.layout = Layout::Volume;
+    h.get_by_role_and_label(Role::Slider, "persistence").set_value_accesskit(20.0);
+    h.run_steps(3);
+    h.snapshot_options("emri_msc_3d", &snapshot_options());
+    // Without the complex drawn, the same view has no marks.
+    h.get_by_label("Draw over the slices").click();
+    h.run_steps(3);
+    h.snapshot_options("emri_msc_3d_hidden", &snapshot_options());
 }

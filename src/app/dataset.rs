@@ -21,6 +21,9 @@ pub struct MscView {
     pub level: Level,
     /// How long the last change of level took (ms).
     pub level_ms: f64,
+    /// Basin or mountain labels at the level on screen (cancellations applied, mountains or
+    /// not), computed when the slices show them.
+    labels: Option<(usize, bool, Arc<Vec<u32>>)>,
 }
 
 impl MscView {
@@ -29,7 +32,23 @@ impl MscView {
         let threshold = 0.05 * (scene.range.1 - scene.range.0);
         let t = std::time::Instant::now();
         let level = scene.level(threshold);
-        MscView { level_ms: t.elapsed().as_secs_f64() * 1e3, scene: Arc::new(scene), level }
+        MscView { level_ms: t.elapsed().as_secs_f64() * 1e3, scene: Arc::new(scene), level, labels: None }
+    }
+
+    /// The basins (or mountains) at the level on screen: per voxel (per top cell) the live
+    /// extremum whose manifold holds it, [`crate::topo::msc::complex::NO_LABEL`] for none.
+    pub fn labels(&mut self, mountains: bool) -> Arc<Vec<u32>> {
+        let steps = self.level.steps;
+        match &self.labels {
+            Some((s, m, l)) if *s == steps && *m == mountains => l.clone(),
+            _ => {
+                let c = &self.scene.analysis.complex;
+                let of = if mountains { &c.mountains } else { &c.basins };
+                let l = Arc::new(self.scene.analysis.hierarchy.labels_at(of, steps));
+                self.labels = Some((steps, mountains, l.clone()));
+                l
+            }
+        }
     }
 
     pub fn set_threshold(&mut self, threshold: f64) {
@@ -119,6 +138,11 @@ impl Dataset {
     /// The complex of the field on screen, if it has been computed.
     pub fn displayed_msc(&self) -> Option<&MscView> {
         self.msc.as_ref().filter(|m| Arc::ptr_eq(&m.scene.field, self.displayed()))
+    }
+
+    pub fn displayed_msc_mut(&mut self) -> Option<&mut MscView> {
+        let shown = self.displayed().clone();
+        self.msc.as_mut().filter(|m| Arc::ptr_eq(&m.scene.field, &shown))
     }
 
     pub fn display_window(&self) -> (f64, f64) {

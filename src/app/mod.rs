@@ -418,7 +418,12 @@ impl TopoApp {
 
     /// What the slice views draw with (a function of the fields it reads, so the views' own
     /// state can be borrowed beside it).
-    fn look<'a>(settings: &'a Settings, mask_on: bool, d: &'a Dataset) -> views::Look<'a> {
+    fn look<'a>(
+        settings: &'a Settings,
+        mask_on: bool,
+        d: &'a Dataset,
+        labels: Option<(&'a [u32], bool)>,
+    ) -> views::Look<'a> {
         let (_, class) = volume::texel_format(d.displayed().dtype());
         let (mode, bits) = if mask_on {
             mask_threshold(class, settings.filtration(), d.threshold)
@@ -435,6 +440,7 @@ impl TopoApp {
                 scene: &m.scene,
                 level: &m.level,
                 settings: &settings.msc,
+                labels,
             }),
         }
     }

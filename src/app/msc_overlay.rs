@@ -7,6 +7,7 @@
 
 use super::settings::MscSettings;
 use crate::compute::msc_scene::{ArcKind, Level, MscScene};
+use crate::render::overlay3d::{LineVertex, Marks, PointMark};
 use egui::{Color32, Pos2, Shape, Stroke};
 
 /// Segments drawn per view at most: beyond it the overlay would cost more than a frame.
@@ -18,6 +19,67 @@ pub struct SliceOverlay<'a> {
     pub scene: &'a MscScene,
     pub level: &'a Level,
     pub settings: &'a MscSettings,
+    /// Basin (false) or mountain (true) labels at the level, when the slices show them.
+    pub labels: Option<(&'a [u32], bool)>,
+}
+
+/// Translucent colours for labels: twelve hues, picked by a hash of the label so that
+/// neighbouring manifolds (whose ids are unrelated) mostly differ.
+const PALETTE: [[u8; 3]; 12] = [
+    [31, 119, 180],
+    [255, 127, 14],
+    [44, 160, 44],
+    [214, 39, 40],
+    [148, 103, 189],
+    [140, 86, 75],
+    [227, 119, 194],
+    [188, 189, 34],
+    [23, 190, 207],
+    [255, 220, 80],
+    [120, 120, 255],
+    [120, 255, 160],
+];
+
+fn label_color(label: u32) -> Color32 {
+    if label == crate::topo::msc::complex::NO_LABEL {
+        return Color32::TRANSPARENT;
+    }
+    let h = label.wrapping_mul(0x9E37_79B9) >> 16;
+    let [r, g, b] = PALETTE[h as usize % PALETTE.len()];
+    Color32::from_rgba_unmultiplied(r, g, b, 90)
+}
+
+/// The plane at `slice` (normal axis `w`, in-plane axes `u`, `v`) of the labels of a field of
+/// `voxel_dims`, as an image with row 0 at the top (highest v). Basins have a label per voxel:
+/// the image covers the plane from 0 to n in voxel units (voxel i spans [i, i + 1)). Mountains
+/// have one per top cell, a grid one smaller along every axis and half a voxel in: the image
+/// covers 0.5 to n - 0.5.
+pub fn label_image(
+    labels: &[u32],
+    voxel_dims: [usize; 3],
+    mountains: bool,
+    axes: (usize, usize, usize),
+    slice: usize,
+) -> egui::ColorImage {
+    let (u, v, w) = axes;
+    let ndim = if voxel_dims[2] == 1 { 2 } else { 3 };
+    let dims: [usize; 3] =
+        std::array::from_fn(|a| if mountains && a < ndim { voxel_dims[a] - 1 } else { voxel_dims[a] });
+    let layer = slice.min(dims[w].saturating_sub(1));
+    let (nu, nv) = (dims[u], dims[v]);
+    let mut pixels = Vec::with_capacity(nu * nv);
+    for row in 0..nv {
+        let iv = nv - 1 - row;
+        for iu in 0..nu {
+            let mut p = [0; 3];
+            p[u] = iu;
+            p[v] = iv;
+            p[w] = layer;
+            let i = p[0] + dims[0] * (p[1] + dims[1] * p[2]);
+            pixels.push(labels.get(i).map_or(Color32::TRANSPARENT, |&l| label_color(l)));
+        }
+    }
+    egui::ColorImage::new([nu, nv], pixels)
 }
 
 /// A critical point's colour by its index in a complex of dimension `ndim`.
@@ -61,6 +123,7 @@ pub fn draw(
     o: SliceOverlay,
     w: usize,
     slice: usize,
+    picked: &[usize],
     to_screen: impl Fn([f64; 3]) -> Pos2,
 ) -> bool {
     let c = &o.scene.analysis.complex;
@@ -75,19 +138,22 @@ pub fn draw(
     let mut complete = true;
     let mut run: Vec<Pos2> = Vec::new();
     'arcs: for (i, &kind) in o.scene.arc_kind.iter().enumerate() {
+        // The arcs of a picked pair: white and wide, whatever kinds are shown.
+        let a = &c.arcs[i];
+        let highlit = picked.len() > 1 && picked.contains(&a.upper) && picked.contains(&a.lower);
         let k = ArcKind::ALL.iter().position(|&x| x == kind).unwrap_or(0);
-        if !o.settings.arcs[k] {
+        if !o.settings.arcs[k] && !highlit {
             continue;
         }
         let b = &o.scene.arc_box[i];
         if ndim == 3 && ((b[w + 3] as f64) < lo || (b[w] as f64) > hi) {
             continue;
         }
-        if !o.scene.arc_alive(i, o.level) {
+        if !o.scene.arc_alive(i, o.level) && !highlit {
             continue;
         }
-        let points = &c.arcs[i].polyline;
-        let color = arc_color(kind);
+        let points = &a.polyline;
+        let (color, width) = if highlit { (Color32::WHITE, 3.0) } else { (arc_color(kind), 1.5) };
         if let Some((to, first)) = o.scene.merged_end(i, o.level) {
             let from = if first { points.first() } else { points.last() };
             if let Some(&from) = from.filter(|f| dist(**f) <= half && dist(to) <= half) {
@@ -107,7 +173,7 @@ pub fn draw(
             }
             if run.len() >= 2 {
                 segments += run.len() - 1;
-                let stroke = Stroke::new(1.5, faded(color, 0.9 * fade(nearest)));
+                let stroke = Stroke::new(width, faded(color, 0.9 * fade(nearest)));
                 painter.add(Shape::line(std::mem::take(&mut run), stroke));
                 if segments > MAX_SEGMENTS {
                     complete = false;
@@ -136,5 +202,114 @@ pub fn draw(
         let at = to_screen(p.position);
         painter.circle(at, r, color, Stroke::new(0.8, faded(Color32::BLACK, fade(d))));
     }
+    // Picked points: a ring, shown whatever their distance from the plane or their state.
+    for &i in picked {
+        if let Some(p) = c.critical.get(i) {
+            painter.circle_stroke(to_screen(p.position), 9.0, Stroke::new(2.0, Color32::WHITE));
+        }
+    }
     complete
+}
+
+/// The live critical point drawn nearest `pointer` (within 8 points) on the view of normal
+/// axis `w` at `slice`, if any.
+pub fn point_near(
+    o: SliceOverlay,
+    w: usize,
+    slice: usize,
+    pointer: Pos2,
+    to_screen: impl Fn([f64; 3]) -> Pos2,
+) -> Option<usize> {
+    let c = &o.scene.analysis.complex;
+    let half = if c.grid.ndim == 2 { f64::INFINITY } else { o.settings.slab as f64 + 0.5 };
+    c.critical
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| {
+            let near = c.grid.ndim == 2 || (p.position[w] - slice as f64).abs() <= half;
+            near && o.settings.points[(p.index as usize).min(3)] && o.scene.alive(*i, o.level)
+        })
+        .map(|(i, p)| (i, to_screen(p.position).distance(pointer)))
+        .filter(|(_, d)| *d <= 8.0)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i)
+}
+
+/// Line segments the 3D view draws at most (a volume's complex at a low threshold has millions).
+const MAX_3D_SEGMENTS: usize = 400_000;
+
+/// The complex at `o.level` as marks for the 3D view: live critical points of the kinds shown,
+/// then arcs of the kinds shown until [`MAX_3D_SEGMENTS`]; positions in voxel-index space (a
+/// voxel's centre at i + 0.5). Returns the marks and whether every shown arc is in them.
+pub fn marks(o: SliceOverlay, version: u64) -> (Marks, bool) {
+    let c = &o.scene.analysis.complex;
+    let ndim = c.grid.ndim;
+    let at = |p: [f64; 3]| [p[0] as f32 + 0.5, p[1] as f32 + 0.5, p[2] as f32 + 0.5];
+    let rgba = |c: Color32, a: u8| [c.r(), c.g(), c.b(), a];
+    let span = (o.scene.range.1 - o.scene.range.0).max(f64::MIN_POSITIVE);
+    let points = c
+        .critical
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| o.settings.points[(p.index as usize).min(3)] && o.scene.alive(*i, o.level))
+        .map(|(i, p)| PointMark {
+            position: at(p.position),
+            radius: 2.0 + 3.5 * (o.scene.persistence[i] / span).clamp(0.0, 1.0).sqrt() as f32,
+            color: rgba(point_color(p.index, ndim), 255),
+        })
+        .collect();
+    let mut lines = Vec::new();
+    let mut complete = true;
+    for (i, &kind) in o.scene.arc_kind.iter().enumerate() {
+        let k = ArcKind::ALL.iter().position(|&x| x == kind).unwrap_or(0);
+        if !o.settings.arcs[k] || !o.scene.arc_alive(i, o.level) {
+            continue;
+        }
+        let line = &c.arcs[i].polyline;
+        if lines.len() / 2 + line.len() > MAX_3D_SEGMENTS {
+            complete = false;
+            break;
+        }
+        let color = rgba(arc_color(kind), 220);
+        for pair in line.windows(2) {
+            lines.push(LineVertex { position: at(pair[0]), color });
+            lines.push(LineVertex { position: at(pair[1]), color });
+        }
+        if let Some((to, first)) = o.scene.merged_end(i, o.level) {
+            let from = if first { line.first() } else { line.last() };
+            if let Some(&from) = from {
+                let faint = rgba(arc_color(kind), 110);
+                lines.push(LineVertex { position: at(from), color: faint });
+                lines.push(LineVertex { position: at(to), color: faint });
+            }
+        }
+    }
+    (Marks { version, points, lines }, complete)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_click_picks_the_nearest_live_point_within_reach() {
+        let f = crate::synthetic::gaussian_random_field(&[24, 20], 1.5, 3, &Default::default()).unwrap();
+        let a = crate::topo::msc::analyse(&f, &Default::default()).unwrap();
+        let scene = MscScene::new(Arc::new(f), a);
+        let level = scene.level(0.1 * (scene.range.1 - scene.range.0));
+        let settings = MscSettings::default();
+        let o = SliceOverlay { scene: &scene, level: &level, settings: &settings, labels: None };
+        let to_screen = |p: [f64; 3]| Pos2::new(10.0 * p[0] as f32, 10.0 * p[1] as f32);
+        let live: Vec<usize> =
+            (0..scene.analysis.complex.critical.len()).filter(|&i| scene.alive(i, &level)).collect();
+        assert!(!live.is_empty());
+        for &i in &live {
+            let at = to_screen(scene.analysis.complex.critical[i].position) + egui::vec2(3.0, 0.0);
+            let j = point_near(o, 2, 0, at, to_screen).expect("a point 3 px away is in reach");
+            assert!(scene.alive(j, &level));
+            assert!(to_screen(scene.analysis.complex.critical[j].position).distance(at) <= 3.0 + 1e-4);
+        }
+        assert_eq!(point_near(o, 2, 0, Pos2::new(-100.0, -100.0), to_screen), None);
+    }
 }

@@ -137,25 +137,90 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     if ndim == 3 {
         ui.add(egui::Slider::new(&mut s.slab, 0..=20).text("slices either side"));
     }
-    diagram(ui, m);
+    ui.horizontal(|ui| {
+        use super::settings::LabelOverlay;
+        ui.label("Labels");
+        ui.radio_value(&mut s.labels, LabelOverlay::None, "none");
+        ui.radio_value(&mut s.labels, LabelOverlay::Basins, "basins")
+            .on_hover_text("Ascending manifolds of the minima");
+        ui.radio_value(&mut s.labels, LabelOverlay::Mountains, "mountains")
+            .on_hover_text("Descending manifolds of the maxima");
+    });
+    let key = std::sync::Arc::as_ptr(&m.scene) as usize;
+    let picked = app.views.picked.as_ref().filter(|p| p.0 == key).map(|p| p.1.clone()).unwrap_or_default();
+    for &i in &picked {
+        ui.small(describe(m, i));
+    }
+    if let Some(pair) = diagram(ui, m, &picked) {
+        // The pair's cells as critical points; the crosshair goes to the first.
+        let ids: Vec<usize> = pair.into_iter().flatten().filter_map(|c| m.scene.point_of(c)).collect();
+        if let Some(&first) = ids.first() {
+            let at = m.scene.analysis.complex.critical[first].position;
+            let dims = m.scene.field.dims();
+            for a in 0..3 {
+                app.views.cursor[a] = (at[a].round().max(0.0) as usize).min(dims[a] - 1);
+            }
+        }
+        app.views.picked = Some((key, ids));
+    }
     auto_setting(app, ui);
 }
 
+/// A critical point in words: kind, voxel and world position, value, persistence, whether it
+/// lives at the level on screen.
+fn describe(m: &MscView, i: usize) -> String {
+    let c = &m.scene.analysis.complex;
+    let p = &c.critical[i];
+    let ndim = c.grid.ndim;
+    let name = match (p.index as usize, ndim) {
+        (0, _) => "minimum",
+        (k, n) if k == n => "maximum",
+        (_, 2) => "saddle",
+        (1, _) => "1-saddle",
+        _ => "2-saddle",
+    };
+    let coords = |q: [f64; 3]| q[..ndim].iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(", ");
+    let persistence = m.scene.persistence[i];
+    let state = if m.scene.alive(i, &m.level) {
+        "alive here".to_string()
+    } else {
+        format!("cancelled from {}", short(m.scene.death[i]))
+    };
+    format!(
+        "{name} at ({}) · world ({}) · value {} · persistence {} · {state}",
+        coords(p.position),
+        coords(m.scene.field.world(p.position)),
+        short(p.value),
+        if persistence.is_finite() { short(persistence) } else { "∞ (essential)".into() }
+    )
+}
+
+/// The cells of a diagram point: the critical cell that creates the class and the one that
+/// destroys it (none for an essential class).
+type PairCells = [Option<crate::topo::msc::grid::Cell>; 2];
+
 /// The persistence diagram of the field (birth against death, by dimension) with the line
-/// above which pairs outlive the threshold.
-fn diagram(ui: &mut egui::Ui, m: &MscView) {
+/// above which pairs outlive the threshold; `picked` critical points' pairs are ringed. Returns
+/// the cells of the pair clicked, if one was.
+fn diagram(ui: &mut egui::Ui, m: &MscView, picked: &[usize]) -> Option<PairCells> {
     let diag = &m.scene.analysis.diagram;
     let ndim = m.scene.analysis.complex.grid.ndim;
     let (lo, hi) = m.scene.range;
-    let mut finite: Vec<_> = diag.iter().filter_map(|p| p.death.map(|d| (p.dim, p.birth, d))).collect();
+    let mut finite: Vec<_> = diag.iter().filter_map(|p| p.death.map(|d| (p.dim, p.birth, d, p))).collect();
     let shown = finite.len().min(MAX_DIAGRAM_POINTS);
     if finite.len() > shown {
         finite.select_nth_unstable_by(shown, |a, b| (b.2 - b.1).total_cmp(&(a.2 - a.1)));
         finite.truncate(shown);
     }
     let t = m.level.threshold;
+    let cells: Vec<_> = picked.iter().map(|&i| m.scene.analysis.complex.critical[i].cell).collect();
+    let ringed: Vec<[f64; 2]> = finite
+        .iter()
+        .filter(|p| cells.contains(&p.3.birth_cell) || p.3.death_cell.is_some_and(|d| cells.contains(&d)))
+        .map(|p| [p.1, p.2])
+        .collect();
     let pad = 0.05 * (hi - lo);
-    Plot::new("persistence diagram")
+    let response = Plot::new("persistence diagram")
         .width(260.0)
         .height(260.0)
         .include_x(lo - pad)
@@ -183,7 +248,25 @@ fn diagram(ui: &mut egui::Ui, m: &MscView) {
                 let color = point_color(dim as u8, ndim);
                 plot.points(Points::new(format!("H{dim}"), PlotPoints::new(pts)).radius(1.5).color(color));
             }
+            if !ringed.is_empty() {
+                plot.points(
+                    Points::new("picked", PlotPoints::new(ringed))
+                        .radius(6.0)
+                        .filled(false)
+                        .color(egui::Color32::WHITE),
+                );
+            }
+            // The pair nearest the pointer, within 8 points on screen.
+            let pointer = plot.pointer_coordinate()?;
+            let at = plot.screen_from_plot(pointer);
+            finite
+                .iter()
+                .map(|p| (p.3, plot.screen_from_plot(egui_plot::PlotPoint::new(p.1, p.2)).distance(at)))
+                .filter(|(_, d)| *d <= 8.0)
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(p, _)| [Some(p.birth_cell), p.death_cell])
         });
+    let clicked = response.response.clicked().then_some(response.inner).flatten();
     let essential = diag.iter().filter(|p| p.death.is_none()).count();
     ui.small(format!(
         "{} pairs{}; {essential} essential (never die)",
@@ -194,6 +277,7 @@ fn diagram(ui: &mut egui::Ui, m: &MscView) {
             String::new()
         }
     ));
+    clicked
 }
 
 fn auto_setting(app: &mut TopoApp, ui: &mut egui::Ui) {
@@ -221,7 +305,7 @@ pub fn group(n: usize) -> String {
 }
 
 fn short(v: f64) -> String {
-    if v.abs() >= 100.0 || v == 0.0 { format!("{v:.0}") } else { format!("{v:.3}") }
+    if v.abs() >= 100.0 || v.fract() == 0.0 { format!("{v:.0}") } else { format!("{v:.3}") }
 }
 
 fn duration(seconds: f64) -> String {

@@ -78,6 +78,18 @@ pub struct MscSettings {
     pub relative: bool,
     /// Fields of up to this many voxels get their complex as soon as they are on screen.
     pub auto_voxels: usize,
+    /// Manifolds drawn as translucent labels over the slices.
+    pub labels: LabelOverlay,
+}
+
+/// Which manifolds of the complex the slices show as labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum LabelOverlay {
+    None,
+    /// Basins: the ascending manifolds of the minima (a label per voxel).
+    Basins,
+    /// Mountains: the descending manifolds of the maxima (a label per top cell).
+    Mountains,
 }
 
 impl Default for MscSettings {
@@ -89,6 +101,7 @@ impl Default for MscSettings {
             slab: 2,
             relative: true,
             auto_voxels: 1 << 21,
+            labels: LabelOverlay::None,
         }
     }
 }

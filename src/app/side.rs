@@ -2,7 +2,7 @@
 //! the display controls with the histogram, and the random-field dialog.
 
 use super::exports::Export;
-use super::settings::Layout;
+use super::settings::{LabelOverlay, Layout};
 use super::view3d;
 use super::views::{self, VIEW_NAMES};
 use super::{DEMO_VOLUME, TopoApp, asset, curve_panel};
@@ -367,6 +367,15 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
             }
         });
     }
+    // The manifolds the slices show, computed here (they need the complex mutably, to cache).
+    let mountains = match app.settings.msc.labels {
+        LabelOverlay::None => None,
+        LabelOverlay::Basins => Some(false),
+        LabelOverlay::Mountains => Some(true),
+    };
+    let labels = mountains
+        .filter(|_| app.settings.msc.show)
+        .and_then(|m| app.data.as_mut()?.displayed_msc_mut().map(|v| (v.labels(m), m)));
     let Some(d) = &app.data else {
         ui.centered_and_justified(|ui| {
             ui.label(if app.jobs.contains_key(&jobs::LOAD) {
@@ -381,7 +390,8 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         ui.label("No wgpu renderer: slice views are unavailable in this window.");
         return;
     }
-    let look = TopoApp::look(&app.settings, app.mask_on, d);
+    let labels = labels.as_ref().map(|(l, m)| (l.as_slice(), *m));
+    let look = TopoApp::look(&app.settings, app.mask_on, d, labels);
     let field = d.displayed().clone();
     let rect = ui.available_rect_before_wrap();
     let free = views::show(ui, rect, &field, app.settings.layout, &mut app.views, &look);
@@ -403,6 +413,14 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
             cursor: app.views.cursor,
             threshold: d.threshold,
             filtration: app.settings.filtration(),
+            msc: d.displayed_msc().filter(|_| app.settings.msc.show).map(|m| {
+                super::msc_overlay::SliceOverlay {
+                    scene: &m.scene,
+                    level: &m.level,
+                    settings: &app.settings.msc,
+                    labels: None,
+                }
+            }),
         };
         view3d::show(ui, r, &mut app.settings.view3d, &mut app.view3d, &input);
     }

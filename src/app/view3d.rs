@@ -6,10 +6,12 @@
 //! keeps frames at about 25 a second) with coarser steps, and at full quality once it has been
 //! still for a moment. A frame that would draw the same image as the last one draws nothing.
 
+use super::msc_overlay::{self, SliceOverlay};
 use super::settings::View3dSettings;
 use crate::field::ScalarField;
 use crate::render::camera::AxisView;
 use crate::render::colormap::Colormap;
+use crate::render::overlay3d::Marks;
 use crate::render::scene3d::{Geometry, Mode, Scene};
 use crate::render::volume::{self, TexelClass};
 use crate::render::volume3d::View3dCallback;
@@ -39,7 +41,14 @@ pub struct View3dState {
     /// Isovalue and the second surface's value, per volume.
     pub iso: f64,
     pub iso2: f64,
+    /// The Morse-Smale marks drawn over the volume, what they were built from, and whether
+    /// every shown arc fit in them.
+    marks: Option<(MarksKey, Arc<Marks>, bool)>,
+    marks_version: u64,
 }
+
+/// What the 3D marks show: the complex (by address), the threshold, the kinds shown.
+type MarksKey = (usize, u64, [bool; 4], [bool; 3]);
 
 /// What the 3D view draws this frame, besides its own settings.
 pub struct Inputs<'a> {
@@ -54,9 +63,24 @@ pub struct Inputs<'a> {
     /// The ECC panel's threshold and filtration.
     pub threshold: f64,
     pub filtration: crate::topo::ecc::Filtration,
+    /// The Morse-Smale complex to draw over the volume.
+    pub msc: Option<SliceOverlay<'a>>,
 }
 
 impl View3dState {
+    /// The marks of `msc` (rebuilt when the complex, its level or the kinds shown change).
+    fn marks_for(&mut self, msc: Option<SliceOverlay>) -> Option<Arc<Marks>> {
+        let o = msc?;
+        let key =
+            (o.scene as *const _ as usize, o.level.threshold.to_bits(), o.settings.points, o.settings.arcs);
+        if self.marks.as_ref().is_none_or(|m| m.0 != key) {
+            self.marks_version += 1;
+            let (marks, complete) = msc_overlay::marks(o, self.marks_version);
+            self.marks = Some((key, Arc::new(marks), complete));
+        }
+        self.marks.as_ref().map(|m| m.1.clone())
+    }
+
     /// Frames a new volume (keeping the camera's direction) and picks its isovalues.
     fn follow(
         &mut self,
@@ -177,6 +201,7 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
                 size,
                 table_version: state.table_version,
                 table: state.table.clone(),
+                marks: state.marks_for(input.msc),
             };
             painter.add(egui_wgpu::Callback::new_paint_callback(image, cb));
         }
@@ -197,6 +222,9 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
     }
     if moving {
         note += &format!(" · moving: {:.0}% resolution", 100.0 * scale);
+    }
+    if input.msc.is_some() && state.marks.as_ref().is_some_and(|m| !m.2) {
+        note += " · complex: too many arcs to draw, raise the persistence";
     }
     painter.text(
         image.left_bottom() + Vec2::new(6.0, -6.0),

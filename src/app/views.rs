@@ -52,6 +52,24 @@ pub struct ViewState {
     pub cursor: [usize; 3],
     pub nav: [Nav; 3],
     pub hover: Option<Hover>,
+    /// Critical points picked (a click on one, or a diagram point's pair), with the complex
+    /// they belong to (by address).
+    pub picked: Option<(usize, Vec<usize>)>,
+    /// Each view's label image and what it shows.
+    labels: LabelTextures,
+}
+
+/// What a view's label image shows: the labels (by address), its plane and slice, mountains.
+type LabelKey = (usize, usize, usize, bool);
+
+/// Per view slot, the texture of its label image (egui's handles frees it when dropped).
+#[derive(Clone, Default)]
+struct LabelTextures([Option<(LabelKey, egui::TextureHandle)>; 3]);
+
+impl std::fmt::Debug for LabelTextures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LabelTextures")
+    }
 }
 
 impl ViewState {
@@ -60,6 +78,7 @@ impl ViewState {
         self.cursor = dims.map(|n| n / 2);
         self.nav = [Nav::default(); 3];
         self.hover = None;
+        self.picked = None;
     }
 }
 
@@ -207,8 +226,19 @@ fn view(
     }
     fr = Frame::new(image, [dims[u], dims[v]], [sp[u], sp[v]], nav);
 
-    // Left click or drag moves the crosshair (and so the other views' slices).
-    if (resp.clicked() || resp.dragged_by(egui::PointerButton::Primary))
+    // A click on a critical point picks it and puts the crosshair on it.
+    let picked =
+        resp.clicked().then(|| resp.interact_pointer_pos()).flatten().zip(look.msc).and_then(|(p, o)| {
+            let to_screen = |q: [f64; 3]| fr.to_screen(q[u] as f32 + 0.5, q[v] as f32 + 0.5);
+            msc_overlay::point_near(o, w, state.cursor[w], p, to_screen).map(|i| (o, i))
+        });
+    if let Some((o, i)) = picked {
+        let at = o.scene.analysis.complex.critical[i].position;
+        for a in 0..3 {
+            state.cursor[a] = (at[a].round().max(0.0) as usize).min(dims[a] - 1);
+        }
+        state.picked = Some((o.scene as *const _ as usize, vec![i]));
+    } else if (resp.clicked() || resp.dragged_by(egui::PointerButton::Primary))
         && let Some(p) = resp.interact_pointer_pos()
     {
         let [pu, pv] = fr.to_plane(p);
@@ -240,6 +270,22 @@ fn view(
     };
     let painter = ui.painter_at(image);
     painter.add(egui_wgpu::Callback::new_paint_callback(image, SliceCallback { slot, params }));
+    if let Some((labels, mountains)) = look.msc.and_then(|o| o.labels) {
+        let key = (labels.as_ptr() as usize, w, state.cursor[w], mountains);
+        let cached = &mut state.labels.0[slot];
+        if cached.as_ref().is_none_or(|c| c.0 != key) {
+            let img = msc_overlay::label_image(labels, dims, mountains, (u, v, w), state.cursor[w]);
+            let tex = ui.ctx().load_texture(format!("labels {slot}"), img, egui::TextureOptions::NEAREST);
+            *cached = Some((key, tex));
+        }
+        if let Some((_, tex)) = cached {
+            let off = if mountains { 0.5 } else { 0.0 };
+            let [nu, nv] = tex.size().map(|n| n as f32);
+            let rect = Rect::from_two_pos(fr.to_screen(off, off + nv), fr.to_screen(off + nu, off));
+            let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));
+            painter.image(tex.id(), rect, uv, Color32::WHITE);
+        }
+    }
 
     if field.ndim() == 3 {
         let c = fr.to_screen(state.cursor[u] as f32 + 0.5, state.cursor[v] as f32 + 0.5);
@@ -250,7 +296,11 @@ fn view(
     let mut complete = true;
     if let Some(o) = look.msc {
         let to_screen = |p: [f64; 3]| fr.to_screen(p[u] as f32 + 0.5, p[v] as f32 + 0.5);
-        complete = msc_overlay::draw(&painter, o, w, state.cursor[w], to_screen);
+        let picked = match &state.picked {
+            Some((scene, ids)) if *scene == o.scene as *const _ as usize => ids.as_slice(),
+            _ => &[],
+        };
+        complete = msc_overlay::draw(&painter, o, w, state.cursor[w], picked, to_screen);
     }
     let mut label =
         if field.ndim() == 3 { format!("{} = {}", AXIS_LETTERS[w], state.cursor[w]) } else { String::new() };

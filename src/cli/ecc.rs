@@ -12,7 +12,7 @@ use topoview::field::dims_string;
 use topoview::io::open;
 use topoview::topo::ecc::crossings::{suggested_threshold, zero_crossings};
 use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy};
-use topoview::topo::smooth::{SigmaUnits, Smoothing};
+use topoview::topo::smooth::Smoothing;
 
 #[derive(clap::Args, Debug)]
 pub struct EccArgs {
@@ -25,14 +25,8 @@ pub struct EccArgs {
     /// Superlevel sets {f >= t} (the sublevel ECC of -f), thresholds decreasing.
     #[arg(long)]
     pub superlevel: bool,
-    /// Gaussian smoothing before the ECC, sigma in voxels (or physical units with --sigma-units).
-    #[arg(long, value_name = "SIGMA", allow_negative_numbers = true)]
-    pub smooth: Option<f64>,
-    #[arg(long, default_value = "voxels", value_parser = ["voxels", "physical"])]
-    pub sigma_units: String,
-    /// Kernel radius in sigmas.
-    #[arg(long, default_value_t = Smoothing::DEFAULT_TRUNCATE, allow_negative_numbers = true)]
-    pub truncate: f64,
+    #[command(flatten)]
+    pub smoothing: super::SmoothArgs,
     /// NaN samples: reject the file (default), or treat NaN voxels as absent.
     #[arg(long, default_value = "reject", value_parser = ["reject", "absent"])]
     pub nan: String,
@@ -118,11 +112,7 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
         nan: args.nan.parse::<NanPolicy>().map_err(anyhow::Error::msg)?,
         ..EccOptions::default()
     };
-    let smoothing = args.smooth.map(|sigma| Smoothing {
-        sigma,
-        units: if args.sigma_units == "physical" { SigmaUnits::Physical } else { SigmaUnits::Voxels },
-        truncate: args.truncate,
-    });
+    let smoothing = args.smoothing.smoothing();
     let backend = args.backend.open()?;
     let progress = Progress::new();
     let files_bar = batch.then(|| progress.bar(args.files.len() as u64, "files"));

@@ -73,6 +73,30 @@ enum Command {
     Bench(bench::BenchArgs),
 }
 
+/// Gaussian smoothing before an analysis (`ecc` and `msc` take the same options).
+#[derive(Args, Debug, Clone)]
+pub struct SmoothArgs {
+    /// Gaussian smoothing first, sigma in voxels (or physical units with --sigma-units).
+    #[arg(long, value_name = "SIGMA", allow_negative_numbers = true)]
+    pub smooth: Option<f64>,
+    #[arg(long, default_value = "voxels", value_parser = ["voxels", "physical"])]
+    pub sigma_units: String,
+    /// Kernel radius in sigmas.
+    #[arg(long, default_value_t = topoview::topo::smooth::Smoothing::DEFAULT_TRUNCATE, allow_negative_numbers = true)]
+    pub truncate: f64,
+}
+
+impl SmoothArgs {
+    pub fn smoothing(&self) -> Option<topoview::topo::smooth::Smoothing> {
+        use topoview::topo::smooth::{SigmaUnits, Smoothing};
+        self.smooth.map(|sigma| Smoothing {
+            sigma,
+            units: if self.sigma_units == "physical" { SigmaUnits::Physical } else { SigmaUnits::Voxels },
+            truncate: self.truncate,
+        })
+    }
+}
+
 /// How to read input files; the raw options apply to headerless files.
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {

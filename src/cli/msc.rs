@@ -25,6 +25,9 @@ pub struct MscArgs {
     /// standard output).
     #[arg(long, value_name = "OUT")]
     pub json: Option<PathBuf>,
+    /// Leave the arcs' polylines out of the JSON (for batch use: ends and multiplicities stay).
+    #[arg(long, requires = "json")]
+    pub no_geometry: bool,
     /// Write PREFIX_critical_points.vtp and PREFIX_separatrices.vtp (VTK PolyData for ParaView,
     /// arrays named as TTK names them).
     #[arg(long, value_name = "PREFIX")]
@@ -39,6 +42,8 @@ pub struct MscArgs {
     /// estimate made after the gradient. Default: 90% of the memory available when it starts.
     #[arg(long, value_name = "SIZE", value_parser = topoview::mem::parse_size)]
     pub max_memory: Option<usize>,
+    #[command(flatten)]
+    pub smoothing: super::SmoothArgs,
     #[command(flatten)]
     pub input: InputArgs,
 }
@@ -77,11 +82,26 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     args.input.init_threads()?;
     let opts = args.input.open_options()?;
     let name = args.file.display().to_string();
+    // What the summary calls the field (the JSON's `file` stays the file's name).
+    let mut what = name.clone();
     // Every output is judged before the file is read: none may be an input or named twice.
     outputs::check(&topoview::io::read_set(&args.file), &output_paths(args), &[])?;
-    let field = topoview::io::open(&args.file, &opts)?;
+    let mut field = topoview::io::open(&args.file, &opts)?;
     for n in &field.notes {
         say!("note: {name}: {n}");
+    }
+    let progress = Progress::new();
+    if let Some(s) = args.smoothing.smoothing() {
+        // The complex needs a value at every vertex, and smoothing spreads NaN: judge the file's
+        // own samples first.
+        topoview::topo::msc::check_field(&field).with_context(|| name.clone())?;
+        let bar = progress.bar((field.len() * field.ndim()) as u64, "smoothing");
+        let tick = |n: u64| progress.inc(&bar, n);
+        field = topoview::topo::smooth::smooth(&field, &s, &Control { progress: Some(&tick), cancel: None })
+            .with_context(|| format!("{name}: smoothing"))?;
+        bar.finish_and_clear();
+        let units = if args.smoothing.sigma_units == "physical" { "" } else { " voxels" };
+        what = format!("{name} smoothed with sigma {}{units}", s.sigma);
     }
     // Options are judged before the analysis, which can take minutes.
     let threshold = match (args.persistence, args.relative) {
@@ -103,7 +123,6 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         }
         (None, None) => None,
     };
-    let progress = Progress::new();
     let bar = progress.bar(6, "Morse-Smale");
     let tick = |n: u64| progress.inc(&bar, n);
     let budget = match args.max_memory {
@@ -117,7 +136,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     // The outputs appear together, or none does.
     let mut staged = outputs::Staged::new();
     let json = |w: &mut dyn std::io::Write| {
-        write_json(&name, &view, &mut *w).map_err(std::io::Error::other)?;
+        write_json(&name, &view, !args.no_geometry, &mut *w).map_err(std::io::Error::other)?;
         w.write_all(b"\n")
     };
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
@@ -141,14 +160,19 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
             staged.add(p, |w| w.write_all(&nifti1_bytes(v, gz)?))?;
         }
     }
-    staged.commit()?;
+    let written = staged.commit()?;
     // Printed once every file is in place, so a failed output leaves no JSON behind either.
     if json_to_stdout {
         let mut w = std::io::BufWriter::new(std::io::stdout().lock());
         json(&mut w)?;
         w.flush()?;
     }
-    let mut lines = vec![summary(&name, &view)];
+    let mut lines = vec![summary(&what, &view)];
+    if !written.is_empty() {
+        let names: Vec<String> =
+            written.iter().map(|p| outputs::one_line(&p.display().to_string())).collect();
+        lines.push(format!("wrote {}", names.join(", ")));
+    }
     lines.extend(topoview::bench::peak_rss_mib().map(|mib| format!("peak resident memory: {mib:.0} MiB")));
     for line in lines {
         // Standard output holds the JSON alone when it goes there.

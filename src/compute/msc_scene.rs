@@ -6,6 +6,7 @@
 use crate::field::ScalarField;
 use crate::topo::msc::Analysis;
 use crate::topo::msc::complex::NO_LABEL;
+use crate::topo::msc::grid::Cell;
 use std::sync::Arc;
 
 /// Arcs by the indices of their two ends.
@@ -46,6 +47,8 @@ pub struct MscScene {
     pub arc_box: Vec<[f32; 6]>,
     /// The field's value range (the slider's scale).
     pub range: (f64, f64),
+    /// Critical point ids by cell (a diagram point names its cells).
+    point_of_cell: std::collections::HashMap<Cell, usize>,
 }
 
 /// The complex at one threshold.
@@ -97,7 +100,7 @@ impl MscScene {
             })
             .collect();
         let death = analysis.hierarchy.death_levels();
-        let mut of_cell: std::collections::HashMap<crate::topo::msc::grid::Cell, f64> =
+        let mut of_cell: std::collections::HashMap<Cell, f64> =
             std::collections::HashMap::with_capacity(2 * analysis.diagram.len());
         for p in &analysis.diagram {
             let pers = p.death.map_or(f64::INFINITY, |d| (d - p.birth).abs());
@@ -112,7 +115,8 @@ impl MscScene {
             .critical
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.value), hi.max(p.value)));
-        MscScene { field, analysis, death, persistence, arc_kind, arc_box, range }
+        let point_of_cell = c.critical.iter().enumerate().map(|(i, p)| (p.cell, i)).collect();
+        MscScene { field, analysis, death, persistence, arc_kind, arc_box, range, point_of_cell }
     }
 
     /// The complex after every cancellation of level up to `threshold`.
@@ -127,6 +131,11 @@ impl MscScene {
         }
         let blocked = h.blocked_at(threshold).count();
         Level { threshold, steps, counts, blocked, rep: h.representatives(steps) }
+    }
+
+    /// The critical point at `cell`, if it is one.
+    pub fn point_of(&self, cell: Cell) -> Option<usize> {
+        self.point_of_cell.get(&cell).copied()
     }
 
     /// Whether critical point `i` is alive at `level`.

@@ -26,7 +26,7 @@ pub fn write_atomic_with(
 ) -> Result<(), OutputError> {
     let mut staged = outputs::Staged::new();
     staged.add(path, fill)?;
-    staged.commit()
+    staged.commit().map(|_| ())
 }
 
 /// Everything an export records about where a curve came from.

@@ -71,7 +71,8 @@ struct JsonArc<'a> {
     lower: usize,
     multiplicity: String,
     multiplicity_overflowed: bool,
-    polyline: Polyline<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    polyline: Option<Polyline<'a>>,
 }
 
 #[derive(serde::Serialize)]
@@ -84,7 +85,12 @@ struct JsonDiagramPoint {
 }
 
 /// Writes the JSON export, streaming (the complex of a large volume runs to hundreds of MB).
-pub fn write_json(file: &str, v: &Simplified, out: impl std::io::Write) -> serde_json::Result<()> {
+pub fn write_json(
+    file: &str,
+    v: &Simplified,
+    geometry: bool,
+    out: impl std::io::Write,
+) -> serde_json::Result<()> {
     let (field, a) = (v.field, v.analysis);
     let (c, h) = (&a.complex, &a.hierarchy);
     let nd = field.ndim();
@@ -151,7 +157,7 @@ pub fn write_json(file: &str, v: &Simplified, out: impl std::io::Write) -> serde
                 lower: arc.lower,
                 multiplicity: arc.multiplicity.count.to_string(),
                 multiplicity_overflowed: arc.multiplicity.overflowed,
-                polyline: Polyline(poly, nd),
+                polyline: geometry.then_some(Polyline(poly, nd)),
             })
             .collect(),
         hierarchy: serde_json::json!({ "cancellations": &h.cancellations, "blocked": &h.blocked }),

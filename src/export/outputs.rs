@@ -146,13 +146,17 @@ impl Staged {
         Ok(())
     }
 
-    /// Renames every file into place. (A rename that fails part way leaves the earlier ones
-    /// in place: renames in one folder fail only when the disk or the folder goes away.)
-    pub fn commit(self) -> Result<(), OutputError> {
+    /// Renames every file into place and returns their paths, in the order they were added.
+    /// (A rename that fails part way leaves the earlier ones in place: renames in one folder
+    /// fail only when the disk or the folder goes away.)
+    pub fn commit(self) -> Result<Vec<PathBuf>, OutputError> {
+        let mut written = Vec::with_capacity(self.files.len());
         for (path, tmp) in self.files {
-            tmp.persist(&path).map_err(|e| OutputError::Write { reason: reason(&e.error), path })?;
+            tmp.persist(&path)
+                .map_err(|e| OutputError::Write { reason: reason(&e.error), path: path.clone() })?;
+            written.push(path);
         }
-        Ok(())
+        Ok(written)
     }
 }
 

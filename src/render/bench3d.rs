@@ -10,7 +10,7 @@ use super::gpu_volume::GpuVolume;
 use super::scene3d::{Geometry, Mode, Scene};
 use super::transfer::Preset;
 use super::volume::{MASK_BELOW, TexelClass};
-use super::volume3d::{VolumeRef, VolumeRenderer};
+use super::volume3d::{Frame, VolumeRef, VolumeRenderer};
 use crate::field::{Samples, ScalarField};
 use eframe::egui_wgpu::wgpu;
 use rayon::prelude::*;
@@ -129,7 +129,13 @@ pub fn run(cfg: &RenderBenchConfig, out: &mut dyn std::io::Write) -> Result<(), 
                         .ok_or_else(|| RenderBenchError::Gpu("singular camera".into()))?;
                     let t = Instant::now();
                     let mut encoder = device.create_command_encoder(&Default::default());
-                    renderer.render(&device, &queue, &mut encoder, size, &params, true);
+                    renderer.render(
+                        &device,
+                        &queue,
+                        &mut encoder,
+                        Frame { size, params: &params, marks: None },
+                        true,
+                    );
                     queue.submit([encoder.finish()]);
                     wait(&device)?;
                     // The first frames at a new size create targets and warm caches.

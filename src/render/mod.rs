@@ -10,6 +10,7 @@ mod colormap_tables;
 pub mod bench3d;
 pub mod camera;
 pub mod gpu_volume;
+pub mod overlay3d;
 pub mod scene3d;
 pub mod slice;
 pub mod transfer;
@@ -38,6 +39,21 @@ pub(crate) fn uniform_layout(
             count: None,
         }],
     })
+}
+
+/// A texture binding of a bind group layout (not multisampled), seen by `stages`.
+pub(crate) fn texture_entry(
+    binding: u32,
+    stages: wgpu::ShaderStages,
+    sample_type: wgpu::TextureSampleType,
+    dim: wgpu::TextureViewDimension,
+) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: stages,
+        ty: wgpu::BindingType::Texture { sample_type, view_dimension: dim, multisampled: false },
+        count: None,
+    }
 }
 
 /// A pipeline that draws one full-screen triangle strip (4 vertices, no vertex buffers) with the
@@ -114,5 +130,6 @@ mod shader_tests {
             }
         }
         validate("blit.wgsl", include_str!("../../shaders/blit.wgsl"));
+        validate("overlay3d.wgsl", include_str!("../../shaders/overlay3d.wgsl"));
     }
 }

@@ -8,6 +8,7 @@
 //! a compute pass) that the ray marcher uses to skip empty space.
 
 use super::gpu_volume::GpuVolume;
+use super::overlay3d::{Marks, OverlayRenderer};
 use super::scene3d::RayParams;
 use super::volume::TexelClass;
 use eframe::egui_wgpu::{self, wgpu};
@@ -23,6 +24,7 @@ pub const DEPTH: wgpu::TextureFormat = wgpu::TextureFormat::R32Float;
 /// Pixels a workgroup of the kernel covers along x and y (`@workgroup_size` in the shader).
 const TILE: u32 = 8;
 const BRICK: u32 = 8;
+const COMPUTE: wgpu::ShaderStages = wgpu::ShaderStages::COMPUTE;
 
 /// What the renderer needs of the shared volume, cloned out of it.
 #[derive(Clone)]
@@ -51,11 +53,31 @@ struct Bound {
     bricks: wgpu::Texture,
 }
 
+/// What one image shows: the frame, the volume generation, the table and marks versions.
+#[derive(Clone, Copy, PartialEq)]
+struct Drawn {
+    params: RayParams,
+    size: [u32; 2],
+    generation: u64,
+    table: Option<u64>,
+    marks: Option<u64>,
+}
+
+/// One frame of the 3D view: its size in pixels, the rays' uniforms, the marks drawn over it.
+#[derive(Clone, Copy)]
+pub struct Frame<'a> {
+    pub size: [u32; 2],
+    pub params: &'a RayParams,
+    pub marks: Option<&'a Marks>,
+}
+
 /// The offscreen image and depth of one size.
 pub struct Targets {
     pub size: [u32; 2],
     pub color: wgpu::Texture,
     pub depth: wgpu::Texture,
+    color_view: wgpu::TextureView,
+    depth_view: wgpu::TextureView,
     /// Both as the kernel's storage images.
     outputs: wgpu::BindGroup,
     blit: Option<wgpu::BindGroup>,
@@ -80,22 +102,11 @@ pub struct VolumeRenderer {
     pub targets: Option<Targets>,
     /// What the image in `targets` shows: a frame that would draw the same is not drawn again
     /// (moving a slice or the ECC threshold leaves the 3D view alone unless it shows them).
-    drawn: Option<(RayParams, [u32; 2], u64, Option<u64>)>,
+    drawn: Option<Drawn>,
+    /// Critical points and arcs drawn over the volume.
+    overlay: OverlayRenderer,
     /// Drawing the image into the window: pipeline and layout, for the window's format.
     blit: Option<(wgpu::RenderPipeline, wgpu::BindGroupLayout, wgpu::Sampler, bool)>,
-}
-
-fn texture_entry(
-    binding: u32,
-    sample_type: wgpu::TextureSampleType,
-    dim: wgpu::TextureViewDimension,
-) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::FRAGMENT | wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Texture { sample_type, view_dimension: dim, multisampled: false },
-        count: None,
-    }
 }
 
 impl VolumeRenderer {
@@ -198,6 +209,7 @@ impl VolumeRenderer {
             bound: None,
             targets: None,
             drawn: None,
+            overlay: OverlayRenderer::new(device, COLOR),
             blit,
         }
     }
@@ -209,8 +221,9 @@ impl VolumeRenderer {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("volume3d blit"),
             entries: &[
-                texture_entry(
+                super::texture_entry(
                     0,
+                    wgpu::ShaderStages::FRAGMENT,
                     wgpu::TextureSampleType::Float { filterable: true },
                     wgpu::TextureViewDimension::D2,
                 ),
@@ -241,8 +254,8 @@ impl VolumeRenderer {
                 device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                     label: Some("volume3d volume"),
                     entries: &[
-                        texture_entry(0, class.sample_type(), wgpu::TextureViewDimension::D3),
-                        texture_entry(1, nonfilter, wgpu::TextureViewDimension::D2),
+                        super::texture_entry(0, COMPUTE, class.sample_type(), wgpu::TextureViewDimension::D3),
+                        super::texture_entry(1, COMPUTE, nonfilter, wgpu::TextureViewDimension::D2),
                         wgpu::BindGroupLayoutEntry {
                             binding: 2,
                             visibility: wgpu::ShaderStages::COMPUTE,
@@ -253,7 +266,7 @@ impl VolumeRenderer {
                             },
                             count: None,
                         },
-                        texture_entry(3, nonfilter, wgpu::TextureViewDimension::D3),
+                        super::texture_entry(3, COMPUTE, nonfilter, wgpu::TextureViewDimension::D3),
                     ],
                 })
             })
@@ -302,7 +315,7 @@ impl VolumeRenderer {
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("bricks"),
             entries: &[
-                texture_entry(0, class.sample_type(), wgpu::TextureViewDimension::D3),
+                super::texture_entry(0, COMPUTE, class.sample_type(), wgpu::TextureViewDimension::D3),
                 wgpu::BindGroupLayoutEntry {
                     binding: 1,
                     visibility: wgpu::ShaderStages::COMPUTE,
@@ -444,6 +457,7 @@ impl VolumeRenderer {
             dimension: wgpu::TextureDimension::D2,
             format: COLOR,
             usage: wgpu::TextureUsages::STORAGE_BINDING
+                | wgpu::TextureUsages::RENDER_ATTACHMENT
                 | wgpu::TextureUsages::TEXTURE_BINDING
                 | wgpu::TextureUsages::COPY_SRC,
             view_formats: &[COLOR_SRGB],
@@ -490,7 +504,7 @@ impl VolumeRenderer {
                 ],
             })
         });
-        self.targets = Some(Targets { size, color, depth, outputs, blit });
+        self.targets = Some(Targets { size, color, depth, color_view, depth_view, outputs, blit });
     }
 
     /// Records the ray marching of `params` into the offscreen images of `size` pixels, unless
@@ -501,15 +515,21 @@ impl VolumeRenderer {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
-        size: [u32; 2],
-        params: &RayParams,
+        frame: Frame,
         force: bool,
     ) -> bool {
+        let Frame { size, params, marks } = frame;
         let size = [size[0].max(1), size[1].max(1)];
         self.targets(device, size);
         let (Some(bound), Some(t)) = (&self.bound, &self.targets) else { return false };
         let Some(pipeline) = self.pipelines.get(bound.class.wgsl()) else { return false };
-        let what = (*params, size, bound.generation, self.table_version);
+        let what = Drawn {
+            params: *params,
+            size,
+            generation: bound.generation,
+            table: self.table_version,
+            marks: marks.map(|m| m.version),
+        };
         if self.drawn == Some(what) && !force {
             return true;
         }
@@ -524,6 +544,11 @@ impl VolumeRenderer {
         pass.set_bind_group(1, &bound.bind_group, &[]);
         pass.set_bind_group(2, &t.outputs, &[]);
         pass.dispatch_workgroups(size[0].div_ceil(TILE), size[1].div_ceil(TILE), 1);
+        drop(pass);
+        if let Some(m) = marks {
+            let (color, depth) = (&t.color_view, &t.depth_view);
+            self.overlay.draw(device, queue, encoder, color, depth, size, params.mvp, m);
+        }
         true
     }
 
@@ -544,6 +569,8 @@ pub struct View3dCallback {
     pub size: [u32; 2],
     pub table_version: u64,
     pub table: std::sync::Arc<Vec<[u8; 4]>>,
+    /// Critical points and arcs to draw over the volume.
+    pub marks: Option<std::sync::Arc<Marks>>,
 }
 
 impl egui_wgpu::CallbackTrait for View3dCallback {
@@ -563,7 +590,8 @@ impl egui_wgpu::CallbackTrait for View3dCallback {
             let mut encoder = device.create_command_encoder(&Default::default());
             me.set_table(queue, self.table_version, &self.table);
             me.bind_volume(device, &mut encoder, &volume);
-            me.render(device, queue, &mut encoder, self.size, &self.params, false);
+            let frame = Frame { size: self.size, params: &self.params, marks: self.marks.as_deref() };
+            me.render(device, queue, &mut encoder, frame, false);
             queue.submit([encoder.finish()]);
         }
         Vec::new()
