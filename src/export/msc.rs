@@ -179,25 +179,74 @@ pub fn write_json(
     serde_json::to_writer(out, &doc)
 }
 
-fn data_array<T: std::fmt::Display>(
-    out: &mut String,
-    ty: &str,
-    name: &str,
-    comps: usize,
-    vals: impl Iterator<Item = T>,
-) {
+/// A value of a VTK data array: its VTK type name and little-endian bytes.
+trait VtkValue {
+    const TYPE: &'static str;
+    fn put(&self, out: &mut Vec<u8>);
+}
+
+macro_rules! vtk_value {
+    ($t:ty, $name:literal) => {
+        impl VtkValue for $t {
+            const TYPE: &'static str = $name;
+            fn put(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    };
+}
+vtk_value!(i32, "Int32");
+vtk_value!(i64, "Int64");
+vtk_value!(f64, "Float64");
+
+/// A data array in VTK's compressed binary form: zlib in one block, the UInt64 header
+/// (blocks, block size, size of the last block, compressed sizes) and the data each in base64,
+/// as `vtkXMLPolyDataReader` (ParaView) reads them.
+fn data_array<T: VtkValue>(out: &mut String, name: &str, comps: usize, vals: impl Iterator<Item = T>) {
+    use std::io::Write as _;
+    let mut raw = Vec::new();
+    for v in vals {
+        v.put(&mut raw);
+    }
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    // Writing to a Vec cannot fail.
+    let _ = z.write_all(&raw);
+    let compressed = z.finish().unwrap_or_default();
+    let n = raw.len() as u64;
+    let head: Vec<u64> = if n == 0 { vec![0, 0, 0] } else { vec![1, n, n, compressed.len() as u64] };
+    let head: Vec<u8> = head.iter().flat_map(|h| h.to_le_bytes()).collect();
     let _ = write!(
         out,
-        "<DataArray type=\"{ty}\" Name=\"{name}\" NumberOfComponents=\"{comps}\" format=\"ascii\">"
+        "<DataArray type=\"{}\" Name=\"{name}\" NumberOfComponents=\"{comps}\" format=\"binary\">",
+        T::TYPE
     );
-    for v in vals {
-        let _ = write!(out, "{v} ");
+    out.push_str(&base64(&head));
+    if n > 0 {
+        out.push_str(&base64(&compressed));
     }
     out.push_str("</DataArray>\n");
 }
 
+/// Standard base64 with padding (RFC 4648), as VTK's binary arrays are written.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for k in 0..4 {
+            if k <= chunk.len() {
+                s.push(ALPHABET[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
 fn header(out: &mut String, points: usize, verts: usize, lines: usize) {
-    out.push_str("<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n<PolyData>\n");
+    out.push_str("<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\" header_type=\"UInt64\" compressor=\"vtkZLibDataCompressor\">\n<PolyData>\n");
     let _ = writeln!(
         out,
         "<Piece NumberOfPoints=\"{points}\" NumberOfVerts=\"{verts}\" NumberOfLines=\"{lines}\" NumberOfStrips=\"0\" NumberOfPolys=\"0\">"
@@ -215,20 +264,20 @@ pub fn vtp_critical_points(v: &Simplified) -> String {
     let mut s = String::new();
     header(&mut s, n, n, 0);
     s.push_str("<PointData Scalars=\"CriticalType\">\n");
-    data_array(&mut s, "Int32", "CriticalType", 1, pts.iter().map(|(_, p)| ttk_type(p, nd)));
-    data_array(&mut s, "Int32", "CellDimension", 1, pts.iter().map(|(_, p)| p.index as i32));
-    data_array(&mut s, "Int64", "CellId", 1, pts.iter().map(|(_, p)| p.cell as i64));
-    data_array(&mut s, "Int64", "PointId", 1, pts.iter().map(|(i, _)| *i as i64));
-    data_array(&mut s, "Float64", "Value", 1, pts.iter().map(|(_, p)| p.value));
+    data_array(&mut s, "CriticalType", 1, pts.iter().map(|(_, p)| ttk_type(p, nd)));
+    data_array(&mut s, "CellDimension", 1, pts.iter().map(|(_, p)| p.index as i32));
+    data_array(&mut s, "CellId", 1, pts.iter().map(|(_, p)| p.cell as i64));
+    data_array(&mut s, "PointId", 1, pts.iter().map(|(i, _)| *i as i64));
+    data_array(&mut s, "Value", 1, pts.iter().map(|(_, p)| p.value));
     let on_boundary = |p: &CriticalPoint| {
         (0..nd).any(|a| p.cell_coords[a] == 0 || p.cell_coords[a] + 1 == c.grid.cdims[a]) as i32
     };
-    data_array(&mut s, "Int32", "IsOnBoundary", 1, pts.iter().map(|(_, p)| on_boundary(p)));
+    data_array(&mut s, "IsOnBoundary", 1, pts.iter().map(|(_, p)| on_boundary(p)));
     s.push_str("</PointData>\n<Points>\n");
-    data_array(&mut s, "Float64", "Points", 3, pts.iter().flat_map(|(_, p)| field.world(p.position)));
+    data_array(&mut s, "Points", 3, pts.iter().flat_map(|(_, p)| field.world(p.position)));
     s.push_str("</Points>\n<Verts>\n");
-    data_array(&mut s, "Int64", "connectivity", 1, 0..n as i64);
-    data_array(&mut s, "Int64", "offsets", 1, 1..=n as i64);
+    data_array(&mut s, "connectivity", 1, 0..n as i64);
+    data_array(&mut s, "offsets", 1, 1..=n as i64);
     s.push_str("</Verts>\n");
     s.push_str(FOOTER);
     s
@@ -242,42 +291,28 @@ pub fn vtp_separatrices(v: &Simplified) -> String {
     let mut s = String::new();
     header(&mut s, points, 0, v.arcs.len());
     s.push_str("<CellData Scalars=\"SeparatrixType\">\n");
-    data_array(&mut s, "Int64", "SeparatrixId", 1, 0..v.arcs.len() as i64);
+    data_array(&mut s, "SeparatrixId", 1, 0..v.arcs.len() as i64);
     data_array(
         &mut s,
-        "Int32",
         "SeparatrixType",
         1,
         v.arcs.iter().map(|(a, _)| separatrix_type(c.critical[a.upper].index, nd)),
     );
-    data_array(&mut s, "Int64", "SourceId", 1, v.arcs.iter().map(|(a, _)| a.upper as i64));
-    data_array(&mut s, "Int64", "DestinationId", 1, v.arcs.iter().map(|(a, _)| a.lower as i64));
-    data_array(&mut s, "Float64", "Multiplicity", 1, v.arcs.iter().map(|(a, _)| a.multiplicity.count as f64));
+    data_array(&mut s, "SourceId", 1, v.arcs.iter().map(|(a, _)| a.upper as i64));
+    data_array(&mut s, "DestinationId", 1, v.arcs.iter().map(|(a, _)| a.lower as i64));
+    data_array(&mut s, "Multiplicity", 1, v.arcs.iter().map(|(a, _)| a.multiplicity.count as f64));
     let hi = |a: &LiveArc| c.critical[a.upper].value;
     let lo = |a: &LiveArc| c.critical[a.lower].value;
-    data_array(&mut s, "Float64", "SeparatrixFunctionMaximum", 1, v.arcs.iter().map(|(a, _)| hi(a)));
-    data_array(&mut s, "Float64", "SeparatrixFunctionMinimum", 1, v.arcs.iter().map(|(a, _)| lo(a)));
-    data_array(
-        &mut s,
-        "Float64",
-        "SeparatrixFunctionDifference",
-        1,
-        v.arcs.iter().map(|(a, _)| hi(a) - lo(a)),
-    );
+    data_array(&mut s, "SeparatrixFunctionMaximum", 1, v.arcs.iter().map(|(a, _)| hi(a)));
+    data_array(&mut s, "SeparatrixFunctionMinimum", 1, v.arcs.iter().map(|(a, _)| lo(a)));
+    data_array(&mut s, "SeparatrixFunctionDifference", 1, v.arcs.iter().map(|(a, _)| hi(a) - lo(a)));
     s.push_str("</CellData>\n<Points>\n");
-    data_array(
-        &mut s,
-        "Float64",
-        "Points",
-        3,
-        v.arcs.iter().flat_map(|(_, p)| p.iter().flat_map(|&q| field.world(q))),
-    );
+    data_array(&mut s, "Points", 3, v.arcs.iter().flat_map(|(_, p)| p.iter().flat_map(|&q| field.world(q))));
     s.push_str("</Points>\n<Lines>\n");
-    data_array(&mut s, "Int64", "connectivity", 1, 0..points as i64);
+    data_array(&mut s, "connectivity", 1, 0..points as i64);
     let mut at = 0i64;
     data_array(
         &mut s,
-        "Int64",
         "offsets",
         1,
         v.arcs.iter().map(|(_, p)| {
@@ -319,4 +354,64 @@ pub fn summary(file: &str, v: &Simplified) -> String {
         a.seconds[0], a.seconds[1], a.seconds[2], a.seconds[3]
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_matches_rfc_4648() {
+        let cases: [(&[u8], &str); 7] = [
+            (b"", ""),
+            (b"f", "Zg=="),
+            (b"fo", "Zm8="),
+            (b"foo", "Zm9v"),
+            (b"foob", "Zm9vYg=="),
+            (b"fooba", "Zm9vYmE="),
+            (b"foobar", "Zm9vYmFy"),
+        ];
+        for (raw, encoded) in cases {
+            assert_eq!(super::base64(raw), encoded);
+        }
+        assert_eq!(super::base64(&[0xff, 0xfe, 0xfd]), "//79");
+    }
+
+    fn unbase64(s: &str) -> Vec<u8> {
+        const ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut bits = 0u32;
+        let mut n = 0;
+        let mut out = Vec::new();
+        for ch in s.chars().filter(|&c| c != '=') {
+            bits = bits << 6 | ALPHABET.find(ch).unwrap() as u32;
+            n += 6;
+            if n >= 8 {
+                n -= 8;
+                out.push((bits >> n) as u8);
+            }
+        }
+        out
+    }
+
+    /// A data array decodes, as VTK reads it, to the values written: the UInt64 header (one
+    /// block) in its own base64 run, then the zlib stream of the little-endian values.
+    #[test]
+    fn binary_arrays_decode_to_their_values() {
+        use std::io::Read;
+        let values = [1i64, -2, 3, i64::MAX, 0];
+        let mut s = String::new();
+        super::data_array(&mut s, "x", 1, values.iter().copied());
+        assert!(
+            s.starts_with("<DataArray type=\"Int64\" Name=\"x\" NumberOfComponents=\"1\" format=\"binary\">")
+        );
+        let body = &s[s.find('>').unwrap() + 1..s.find("</DataArray>").unwrap()];
+        // 32 header bytes are 44 base64 characters.
+        let (head, data) = body.split_at(44);
+        let head: Vec<u64> =
+            unbase64(head).chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let compressed = unbase64(data);
+        assert_eq!(head, vec![1, raw.len() as u64, raw.len() as u64, compressed.len() as u64]);
+        let mut back = Vec::new();
+        flate2::read::ZlibDecoder::new(compressed.as_slice()).read_to_end(&mut back).unwrap();
+        assert_eq!(back, raw);
+    }
 }
