@@ -8,12 +8,20 @@ struct Params {
     mvp: mat4x4<f32>,
     // The image's size in pixels (x, y).
     viewport: vec4<f32>,
+    // The clipping box in index space: marks outside it are cut away with the volume.
+    clip_min: vec4<f32>,
+    clip_max: vec4<f32>,
 };
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var depth_image: texture_2d<f32>;
 
-fn occluded(pos: vec4<f32>) -> bool {
+// Whether the volume hides the fragment at `pos` (its framebuffer position), or the clipping
+// box cuts away its point `p` (index space).
+fn hidden(pos: vec4<f32>, p: vec3<f32>) -> bool {
+    if (any(p < params.clip_min.xyz) || any(p > params.clip_max.xyz)) {
+        return true;
+    }
     let d = textureLoad(depth_image, vec2<i32>(pos.xy), 0).x;
     return pos.z > d + 1e-5;
 }
@@ -23,6 +31,8 @@ struct PointOut {
     @location(0) color: vec4<f32>,
     // The corner of the disc's square, -1..1 on each axis.
     @location(1) local: vec2<f32>,
+    // The disc's centre in index space.
+    @location(2) center: vec3<f32>,
 };
 
 @vertex
@@ -40,13 +50,14 @@ fn vs_point(
     out.position = vec4<f32>(c.xy + offset, c.z, c.w);
     out.color = color;
     out.local = corner;
+    out.center = p;
     return out;
 }
 
 @fragment
 fn fs_point(in: PointOut) -> @location(0) vec4<f32> {
     let r2 = dot(in.local, in.local);
-    if (r2 > 1.0 || occluded(in.position)) {
+    if (r2 > 1.0 || hidden(in.position, in.center)) {
         discard;
     }
     // A dark rim, as the slice views draw them.
@@ -57,6 +68,7 @@ fn fs_point(in: PointOut) -> @location(0) vec4<f32> {
 struct LineOut {
     @builtin(position) position: vec4<f32>,
     @location(0) color: vec4<f32>,
+    @location(1) p: vec3<f32>,
 };
 
 @vertex
@@ -64,12 +76,13 @@ fn vs_line(@location(0) p: vec3<f32>, @location(1) color: vec4<f32>) -> LineOut 
     var out: LineOut;
     out.position = params.mvp * vec4<f32>(p, 1.0);
     out.color = color;
+    out.p = p;
     return out;
 }
 
 @fragment
 fn fs_line(in: LineOut) -> @location(0) vec4<f32> {
-    if (occluded(in.position)) {
+    if (hidden(in.position, in.p)) {
         discard;
     }
     return in.color;

@@ -213,6 +213,7 @@ fn msc_smooths_first_lists_its_files_and_can_leave_geometry_out() {
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let arcs = doc["arcs"].as_array().unwrap();
     assert!(!arcs.is_empty() && arcs.iter().all(|a| a.get("polyline").is_none() && a.get("upper").is_some()));
+    assert_eq!(doc["smoothing"]["sigma"], 1.5);
     // The complex is that of the field smoothed as `ecc --smooth` smooths it.
     let smoothed = smooth(&read_field(&input), &Smoothing::voxels(1.5), &Control::default()).unwrap();
     let a = topoview::topo::msc::analyse(&smoothed, &Control::default()).unwrap();

@@ -86,6 +86,8 @@ pub struct TopoApp {
     /// The field (by address) whose complex was last started on its own (once per field, so a
     /// failure is not retried every frame).
     msc_auto_for: Option<usize>,
+    /// The field (by address) last judged for the complex, and why it cannot have one.
+    msc_check: Option<(usize, Option<String>)>,
     frames: FrameClock,
     bench: Option<bench::FrameBench>,
 }
@@ -158,7 +160,7 @@ impl TopoApp {
             .as_ref()
             .map(|rs| {
                 SliceRenderer::install(rs);
-                no_3d = VolumeRenderer::unsupported(&rs.adapter);
+                no_3d = VolumeRenderer::unsupported(&rs.adapter, &rs.device.limits());
                 if no_3d.is_none() {
                     VolumeRenderer::install(rs);
                 }
@@ -191,6 +193,7 @@ impl TopoApp {
             exports_rx,
             grf_dialog: false,
             msc_auto_for: None,
+            msc_check: None,
             frames: FrameClock { first_frame: true, ..Default::default() },
             bench,
         };
@@ -321,6 +324,8 @@ impl TopoApp {
                     || d.smoothed.as_ref().is_some_and(|s| Arc::ptr_eq(&scene.field, &s.field));
                 if ours {
                     d.msc = Some(dataset::MscView::new(scene));
+                    // Picked points named critical points of the complex just replaced.
+                    self.views.picked = None;
                 }
             }
         }
@@ -422,7 +427,7 @@ impl TopoApp {
         settings: &'a Settings,
         mask_on: bool,
         d: &'a Dataset,
-        labels: Option<(&'a [u32], bool)>,
+        labels: Option<(&'a Arc<Vec<u32>>, bool)>,
     ) -> views::Look<'a> {
         let (_, class) = volume::texel_format(d.displayed().dtype());
         let (mode, bits) = if mask_on {

@@ -20,7 +20,7 @@ pub struct SliceOverlay<'a> {
     pub level: &'a Level,
     pub settings: &'a MscSettings,
     /// Basin (false) or mountain (true) labels at the level, when the slices show them.
-    pub labels: Option<(&'a [u32], bool)>,
+    pub labels: Option<(&'a std::sync::Arc<Vec<u32>>, bool)>,
 }
 
 /// Translucent colours for labels: twelve hues, picked by a hash of the label so that

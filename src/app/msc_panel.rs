@@ -41,13 +41,23 @@ impl TopoApp {
 pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.heading("Morse-Smale complex");
     let running = app.jobs.contains_key(&jobs::MSC);
+    // Whether the complex can be had for the field on screen: judged once per field (a NaN scan
+    // of a large float field is too slow for every frame).
+    if let Some(field) = app.data.as_ref().map(|d| d.displayed().clone()) {
+        let key = std::sync::Arc::as_ptr(&field) as usize;
+        if app.msc_check.as_ref().is_none_or(|c| c.0 != key) {
+            let refusal = crate::topo::msc::check_field(&field).err().map(|e| e.to_string());
+            app.msc_check = Some((key, refusal));
+        }
+    }
+    let refusal = app.msc_check.as_ref().and_then(|c| c.1.clone());
     let Some(d) = &mut app.data else { return };
     let field = d.displayed().clone();
     if d.displayed_msc().is_none() {
         let mut start = false;
         if running {
             ui.label("Computing… (progress and Cancel in the status bar)");
-        } else if let Err(e) = crate::topo::msc::check_field(&field) {
+        } else if let Some(e) = &refusal {
             ui.label(format!("Not available for this field: {e}"));
         } else {
             let threads = rayon::current_num_threads();
@@ -147,7 +157,15 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
             .on_hover_text("Descending manifolds of the maxima");
     });
     let key = std::sync::Arc::as_ptr(&m.scene) as usize;
-    let picked = app.views.picked.as_ref().filter(|p| p.0 == key).map(|p| p.1.clone()).unwrap_or_default();
+    // Ids of this complex only (the picked list names the complex by address).
+    let n = m.scene.analysis.complex.critical.len();
+    let picked: Vec<usize> = app
+        .views
+        .picked
+        .as_ref()
+        .filter(|p| p.0 == key)
+        .map(|p| p.1.iter().copied().filter(|&i| i < n).collect())
+        .unwrap_or_default();
     for &i in &picked {
         ui.small(describe(m, i));
     }

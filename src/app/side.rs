@@ -390,7 +390,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         ui.label("No wgpu renderer: slice views are unavailable in this window.");
         return;
     }
-    let labels = labels.as_ref().map(|(l, m)| (l.as_slice(), *m));
+    let labels = labels.as_ref().map(|(l, m)| (l, *m));
     let look = TopoApp::look(&app.settings, app.mask_on, d, labels);
     let field = d.displayed().clone();
     let rect = ui.available_rect_before_wrap();

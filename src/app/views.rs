@@ -59,10 +59,11 @@ pub struct ViewState {
     labels: LabelTextures,
 }
 
-/// What a view's label image shows: the labels (by address), its plane and slice, mountains.
-type LabelKey = (usize, usize, usize, bool);
+/// What a view's label image shows: the labels (held, so their address cannot be reused while
+/// cached), its plane, slice, and whether they are mountains.
+type LabelKey = (std::sync::Arc<Vec<u32>>, usize, usize, bool);
 
-/// Per view slot, the texture of its label image (egui's handles frees it when dropped).
+/// Per view slot, the texture of its label image (egui's handle frees it when dropped).
 #[derive(Clone, Default)]
 struct LabelTextures([Option<(LabelKey, egui::TextureHandle)>; 3]);
 
@@ -271,9 +272,12 @@ fn view(
     let painter = ui.painter_at(image);
     painter.add(egui_wgpu::Callback::new_paint_callback(image, SliceCallback { slot, params }));
     if let Some((labels, mountains)) = look.msc.and_then(|o| o.labels) {
-        let key = (labels.as_ptr() as usize, w, state.cursor[w], mountains);
         let cached = &mut state.labels.0[slot];
-        if cached.as_ref().is_none_or(|c| c.0 != key) {
+        let same = |k: &LabelKey| {
+            std::sync::Arc::ptr_eq(&k.0, labels) && (k.1, k.2, k.3) == (w, state.cursor[w], mountains)
+        };
+        if cached.as_ref().is_none_or(|c| !same(&c.0)) {
+            let key = (labels.clone(), w, state.cursor[w], mountains);
             let img = msc_overlay::label_image(labels, dims, mountains, (u, v, w), state.cursor[w]);
             let tex = ui.ctx().load_texture(format!("labels {slot}"), img, egui::TextureOptions::NEAREST);
             *cached = Some((key, tex));

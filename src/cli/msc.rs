@@ -91,13 +91,14 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         say!("note: {name}: {n}");
     }
     let progress = Progress::new();
-    if let Some(s) = args.smoothing.smoothing() {
+    let smoothing = args.smoothing.smoothing();
+    if let Some(s) = &smoothing {
         // The complex needs a value at every vertex, and smoothing spreads NaN: judge the file's
         // own samples first.
         topoview::topo::msc::check_field(&field).with_context(|| name.clone())?;
         let bar = progress.bar((field.len() * field.ndim()) as u64, "smoothing");
         let tick = |n: u64| progress.inc(&bar, n);
-        field = topoview::topo::smooth::smooth(&field, &s, &Control { progress: Some(&tick), cancel: None })
+        field = topoview::topo::smooth::smooth(&field, s, &Control { progress: Some(&tick), cancel: None })
             .with_context(|| format!("{name}: smoothing"))?;
         bar.finish_and_clear();
         let units = if args.smoothing.sigma_units == "physical" { "" } else { " voxels" };
@@ -136,7 +137,8 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     // The outputs appear together, or none does.
     let mut staged = outputs::Staged::new();
     let json = |w: &mut dyn std::io::Write| {
-        write_json(&name, &view, !args.no_geometry, &mut *w).map_err(std::io::Error::other)?;
+        write_json(&name, &view, smoothing.as_ref(), !args.no_geometry, &mut *w)
+            .map_err(std::io::Error::other)?;
         w.write_all(b"\n")
     };
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));

@@ -88,6 +88,7 @@ struct JsonDiagramPoint {
 pub fn write_json(
     file: &str,
     v: &Simplified,
+    smoothing: Option<&crate::topo::smooth::Smoothing>,
     geometry: bool,
     out: impl std::io::Write,
 ) -> serde_json::Result<()> {
@@ -117,6 +118,8 @@ pub fn write_json(
         hierarchy: serde_json::Value,
         diagram: Vec<JsonDiagramPoint>,
         seconds: serde_json::Value,
+        /// The smoothing applied before the complex (as `topoview ecc` records it).
+        smoothing: Option<serde_json::Value>,
     }
     let spacing = field.spacing();
     let doc = Out {
@@ -172,6 +175,15 @@ pub fn write_json(
                 death_point: d.death_cell.map(|c| index_of[&c]),
             })
             .collect(),
+        smoothing: smoothing.map(|s| {
+            serde_json::json!({
+                "sigma": s.sigma,
+                "units": s.units,
+                "sigma_voxels": &s.sigma_voxels(field)[..nd],
+                "truncate": s.truncate,
+                "boundary": "reflect",
+            })
+        }),
         seconds: serde_json::json!({
             "gradient": a.seconds[0], "complex": a.seconds[1], "persistence": a.seconds[2], "hierarchy": a.seconds[3],
         }),

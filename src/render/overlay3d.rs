@@ -36,6 +36,8 @@ pub struct Marks {
 struct Params {
     mvp: [[f32; 4]; 4],
     viewport: [f32; 4],
+    clip_min: [f32; 4],
+    clip_max: [f32; 4],
 }
 
 pub struct OverlayRenderer {
@@ -167,7 +169,7 @@ impl OverlayRenderer {
     }
 
     /// Records the marks' pass into `color`, tested against `depth` (the ray marcher's depth
-    /// image of the same size); `mvp` maps voxel-index space to clip space.
+    /// image of the same size), with the ray marcher's camera and clipping box (`rays`).
     #[allow(clippy::too_many_arguments)]
     pub fn draw(
         &mut self,
@@ -177,7 +179,7 @@ impl OverlayRenderer {
         color: &wgpu::TextureView,
         depth: &wgpu::TextureView,
         size: [u32; 2],
-        mvp: [[f32; 4]; 4],
+        rays: &super::scene3d::RayParams,
         marks: &Marks,
     ) {
         self.upload(device, queue, marks);
@@ -185,7 +187,12 @@ impl OverlayRenderer {
         if points.is_none() && lines.is_none() {
             return;
         }
-        let p = Params { mvp, viewport: [size[0] as f32, size[1] as f32, 0.0, 0.0] };
+        let p = Params {
+            mvp: rays.mvp,
+            viewport: [size[0] as f32, size[1] as f32, 0.0, 0.0],
+            clip_min: rays.clip_min,
+            clip_max: rays.clip_max,
+        };
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("overlay3d"),

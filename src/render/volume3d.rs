@@ -113,11 +113,23 @@ impl VolumeRenderer {
     /// Why this adapter cannot run the renderer (it needs compute kernels and write-only
     /// storage images of the colour, depth and brick formats: not in WebGL2 or GLES 3.0), or
     /// None when it can.
-    pub fn unsupported(adapter: &wgpu::Adapter) -> Option<String> {
+    pub fn unsupported(adapter: &wgpu::Adapter, limits: &wgpu::Limits) -> Option<String> {
         let info = adapter.get_info();
         let name = format!("{} ({:?})", info.name, info.backend);
         if !adapter.get_downlevel_capabilities().flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
             return Some(format!("The 3D view needs compute shaders, which {name} does not offer."));
+        }
+        // The device egui opened may have lower limits than the adapter (WebGL2 defaults on GL).
+        let (tile, storage) = (TILE, 2);
+        if limits.max_storage_textures_per_shader_stage < storage
+            || limits.max_compute_workgroup_size_x < tile
+            || limits.max_compute_workgroup_size_y < tile
+            || limits.max_compute_invocations_per_workgroup < tile * tile
+        {
+            return Some(format!(
+                "The 3D view needs {storage} storage images and {tile}x{tile} compute workgroups, \
+                 more than the device opened on {name} allows."
+            ));
         }
         let formats = [COLOR, DEPTH, wgpu::TextureFormat::Rg32Float];
         let missing: Vec<String> = formats
@@ -547,7 +559,7 @@ impl VolumeRenderer {
         drop(pass);
         if let Some(m) = marks {
             let (color, depth) = (&t.color_view, &t.depth_view);
-            self.overlay.draw(device, queue, encoder, color, depth, size, params.mvp, m);
+            self.overlay.draw(device, queue, encoder, color, depth, size, params, m);
         }
         true
     }
