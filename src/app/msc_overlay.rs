@@ -23,6 +23,20 @@ pub struct SliceOverlay<'a> {
     pub labels: Option<(&'a std::sync::Arc<Vec<u32>>, bool)>,
 }
 
+impl SliceOverlay<'_> {
+    /// Whether critical point `i` is drawn: its kind is shown and it is alive at the level.
+    pub fn shows_point(&self, i: usize) -> bool {
+        let index = self.scene.analysis.complex.critical[i].index as usize;
+        self.settings.points[index.min(3)] && self.scene.alive(i, self.level)
+    }
+
+    /// Whether arcs of `kind` are shown.
+    pub fn shows_arcs(&self, kind: ArcKind) -> bool {
+        let k = ArcKind::ALL.iter().position(|&x| x == kind).unwrap_or(0);
+        self.settings.arcs[k]
+    }
+}
+
 /// Translucent colours for labels: twelve hues, picked by a hash of the label so that
 /// neighbouring manifolds (whose ids are unrelated) mostly differ.
 const PALETTE: [[u8; 3]; 12] = [
@@ -141,8 +155,7 @@ pub fn draw(
         // The arcs of a picked pair: white and wide, whatever kinds are shown.
         let a = &c.arcs[i];
         let highlit = picked.len() > 1 && picked.contains(&a.upper) && picked.contains(&a.lower);
-        let k = ArcKind::ALL.iter().position(|&x| x == kind).unwrap_or(0);
-        if !o.settings.arcs[k] && !highlit {
+        if !o.shows_arcs(kind) && !highlit {
             continue;
         }
         let b = &o.scene.arc_box[i];
@@ -187,7 +200,7 @@ pub fn draw(
 
     let span = (o.scene.range.1 - o.scene.range.0).max(f64::MIN_POSITIVE);
     for (i, p) in c.critical.iter().enumerate() {
-        if !o.settings.points[(p.index as usize).min(3)] || !o.scene.alive(i, o.level) {
+        if !o.shows_point(i) {
             continue;
         }
         let d = dist(p.position);
@@ -227,7 +240,7 @@ pub fn point_near(
         .enumerate()
         .filter(|(i, p)| {
             let near = c.grid.ndim == 2 || (p.position[w] - slice as f64).abs() <= half;
-            near && o.settings.points[(p.index as usize).min(3)] && o.scene.alive(*i, o.level)
+            near && o.shows_point(*i)
         })
         .map(|(i, p)| (i, to_screen(p.position).distance(pointer)))
         .filter(|(_, d)| *d <= 8.0)
@@ -251,7 +264,7 @@ pub fn marks(o: SliceOverlay, version: u64) -> (Marks, bool) {
         .critical
         .iter()
         .enumerate()
-        .filter(|(i, p)| o.settings.points[(p.index as usize).min(3)] && o.scene.alive(*i, o.level))
+        .filter(|(i, _)| o.shows_point(*i))
         .map(|(i, p)| PointMark {
             position: at(p.position),
             radius: 2.0 + 3.5 * (o.scene.persistence[i] / span).clamp(0.0, 1.0).sqrt() as f32,
@@ -261,8 +274,7 @@ pub fn marks(o: SliceOverlay, version: u64) -> (Marks, bool) {
     let mut lines = Vec::new();
     let mut complete = true;
     for (i, &kind) in o.scene.arc_kind.iter().enumerate() {
-        let k = ArcKind::ALL.iter().position(|&x| x == kind).unwrap_or(0);
-        if !o.settings.arcs[k] || !o.scene.arc_alive(i, o.level) {
+        if !o.shows_arcs(kind) || !o.scene.arc_alive(i, o.level) {
             continue;
         }
         let line = &c.arcs[i].polyline;

@@ -174,10 +174,7 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         let ids: Vec<usize> = pair.into_iter().flatten().filter_map(|c| m.scene.point_of(c)).collect();
         if let Some(&first) = ids.first() {
             let at = m.scene.analysis.complex.critical[first].position;
-            let dims = m.scene.field.dims();
-            for a in 0..3 {
-                app.views.cursor[a] = (at[a].round().max(0.0) as usize).min(dims[a] - 1);
-            }
+            app.views.cursor = super::views::voxel_at(at, m.scene.field.dims());
         }
         app.views.picked = Some((key, ids));
     }

@@ -39,6 +39,12 @@ impl Default for Nav {
     }
 }
 
+/// The voxel of a field of `dims` nearest `position` (voxel centres at integers): where the
+/// crosshair goes to show a critical point.
+pub fn voxel_at(position: [f64; 3], dims: [usize; 3]) -> [usize; 3] {
+    std::array::from_fn(|a| (position[a].round().max(0.0) as usize).min(dims[a] - 1))
+}
+
 /// What is under the mouse.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hover {
@@ -234,10 +240,7 @@ fn view(
             msc_overlay::point_near(o, w, state.cursor[w], p, to_screen).map(|i| (o, i))
         });
     if let Some((o, i)) = picked {
-        let at = o.scene.analysis.complex.critical[i].position;
-        for a in 0..3 {
-            state.cursor[a] = (at[a].round().max(0.0) as usize).min(dims[a] - 1);
-        }
+        state.cursor = voxel_at(o.scene.analysis.complex.critical[i].position, dims);
         state.picked = Some((o.scene as *const _ as usize, vec![i]));
     } else if (resp.clicked() || resp.dragged_by(egui::PointerButton::Primary))
         && let Some(p) = resp.interact_pointer_pos()
