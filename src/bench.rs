@@ -147,7 +147,8 @@ pub fn gaussian_random_field(dims: &[usize], corr: f64, seed: u64) -> ScalarFiel
         .expect("benchmark fields have valid dims and sigma")
 }
 
-/// Per-stage times of the Morse-Smale pipeline on smoothed random fields and, when given, a file.
+/// Per-stage times of the Morse-Smale pipeline on smoothed random fields and, when given, a file,
+/// with the number of critical points and arcs, and of the saddle-saddle arcs the hierarchy made.
 ///
 /// A file the Morse-Smale complex cannot take (NaN, 1D, a flat axis) is refused before any row.
 pub fn run_msc(
@@ -161,8 +162,17 @@ pub fn run_msc(
     }
     writeln!(
         out,
-        "{:<30} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}",
-        "field", "gradient", "arcs+man", "persist", "hierarchy", "total s", "critical", "arcs", "peak MiB"
+        "{:<30} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9} {:>9}",
+        "field",
+        "gradient",
+        "arcs+man",
+        "persist",
+        "hierarchy",
+        "total s",
+        "critical",
+        "arcs",
+        "made",
+        "peak MiB"
     )?;
     let mut row = |name: String, f: &ScalarField| -> Result<(), BenchError> {
         let t = Instant::now();
@@ -170,7 +180,7 @@ pub fn run_msc(
         let total = t.elapsed().as_secs_f64();
         writeln!(
             out,
-            "{name:<30} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>9.0}",
+            "{name:<30} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>9} {:>9.0}",
             a.seconds[0],
             a.seconds[1],
             a.seconds[2],
@@ -178,6 +188,7 @@ pub fn run_msc(
             total,
             a.complex.critical.len(),
             a.complex.arcs.len(),
+            a.hierarchy.added.len(),
             peak_rss_mib().unwrap_or(f64::NAN)
         )?;
         // What the viewer's simplification slider costs: one level, best of 5, and the live

@@ -153,8 +153,8 @@ pub fn draw(
     let mut run: Vec<Pos2> = Vec::new();
     'arcs: for (i, &kind) in o.scene.arc_kind.iter().enumerate() {
         // The arcs of a picked pair: white and wide, whatever kinds are shown.
-        let a = &c.arcs[i];
-        let highlit = picked.len() > 1 && picked.contains(&a.upper) && picked.contains(&a.lower);
+        let (u, l) = o.scene.ends[i];
+        let highlit = picked.len() > 1 && picked.contains(&(u as usize)) && picked.contains(&(l as usize));
         if !o.shows_arcs(kind) && !highlit {
             continue;
         }
@@ -165,7 +165,7 @@ pub fn draw(
         if !o.scene.arc_alive(i, o.level) && !highlit {
             continue;
         }
-        let points = &a.polyline;
+        let points = o.scene.polyline(i);
         let (color, width) = if highlit { (Color32::WHITE, 3.0) } else { (arc_color(kind), 1.5) };
         if let Some((to, first)) = o.scene.merged_end(i, o.level) {
             let from = if first { points.first() } else { points.last() };
@@ -277,7 +277,7 @@ pub fn marks(o: SliceOverlay, version: u64) -> (Marks, bool) {
         if !o.shows_arcs(kind) || !o.scene.arc_alive(i, o.level) {
             continue;
         }
-        let line = &c.arcs[i].polyline;
+        let line = o.scene.polyline(i);
         if lines.len() / 2 + line.len() > MAX_3D_SEGMENTS {
             complete = false;
             break;

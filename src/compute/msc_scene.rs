@@ -42,9 +42,14 @@ pub struct MscScene {
     /// Per critical point: the persistence of its pair in the diagram (infinity: essential or
     /// unpaired; 0 for a pair of equal values), what its glyph's size shows.
     pub persistence: Vec<f64>,
-    /// Per arc: its kind and the box of its V-path (voxel coordinates: min x, y, z, max x, y, z).
+    /// Per arc id (the complex's arcs, then the saddle-saddle arcs the hierarchy made): its
+    /// ends (higher index, lower index), kind and the box of its polyline (voxel coordinates:
+    /// min x, y, z, max x, y, z).
+    pub ends: Vec<(u32, u32)>,
     pub arc_kind: Vec<ArcKind>,
     pub arc_box: Vec<[f32; 6]>,
+    /// Polylines of the arcs the hierarchy made, built when first drawn.
+    added_paths: Vec<std::sync::OnceLock<Vec<[f64; 3]>>>,
     /// The field's value range (the slider's scale).
     pub range: (f64, f64),
     /// Critical point ids by cell (a diagram point names its cells).
@@ -69,36 +74,33 @@ impl MscScene {
     pub fn new(field: Arc<ScalarField>, analysis: Analysis) -> MscScene {
         let c = &analysis.complex;
         let nd = c.grid.ndim;
-        let arc_kind = c
-            .arcs
-            .iter()
-            .map(|a| match (c.critical[a.lower].index as usize, c.critical[a.upper].index as usize) {
-                (0, _) => ArcKind::SaddleMin,
-                (_, u) if u == nd => ArcKind::SaddleMax,
-                _ => ArcKind::SaddleSaddle,
+        let h = &analysis.hierarchy;
+        let ends: Vec<(u32, u32)> = (0..h.arc_count())
+            .map(|i| {
+                let (u, l, _, _) = h.arc(c, i);
+                (u as u32, l as u32)
             })
             .collect();
-        let arc_box = c
-            .arcs
+        let arc_kind = ends
             .iter()
-            .map(|a| {
-                let mut b = [
-                    f32::INFINITY,
-                    f32::INFINITY,
-                    f32::INFINITY,
-                    f32::NEG_INFINITY,
-                    f32::NEG_INFINITY,
-                    f32::NEG_INFINITY,
-                ];
-                for p in &a.polyline {
-                    for k in 0..3 {
-                        b[k] = b[k].min(p[k] as f32);
-                        b[k + 3] = b[k + 3].max(p[k] as f32);
-                    }
+            .map(|&(u, l)| {
+                match (c.critical[l as usize].index as usize, c.critical[u as usize].index as usize) {
+                    (0, _) => ArcKind::SaddleMin,
+                    (_, u) if u == nd => ArcKind::SaddleMax,
+                    _ => ArcKind::SaddleSaddle,
                 }
-                b
             })
             .collect();
+        let mut arc_box: Vec<[f32; 6]> = c.arcs.iter().map(|a| bounds(&a.polyline)).collect();
+        // An added arc is its pieces (made earlier, so their boxes are known).
+        for a in &h.added {
+            let b = a.pieces.iter().fold(bounds(&[]), |b, &p| {
+                let q = arc_box[p as usize];
+                std::array::from_fn(|k| if k < 3 { b[k].min(q[k]) } else { b[k].max(q[k]) })
+            });
+            arc_box.push(b);
+        }
+        let added_paths = (0..h.added.len()).map(|_| std::sync::OnceLock::new()).collect();
         let death = analysis.hierarchy.death_levels();
         let mut of_cell: std::collections::HashMap<Cell, f64> =
             std::collections::HashMap::with_capacity(2 * analysis.diagram.len());
@@ -116,7 +118,18 @@ impl MscScene {
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.value), hi.max(p.value)));
         let point_of_cell = c.critical.iter().enumerate().map(|(i, p)| (p.cell, i)).collect();
-        MscScene { field, analysis, death, persistence, arc_kind, arc_box, range, point_of_cell }
+        MscScene {
+            field,
+            analysis,
+            death,
+            persistence,
+            ends,
+            arc_kind,
+            arc_box,
+            added_paths,
+            range,
+            point_of_cell,
+        }
     }
 
     /// The complex after every cancellation of level up to `threshold`.
@@ -143,16 +156,34 @@ impl MscScene {
         self.death[i] > level.threshold
     }
 
-    /// Whether arc `i` lives at `level`: its saddle ends alive, its extremum end (moved to the
-    /// extremum it merged into) still inside the domain.
+    /// Whether arc `i` lives at `level`: made by then, its saddle ends alive, its extremum end
+    /// (moved to the extremum it merged into) still inside the domain.
     pub fn arc_alive(&self, i: usize, level: &Level) -> bool {
-        let a = &self.analysis.complex.arcs[i];
+        let (u, l) = (self.ends[i].0 as usize, self.ends[i].1 as usize);
         let (saddle, extremum) = match self.arc_kind[i] {
-            ArcKind::SaddleSaddle => return self.alive(a.upper, level) && self.alive(a.lower, level),
-            ArcKind::SaddleMin => (a.upper, a.lower),
-            ArcKind::SaddleMax => (a.lower, a.upper),
+            ArcKind::SaddleSaddle => {
+                let h = &self.analysis.hierarchy;
+                return h.arc(&self.analysis.complex, i).3 <= level.steps
+                    && self.alive(u, level)
+                    && self.alive(l, level);
+            }
+            ArcKind::SaddleMin => (u, l),
+            ArcKind::SaddleMax => (l, u),
         };
         self.alive(saddle, level) && level.rep[extremum] != NO_LABEL
+    }
+
+    /// The polyline of arc `i` from its upper end, as stored: an extremum arc's V-path to the
+    /// extremum it first reached (see [`MscScene::merged_end`]), a saddle-saddle arc's whole
+    /// path.
+    pub fn polyline(&self, i: usize) -> &[[f64; 3]] {
+        let c = &self.analysis.complex;
+        match i.checked_sub(c.arcs.len()) {
+            None => &c.arcs[i].polyline,
+            Some(k) => self.added_paths[k].get_or_init(|| {
+                self.analysis.hierarchy.saddle_path(c, i, crate::topo::msc::simplify::MAX_PATH_POINTS)
+            }),
+        }
     }
 
     /// For a live arc whose extremum has merged into another: where that one is, and whether the
@@ -160,15 +191,33 @@ impl MscScene {
     /// and a straight segment on to the survivor; the viewer does the same.
     pub fn merged_end(&self, i: usize, level: &Level) -> Option<([f64; 3], bool)> {
         let c = &self.analysis.complex;
-        let a = &c.arcs[i];
         let (extremum, first) = match self.arc_kind[i] {
             ArcKind::SaddleSaddle => return None,
-            ArcKind::SaddleMin => (a.lower, false),
-            ArcKind::SaddleMax => (a.upper, true),
+            ArcKind::SaddleMin => (self.ends[i].1 as usize, false),
+            ArcKind::SaddleMax => (self.ends[i].0 as usize, true),
         };
         let rep = level.rep[extremum];
         (rep != NO_LABEL && rep as usize != extremum).then(|| (c.critical[rep as usize].position, first))
     }
+}
+
+/// The box of a polyline (empty: infinities, the identity of union).
+fn bounds(line: &[[f64; 3]]) -> [f32; 6] {
+    let mut b = [
+        f32::INFINITY,
+        f32::INFINITY,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NEG_INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    for p in line {
+        for k in 0..3 {
+            b[k] = b[k].min(p[k] as f32);
+            b[k + 3] = b[k + 3].max(p[k] as f32);
+        }
+    }
+    b
 }
 
 #[cfg(test)]
@@ -191,9 +240,8 @@ mod tests {
         for frac in [0.0, 0.01, 0.05, 0.2, 1.0] {
             let level = scene.level(frac * span);
             assert_eq!(level.counts, h.counts(c, level.steps), "{frac}");
-            let mut drawn: Vec<usize> = (0..c.arcs.len()).filter(|&i| scene.arc_alive(i, &level)).collect();
-            let mut live: Vec<usize> =
-                h.arcs_at(c, level.steps).into_iter().flat_map(|a| a.originals).collect();
+            let mut drawn: Vec<usize> = (0..h.arc_count()).filter(|&i| scene.arc_alive(i, &level)).collect();
+            let mut live: Vec<usize> = h.arcs_at(c, level.steps).into_iter().flat_map(|a| a.ids).collect();
             drawn.sort_unstable();
             live.sort_unstable();
             assert_eq!(drawn, live, "{frac}");

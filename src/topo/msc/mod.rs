@@ -12,6 +12,7 @@ pub mod gradient;
 pub mod grid;
 pub mod morse;
 pub mod persistence;
+pub mod saddles;
 pub mod simplified;
 pub mod simplify;
 

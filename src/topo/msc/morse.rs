@@ -26,6 +26,13 @@ impl Multiplicity {
         Multiplicity { count, overflowed: self.overflowed || other.overflowed || o }
     }
 
+    /// Paths through both: each of one's followed by each of the other's (mod 2^128, so the
+    /// parity stays exact).
+    pub fn times(self, other: Multiplicity) -> Multiplicity {
+        let (count, o) = self.count.overflowing_mul(other.count);
+        Multiplicity { count, overflowed: self.overflowed || other.overflowed || o }
+    }
+
     pub fn is_odd(&self) -> bool {
         self.count % 2 == 1
     }

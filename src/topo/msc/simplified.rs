@@ -24,20 +24,12 @@ impl<'a> Simplified<'a> {
     pub fn new(field: &'a ScalarField, analysis: &'a Analysis, threshold: Option<f64>) -> Self {
         let (c, h) = (&analysis.complex, &analysis.hierarchy);
         let steps = threshold.map_or(0, |t| h.steps_at(t));
-        let nd = c.grid.ndim;
         let rep = h.representatives(steps);
         let arcs = h
             .arcs_at(c, steps)
             .into_iter()
             .map(|arc| {
-                let i = arc.originals[0];
-                let o = &c.arcs[i];
-                let extremum_arc = c.critical[o.lower].index == 0 || c.critical[o.upper].index as usize == nd;
-                let mut p = if extremum_arc { h.extremum_path_in(c, i, &rep) } else { o.polyline.clone() };
-                // extremum_path runs saddle first; arcs are exported upper end first.
-                if extremum_arc && c.critical[arc.upper].index as usize == nd {
-                    p.reverse();
-                }
+                let p = h.path(c, arc.ids[0], &rep);
                 (arc, p)
             })
             .collect();

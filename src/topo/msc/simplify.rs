@@ -1,51 +1,59 @@
 //! Persistence-ordered simplification of the Morse-Smale complex, computed once as a hierarchy
 //! that reconstructs the complex at any threshold without recomputation.
 //!
-//! Repeatedly, the lowest-persistence pair of an extremum and a saddle joined by exactly one
-//! V-path is cancelled: both disappear, the arcs of the extremum move to the extremum across the
-//! saddle (its manifold merges there; a saddle whose other side leaves the domain lets it flow
-//! out), and the saddle's other arcs go with it. Pairs joined by several V-paths (the two arcs of
-//! a saddle reaching the same extremum) cannot be cancelled and are reported as blocked.
-//! Persistence is the value difference of the two ends; each cancellation gets a level, the
-//! running maximum of the persistences cancelled so far, so the cancellations below any
+//! Repeatedly, the lowest-persistence pair of critical points of adjacent index joined by
+//! exactly one V-path is cancelled: an extremum and a saddle, or (3D) a 2-saddle and a
+//! 1-saddle. Pairs joined by several V-paths (the two arcs of a saddle reaching the same
+//! extremum, two saddles joined by several paths) cannot be cancelled and are reported as
+//! blocked. Persistence is the value difference of the two ends; each cancellation gets a level,
+//! the running maximum of the persistences cancelled so far, so the cancellations below any
 //! threshold form a prefix of the sequence.
 //!
-//! Implementation: extrema merge by union-find (with the step of each merge), so moving arcs
-//! costs nothing; each saddle keeps its original arcs and finds their current ends through the
-//! union-find. A queued pair whose extremum has since merged is re-queued with its new,
-//! never smaller, persistence. (A first version rewired arcs explicitly, one new arc per
-//! neighbour pair at every cancellation: on the MNI template it took about a minute and 3.8 GiB,
-//! against 0.7 s for this one.) Saddle-saddle arcs (3D) are never cancelled: such a cancellation
-//! joins every 2-saddle above to every 1-saddle below with new arcs, which union-find merging
-//! cannot express; their persistence pairs stay in the diagram.
+//! Extremum-saddle pairs: both disappear, the arcs of the extremum move to the extremum across
+//! the saddle (its manifold merges there; a saddle whose other side leaves the domain lets it
+//! flow out), and the saddle's other arcs go with it. Extrema merge by union-find (with the step
+//! of each merge), so moving arcs costs nothing; each saddle keeps its original arcs and finds
+//! their current ends through the union-find. A queued pair whose extremum has since merged is
+//! re-queued with its new, never smaller, persistence. (A first version rewired arcs
+//! explicitly, one new arc per neighbour pair at every cancellation: on the MNI template it took
+//! about a minute and 3.8 GiB, against 0.7 s for this one.)
+//!
+//! Saddle-saddle pairs join every 2-saddle above the 1-saddle to every 1-saddle below the
+//! 2-saddle, which union-find cannot express: [`super::saddles`] keeps the live saddle-saddle
+//! arcs per saddle and records each new arc once, as three pieces, never copying geometry.
+//! Cancelling a saddle with an extremum removes its saddle-saddle arcs; cancelling two saddles
+//! leaves every extremum arc alone but theirs.
 
-use super::complex::{MorseSmale, NO_LABEL};
+use super::complex::{Arc, MorseSmale, NO_LABEL};
 use super::morse::Multiplicity;
+use super::saddles::{AddedArc, SaddleGraph};
 use crate::control::{Cancelled, Control};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Cancellation {
-    /// Critical point ids of the saddle and the extremum.
-    pub saddle: usize,
-    pub extremum: usize,
+    /// Critical point ids of the pair: its end of higher index and its end of lower index (a
+    /// saddle and an extremum, or a 2-saddle and a 1-saddle).
+    pub upper: usize,
+    pub lower: usize,
     pub persistence: f64,
     /// Running maximum of persistence: this cancellation is applied at every threshold >= level.
     pub level: f64,
-    /// The extremum the cancelled one merges into, or None when the saddle's other side leaves
-    /// the domain (the manifold then flows out).
+    /// For an extremum: the extremum it merges into, or None when the saddle's other side
+    /// leaves the domain (the manifold then flows out). None for a pair of saddles.
     pub merged_into: Option<usize>,
-    /// Indices (into the complex's arcs) of the saddle's arc that reached the cancelled
-    /// extremum and of its arc that reaches the survivor.
+    /// Arc ids (see [`Hierarchy::arc_count`]) of the pair's arc and, for an extremum, of the
+    /// saddle's arc that reaches the survivor.
     #[serde(skip)]
     pub arcs: (usize, Option<usize>),
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Blocked {
-    pub saddle: usize,
-    pub extremum: usize,
+    /// Critical point ids of the pair (higher index, lower index).
+    pub upper: usize,
+    pub lower: usize,
     pub persistence: f64,
     /// Number of V-paths joining them (more than one).
     pub paths: String,
@@ -58,7 +66,15 @@ pub struct Hierarchy {
     pub blocked: Vec<Blocked>,
     /// Per critical point: the step (1-based) that cancelled it, usize::MAX if none.
     pub cancelled_at: Vec<usize>,
+    /// Saddle-saddle arcs made by cancellations, numbered after the complex's arcs.
+    pub added: Vec<AddedArc>,
+    /// Arcs in the complex the hierarchy was built on.
+    originals: usize,
 }
+
+/// Points of a merged saddle-saddle arc expanded from its pieces before the rest is drawn
+/// straight (see [`Hierarchy::saddle_path`]).
+pub const MAX_PATH_POINTS: usize = 100_000;
 
 /// A total order on finite f64 keys.
 #[derive(Clone, Copy, PartialEq)]
@@ -93,58 +109,99 @@ fn ends(c: &MorseSmale, arc: usize) -> Option<(usize, usize)> {
     }
 }
 
+/// A pair waiting in the cancellation queue.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Candidate {
+    /// A saddle and the extremum its original arc `arc` reaches now (found when popped).
+    Extremum { saddle: usize, arc: usize },
+    /// A 2-saddle and a 1-saddle joined by a live arc.
+    Saddles { upper: usize, lower: usize },
+}
+
+type Queue = BinaryHeap<Reverse<(P, Candidate)>>;
+
 pub fn hierarchy(c: &MorseSmale, ctl: &Control) -> Result<Hierarchy, Cancelled> {
     let n = c.critical.len();
     let value = |i: usize| c.critical[i].value;
     // Per saddle: its original arcs to extrema.
     let mut saddle_arcs: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut heap = BinaryHeap::new();
+    let mut heap: Queue = BinaryHeap::new();
     for i in 0..c.arcs.len() {
         if let Some((s, e)) = ends(c, i) {
             saddle_arcs[s].push(i);
-            heap.push(Reverse((P(persistence(value(s), value(e))), s, i)));
+            heap.push(Reverse((
+                P(persistence(value(s), value(e))),
+                Candidate::Extremum { saddle: s, arc: i },
+            )));
         }
     }
-    let mut h =
-        Hierarchy { cancellations: Vec::new(), blocked: Vec::new(), cancelled_at: vec![usize::MAX; n] };
+    let mut saddles = SaddleGraph::new(c);
+    let saddle_pair = |u: usize, l: usize| {
+        Reverse((P(persistence(value(u), value(l))), Candidate::Saddles { upper: u, lower: l }))
+    };
+    if c.grid.ndim == 3 {
+        let between_saddles = |a: &&Arc| (c.critical[a.upper].index, c.critical[a.lower].index) == (2, 1);
+        heap.extend(c.arcs.iter().filter(between_saddles).map(|a| saddle_pair(a.upper, a.lower)));
+    }
+    let mut h = Hierarchy {
+        cancellations: Vec::new(),
+        blocked: Vec::new(),
+        cancelled_at: vec![usize::MAX; n],
+        added: Vec::new(),
+        originals: c.arcs.len(),
+    };
     let mut level = f64::NEG_INFINITY;
     // The current representative of every extremum, as a union-find with path halving: the
     // loop asks only about the present step, so chains never need walking twice.
     let mut merged = Merged::new(n);
     let mut popped = 0usize;
-    while let Some(Reverse((P(pers), s, arc))) = heap.pop() {
+    while let Some(Reverse((P(pers), candidate))) = heap.pop() {
         popped += 1;
         if popped.is_multiple_of(4096) {
             ctl.check()?;
         }
         let steps = h.cancellations.len();
-        if !h.alive(s, steps) {
-            continue;
-        }
-        let (_, e0) = ends(c, arc).expect("queued arcs join a saddle and an extremum");
-        let Some(e) = merged.find(e0) else { continue };
-        let now = persistence(value(s), value(e));
-        if now != pers {
-            heap.push(Reverse((P(now), s, arc)));
-            continue;
-        }
-        // The saddle's V-paths to extrema on this side, by current end.
-        let same_side =
-            |a: usize| c.critical[ends(c, a).expect("extremum arc").1].index == c.critical[e].index;
-        let mut paths = Multiplicity { count: 0, overflowed: false };
-        let mut other: Option<(usize, usize)> = None;
-        for &a in saddle_arcs[s].iter().filter(|&&a| same_side(a)) {
-            match merged.find(ends(c, a).expect("extremum arc").1) {
-                Some(x) if x == e => paths = paths.plus(c.arcs[a].multiplicity),
-                Some(x) => other = Some((x, a)),
-                None => {}
+        let (upper, lower, paths, arcs, merged_into) = match candidate {
+            Candidate::Extremum { saddle: s, arc } => {
+                if !h.alive(s, steps) {
+                    continue;
+                }
+                let (_, e0) = ends(c, arc).expect("queued arcs join a saddle and an extremum");
+                let Some(e) = merged.find(e0) else { continue };
+                let now = persistence(value(s), value(e));
+                if now != pers {
+                    heap.push(Reverse((P(now), candidate)));
+                    continue;
+                }
+                // The saddle's V-paths to extrema on this side, by current end.
+                let same_side =
+                    |a: usize| c.critical[ends(c, a).expect("extremum arc").1].index == c.critical[e].index;
+                let mut paths = Multiplicity { count: 0, overflowed: false };
+                let mut other: Option<(usize, usize)> = None;
+                for &a in saddle_arcs[s].iter().filter(|&&a| same_side(a)) {
+                    match merged.find(ends(c, a).expect("extremum arc").1) {
+                        Some(x) if x == e => paths = paths.plus(c.arcs[a].multiplicity),
+                        Some(x) => other = Some((x, a)),
+                        None => {}
+                    }
+                }
+                let (upper, lower) = if c.critical[e].index == 0 { (s, e) } else { (e, s) };
+                (upper, lower, paths, (arc, other.map(|(_, a)| a)), other.map(|(x, _)| x))
             }
-        }
+            Candidate::Saddles { upper, lower } => {
+                if !h.alive(upper, steps) || !h.alive(lower, steps) {
+                    continue;
+                }
+                let (paths, arc) = saddles.between(upper, lower).expect("live saddles keep their arcs");
+                (upper, lower, paths, (arc, None), None)
+            }
+        };
         if paths.count != 1 || paths.overflowed {
-            if h.blocked.last().is_none_or(|b| (b.saddle, b.extremum) != (s, e)) {
+            // An extremum pair is re-queued whenever its extremum merges: report it once.
+            if h.blocked.last().is_none_or(|b| (b.upper, b.lower) != (upper, lower)) {
                 h.blocked.push(Blocked {
-                    saddle: s,
-                    extremum: e,
+                    upper,
+                    lower,
                     persistence: pers,
                     paths: if paths.overflowed {
                         format!("more than {}", u128::MAX)
@@ -158,17 +215,19 @@ pub fn hierarchy(c: &MorseSmale, ctl: &Control) -> Result<Hierarchy, Cancelled> 
         }
         level = level.max(pers);
         let step = steps + 1;
-        h.cancelled_at[s] = step;
-        h.cancelled_at[e] = step;
-        merged.cancel(e, other.map(|(x, _)| x));
-        h.cancellations.push(Cancellation {
-            saddle: s,
-            extremum: e,
-            persistence: pers,
-            level,
-            merged_into: other.map(|(x, _)| x),
-            arcs: (arc, other.map(|(_, a)| a)),
-        });
+        h.cancelled_at[upper] = step;
+        h.cancelled_at[lower] = step;
+        match candidate {
+            Candidate::Extremum { saddle, .. } => {
+                let extremum = if saddle == upper { lower } else { upper };
+                merged.cancel(extremum, merged_into);
+                saddles.remove(saddle);
+            }
+            Candidate::Saddles { .. } => {
+                saddles.cancel(upper, lower, arcs.0, step, &mut h.added, |u, l| heap.push(saddle_pair(u, l)))
+            }
+        }
+        h.cancellations.push(Cancellation { upper, lower, persistence: pers, level, merged_into, arcs });
     }
     Ok(h)
 }
@@ -214,8 +273,8 @@ pub struct LiveArc {
     pub upper: usize,
     pub lower: usize,
     pub multiplicity: Multiplicity,
-    /// Original arcs (indices into the complex's arcs) joining these ends.
-    pub originals: Vec<usize>,
+    /// Arc ids (see [`Hierarchy::arc_count`]) joining these ends.
+    pub ids: Vec<usize>,
 }
 
 impl Hierarchy {
@@ -261,12 +320,31 @@ impl Hierarchy {
         }
     }
 
-    /// The arcs after `steps` cancellations: original arcs between live cells, extremum ends
-    /// moved to their representatives, parallel arcs merged.
+    /// Arc ids: the complex's arcs, then the saddle-saddle arcs cancellations made.
+    pub fn arc_count(&self) -> usize {
+        self.originals + self.added.len()
+    }
+
+    /// The two ends (higher index, lower index) and V-path count of arc `id`, and the step from
+    /// which it exists (0 for the complex's own arcs).
+    pub fn arc(&self, c: &MorseSmale, id: usize) -> (usize, usize, Multiplicity, usize) {
+        match id.checked_sub(self.originals) {
+            None => (c.arcs[id].upper, c.arcs[id].lower, c.arcs[id].multiplicity, 0),
+            Some(k) => {
+                let a = &self.added[k];
+                (a.upper as usize, a.lower as usize, a.multiplicity, a.born as usize)
+            }
+        }
+    }
+
+    /// The arcs after `steps` cancellations: arcs between live cells (original ones, and those
+    /// cancellations made by then), extremum ends moved to their representatives, parallel arcs
+    /// merged.
     pub fn arcs_at(&self, c: &MorseSmale, steps: usize) -> Vec<LiveArc> {
         let rep = self.representatives(steps);
         let mut raw: Vec<(usize, usize, usize)> = Vec::new();
-        for (i, a) in c.arcs.iter().enumerate() {
+        for i in 0..self.arc_count() {
+            let (upper, lower, _, born) = self.arc(c, i);
             let end = |x: usize| {
                 let k = c.critical[x].index as usize;
                 if k == 0 || k == c.grid.ndim {
@@ -275,7 +353,8 @@ impl Hierarchy {
                     self.alive(x, steps).then_some(x)
                 }
             };
-            if let (Some(u), Some(l)) = (end(a.upper), end(a.lower))
+            if born <= steps
+                && let (Some(u), Some(l)) = (end(upper), end(lower))
                 && self.alive(u, steps)
                 && self.alive(l, steps)
             {
@@ -285,17 +364,72 @@ impl Hierarchy {
         raw.sort_unstable();
         let mut out: Vec<LiveArc> = Vec::new();
         for (u, l, i) in raw {
+            let paths = self.arc(c, i).2;
             match out.last_mut() {
                 Some(last) if (last.upper, last.lower) == (u, l) => {
-                    last.multiplicity = last.multiplicity.plus(c.arcs[i].multiplicity);
-                    last.originals.push(i);
+                    last.multiplicity = last.multiplicity.plus(paths);
+                    last.ids.push(i);
                 }
-                _ => out.push(LiveArc {
-                    upper: u,
-                    lower: l,
-                    multiplicity: c.arcs[i].multiplicity,
-                    originals: vec![i],
-                }),
+                _ => out.push(LiveArc { upper: u, lower: l, multiplicity: paths, ids: vec![i] }),
+            }
+        }
+        out
+    }
+
+    /// The polyline of arc `id` at the level whose representatives are `rep` (from
+    /// [`Hierarchy::representatives`]), upper end first: see [`Hierarchy::extremum_path`] and
+    /// [`Hierarchy::saddle_path`] (at most [`MAX_PATH_POINTS`] points expanded).
+    pub fn path(&self, c: &MorseSmale, id: usize, rep: &[u32]) -> Vec<[f64; 3]> {
+        if id >= self.originals || ends(c, id).is_none() {
+            return self.saddle_path(c, id, MAX_PATH_POINTS);
+        }
+        let mut p = self.extremum_path_in(c, id, rep);
+        // extremum_path runs saddle first.
+        if c.critical[c.arcs[id].upper].index as usize == c.grid.ndim {
+            p.reverse();
+        }
+        p
+    }
+
+    /// The polyline of saddle-saddle arc `id` (cell centres from its 2-saddle down): an
+    /// original arc's V-path, or the concatenation of an added arc's pieces. Past `max_points`
+    /// the pieces not yet expanded are drawn as straight segments between their ends (a chain
+    /// of merged arcs can retrace the same pieces many times).
+    pub fn saddle_path(&self, c: &MorseSmale, id: usize, max_points: usize) -> Vec<[f64; 3]> {
+        let mut out: Vec<[f64; 3]> = Vec::new();
+        let push = |out: &mut Vec<[f64; 3]>, p: [f64; 3]| {
+            if out.last() != Some(&p) {
+                out.push(p);
+            }
+        };
+        // (arc id, walked from its lower end up), last to be drawn first.
+        let mut stack = vec![(id, false)];
+        while let Some((i, up)) = stack.pop() {
+            match i.checked_sub(self.originals) {
+                Some(k) if out.len() < max_points => {
+                    let [a, b, d] = self.added[k].pieces.map(|x| x as usize);
+                    let order = [(a, false), (b, true), (d, false)];
+                    if up {
+                        stack.extend(order.iter().map(|&(x, r)| (x, !r)));
+                    } else {
+                        stack.extend(order.iter().rev());
+                    }
+                }
+                Some(k) => {
+                    let a = &self.added[k];
+                    let ends = [a.upper, a.lower].map(|x| c.critical[x as usize].position);
+                    let [from, to] = if up { [ends[1], ends[0]] } else { ends };
+                    push(&mut out, from);
+                    push(&mut out, to);
+                }
+                None => {
+                    let line = &c.arcs[i].polyline;
+                    if up {
+                        line.iter().rev().for_each(|&p| push(&mut out, p));
+                    } else {
+                        line.iter().for_each(|&p| push(&mut out, p));
+                    }
+                }
             }
         }
         out
