@@ -153,6 +153,9 @@ pub fn draw(
     let mut run: Vec<Pos2> = Vec::new();
     'arcs: for (i, &kind) in o.scene.arc_kind.iter().enumerate() {
         // The arcs of a picked pair: white and wide, whatever kinds are shown.
+        if o.scene.twin[i] {
+            continue;
+        }
         let (u, l) = o.scene.ends[i];
         let highlit = picked.len() > 1 && picked.contains(&(u as usize)) && picked.contains(&(l as usize));
         if !o.shows_arcs(kind) && !highlit {
@@ -185,9 +188,14 @@ pub fn draw(
                 continue;
             }
             if run.len() >= 2 {
-                segments += run.len() - 1;
+                // Half-voxel steps are a pixel or less at most zooms: a point where the run
+                // turns by more than half a pixel draws the same line.
+                let line: Vec<[f64; 3]> = run.iter().map(|p| [p.x as f64, p.y as f64, 0.0]).collect();
+                let line: Vec<Pos2> =
+                    decimate(&line, 0.5).into_iter().map(|p| Pos2::new(p[0] as f32, p[1] as f32)).collect();
+                segments += line.len() - 1;
                 let stroke = Stroke::new(width, faded(color, 0.9 * fade(nearest)));
-                painter.add(Shape::line(std::mem::take(&mut run), stroke));
+                painter.add(Shape::line(line, stroke));
                 if segments > MAX_SEGMENTS {
                     complete = false;
                     break 'arcs;
@@ -248,6 +256,35 @@ pub fn point_near(
         .map(|(i, _)| i)
 }
 
+/// The points of `line` that keep every other point within `tolerance` of the polyline through
+/// them (Ramer-Douglas-Peucker), ends included.
+fn decimate(line: &[[f64; 3]], tolerance: f64) -> Vec<[f64; 3]> {
+    if line.len() < 3 {
+        return line.to_vec();
+    }
+    let mut keep = vec![false; line.len()];
+    keep[0] = true;
+    keep[line.len() - 1] = true;
+    let mut spans = vec![(0, line.len() - 1)];
+    while let Some((a, b)) = spans.pop() {
+        let (p, q) = (line[a], line[b]);
+        let d: [f64; 3] = std::array::from_fn(|k| q[k] - p[k]);
+        let len2: f64 = d.iter().map(|x| x * x).sum();
+        let distance2 = |r: [f64; 3]| {
+            let v: [f64; 3] = std::array::from_fn(|k| r[k] - p[k]);
+            let t = if len2 > 0.0 { (0..3).map(|k| v[k] * d[k]).sum::<f64>() / len2 } else { 0.0 };
+            let t = t.clamp(0.0, 1.0);
+            (0..3).map(|k| (v[k] - t * d[k]).powi(2)).sum::<f64>()
+        };
+        let far = (a + 1..b).map(|i| (i, distance2(line[i]))).max_by(|x, y| x.1.total_cmp(&y.1));
+        if let Some((i, _)) = far.filter(|&(_, d2)| d2 > tolerance * tolerance) {
+            keep[i] = true;
+            spans.extend([(a, i), (i, b)]);
+        }
+    }
+    line.iter().zip(keep).filter(|(_, k)| *k).map(|(p, _)| *p).collect()
+}
+
 /// Line segments the 3D view draws at most (a volume's complex at a low threshold has millions).
 const MAX_3D_SEGMENTS: usize = 400_000;
 
@@ -274,10 +311,12 @@ pub fn marks(o: SliceOverlay, version: u64) -> (Marks, bool) {
     let mut lines = Vec::new();
     let mut complete = true;
     for (i, &kind) in o.scene.arc_kind.iter().enumerate() {
-        if !o.shows_arcs(kind) || !o.scene.arc_alive(i, o.level) {
+        if o.scene.twin[i] || !o.shows_arcs(kind) || !o.scene.arc_alive(i, o.level) {
             continue;
         }
-        let line = o.scene.polyline(i);
+        // V-paths step half a voxel at a time; in 3D, a point every few voxels where the path
+        // runs straight draws the same picture with far fewer segments.
+        let line = decimate(o.scene.polyline(i), 0.5);
         if lines.len() / 2 + line.len() > MAX_3D_SEGMENTS {
             complete = false;
             break;
@@ -323,5 +362,44 @@ mod tests {
             assert!(to_screen(scene.analysis.complex.critical[j].position).distance(at) <= 3.0 + 1e-4);
         }
         assert_eq!(point_near(o, 2, 0, Pos2::new(-100.0, -100.0), to_screen), None);
+    }
+
+    /// Distance from `r` to the segment `p`-`q`.
+    fn to_segment(r: [f64; 3], p: [f64; 3], q: [f64; 3]) -> f64 {
+        let d: [f64; 3] = std::array::from_fn(|k| q[k] - p[k]);
+        let len2: f64 = d.iter().map(|x| x * x).sum();
+        let t = ((0..3).map(|k| (r[k] - p[k]) * d[k]).sum::<f64>() / len2).clamp(0.0, 1.0);
+        (0..3).map(|k| (r[k] - p[k] - t * d[k]).powi(2)).sum::<f64>().sqrt()
+    }
+
+    #[test]
+    fn decimated_lines_stay_within_the_tolerance() {
+        // A staircase of half-voxel steps along a diagonal: its ends suffice.
+        let stairs: Vec<[f64; 3]> = (0..40)
+            .map(|i| [(i / 2) as f64 * 0.5 + (i % 2) as f64 * 0.5, (i / 2) as f64 * 0.5, 0.0])
+            .collect();
+        assert_eq!(decimate(&stairs, 0.5), vec![stairs[0], stairs[39]]);
+        // An L keeps its corner; a random walk keeps every dropped point within the tolerance.
+        let l = [[0.0, 0.0, 0.0], [5.0, 0.0, 0.0], [5.0, 5.0, 0.0]];
+        assert_eq!(decimate(&l, 0.5), l.to_vec());
+        let mut x = 12345u64;
+        let mut p = [0.0; 3];
+        let walk: Vec<[f64; 3]> = (0..500)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                p[((x >> 33) % 3) as usize] += if (x >> 40) & 1 == 1 { 0.5 } else { -0.5 };
+                p
+            })
+            .collect();
+        let kept = decimate(&walk, 0.5);
+        assert!(kept.len() < walk.len() && kept.first() == walk.first() && kept.last() == walk.last());
+        let mut at = 0;
+        for w in kept.windows(2) {
+            let j = at + walk[at..].iter().position(|q| *q == w[1]).unwrap();
+            for &r in &walk[at..=j] {
+                assert!(to_segment(r, w[0], w[1]) <= 0.5 + 1e-9);
+            }
+            at = j;
+        }
     }
 }

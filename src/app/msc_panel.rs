@@ -120,12 +120,7 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     } else {
         String::new()
     };
-    let saddles = if ndim == 3 { "; saddle-saddle pairs are not cancelled" } else { "" };
-    ui.small(format!(
-        "{} pairs cancelled{blocked}{saddles}; level in {:.2} ms",
-        group(m.level.steps),
-        m.level_ms
-    ));
+    ui.small(format!("{} pairs cancelled{blocked}; level in {:.2} ms", group(m.level.steps), m.level_ms));
 
     ui.checkbox(&mut s.show, "Draw over the slices");
     ui.horizontal_wrapped(|ui| {

@@ -39,6 +39,8 @@ pub struct MscScene {
     pub analysis: Analysis,
     /// Per critical point: the simplification level that cancels it (infinity: never).
     pub death: Vec<f64>,
+    /// Death levels by index, sorted: live counts at a threshold are four binary searches.
+    sorted_death: [Vec<f64>; 4],
     /// Per critical point: the persistence of its pair in the diagram (infinity: essential or
     /// unpaired; 0 for a pair of equal values), what its glyph's size shows.
     pub persistence: Vec<f64>,
@@ -48,6 +50,10 @@ pub struct MscScene {
     pub ends: Vec<(u32, u32)>,
     pub arc_kind: Vec<ArcKind>,
     pub arc_box: Vec<[f32; 6]>,
+    /// Per arc id: whether an arc of lower id joins the same ends. Such an arc is never drawn:
+    /// the earlier one exists from an earlier step and dies with the same ends, so it is alive
+    /// whenever this one is.
+    pub twin: Vec<bool>,
     /// Polylines of the arcs the hierarchy made, built when first drawn.
     added_paths: Vec<std::sync::OnceLock<Vec<[f64; 3]>>>,
     /// The field's value range (the slider's scale).
@@ -100,8 +106,17 @@ impl MscScene {
             });
             arc_box.push(b);
         }
+        let mut seen = std::collections::HashSet::with_capacity(ends.len());
+        let twin = ends.iter().map(|&e| !seen.insert(e)).collect();
         let added_paths = (0..h.added.len()).map(|_| std::sync::OnceLock::new()).collect();
         let death = analysis.hierarchy.death_levels();
+        let mut sorted_death: [Vec<f64>; 4] = Default::default();
+        for (p, &d) in c.critical.iter().zip(&death) {
+            sorted_death[p.index as usize].push(d);
+        }
+        for d in &mut sorted_death {
+            d.sort_unstable_by(f64::total_cmp);
+        }
         let mut of_cell: std::collections::HashMap<Cell, f64> =
             std::collections::HashMap::with_capacity(2 * analysis.diagram.len());
         for p in &analysis.diagram {
@@ -122,10 +137,12 @@ impl MscScene {
             field,
             analysis,
             death,
+            sorted_death,
             persistence,
             ends,
             arc_kind,
             arc_box,
+            twin,
             added_paths,
             range,
             point_of_cell,
@@ -136,12 +153,10 @@ impl MscScene {
     pub fn level(&self, threshold: f64) -> Level {
         let h = &self.analysis.hierarchy;
         let steps = h.steps_at(threshold);
-        let mut counts = [0; 4];
-        for (p, &d) in self.analysis.complex.critical.iter().zip(&self.death) {
-            if d > threshold {
-                counts[p.index as usize] += 1;
-            }
-        }
+        let counts = std::array::from_fn(|k| {
+            let d = &self.sorted_death[k];
+            d.len() - d.partition_point(|&x| x <= threshold)
+        });
         let blocked = h.blocked_at(threshold).count();
         Level { threshold, steps, counts, blocked, rep: h.representatives(steps) }
     }
@@ -245,6 +260,10 @@ mod tests {
             drawn.sort_unstable();
             live.sort_unstable();
             assert_eq!(drawn, live, "{frac}");
+            // A twin left undrawn has an earlier arc with its ends drawn in its place.
+            for &i in drawn.iter().filter(|&&i| scene.twin[i]) {
+                assert!(drawn.iter().any(|&j| j < i && !scene.twin[j] && scene.ends[j] == scene.ends[i]));
+            }
         }
     }
 }

@@ -419,13 +419,20 @@ impl Hierarchy {
     }
 
     /// The polyline of saddle-saddle arc `id` (cell centres from its 2-saddle down): an
-    /// original arc's V-path, or the concatenation of an added arc's pieces. Past `max_points`
+    /// original arc's V-path, or the concatenation of an added arc's pieces without the stretches
+    /// where it walks back the way it came. Past `max_points`
     /// the pieces not yet expanded are drawn as straight segments between their ends (a chain
     /// of merged arcs can retrace the same pieces many times).
     pub fn saddle_path(&self, c: &MorseSmale, id: usize, max_points: usize) -> Vec<[f64; 3]> {
         let mut out: Vec<[f64; 3]> = Vec::new();
+        // Pieces meet where one V-path turns back along another (the cancelled pair's arc and
+        // the next piece leave the same saddle): a step back to the point before the last
+        // undoes the last step, so the walk drawn has no spurs.
         let push = |out: &mut Vec<[f64; 3]>, p: [f64; 3]| {
-            if out.last() != Some(&p) {
+            let n = out.len();
+            if n >= 2 && out[n - 2] == p {
+                out.pop();
+            } else if out.last() != Some(&p) {
                 out.push(p);
             }
         };
@@ -468,31 +475,15 @@ impl Hierarchy {
     }
 
     /// [`Hierarchy::representative`] of every critical point after `steps` cancellations, as
-    /// labels ([`NO_LABEL`] for none), each merge chain walked once.
+    /// labels ([`NO_LABEL`] for none).
     pub fn representatives(&self, steps: usize) -> Vec<u32> {
-        const UNKNOWN: u32 = NO_LABEL - 1;
-        let n = self.cancelled_at.len();
-        let mut rep = vec![UNKNOWN; n];
-        let mut chain = Vec::new();
-        for start in 0..n {
-            let mut e = start;
-            let found = loop {
-                if rep[e] != UNKNOWN {
-                    break rep[e];
-                }
-                chain.push(e);
-                let s = self.cancelled_at[e];
-                if s > steps {
-                    break e as u32;
-                }
-                match self.cancellations[s - 1].merged_into {
-                    Some(x) => e = x,
-                    None => break NO_LABEL,
-                }
-            };
-            for x in chain.drain(..) {
-                rep[x] = found;
-            }
+        // Backwards through the cancellations: when one is reached, where its survivor ends up
+        // is already known (only later cancellations move it).
+        let mut rep: Vec<u32> = (0..self.cancelled_at.len() as u32).collect();
+        for x in self.cancellations[..steps].iter().rev() {
+            let r = x.merged_into.map_or(NO_LABEL, |m| rep[m]);
+            rep[x.upper] = r;
+            rep[x.lower] = r;
         }
         rep
     }
