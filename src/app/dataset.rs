@@ -1,6 +1,8 @@
 //! The field on screen and what has been computed from it: its curve, the smoothed field with
 //! its curve, and the threshold the user picked.
 
+use super::msc_labels::LabelMap;
+use super::settings::LabelOverlay;
 use crate::compute::msc_scene::Level;
 use crate::compute::{Curve, FieldSummary, Loaded, MscScene, Smoothed};
 use crate::field::ScalarField;
@@ -21,9 +23,9 @@ pub struct MscView {
     pub level: Level,
     /// How long the last change of level took (ms).
     pub level_ms: f64,
-    /// Basin or mountain labels at the level on screen (cancellations applied, mountains or
-    /// not), computed when the slices show them.
-    labels: Option<(usize, bool, Arc<Vec<u32>>)>,
+    /// The labels at the level on screen (cancellations applied, which manifolds), computed
+    /// when the slices show them.
+    labels: Option<(usize, LabelOverlay, Arc<LabelMap>)>,
 }
 
 impl MscView {
@@ -35,20 +37,34 @@ impl MscView {
         MscView { level_ms: t.elapsed().as_secs_f64() * 1e3, scene: Arc::new(scene), level, labels: None }
     }
 
-    /// The basins (or mountains) at the level on screen: per voxel (per top cell) the live
-    /// extremum whose manifold holds it, [`crate::topo::msc::complex::NO_LABEL`] for none.
-    pub fn labels(&mut self, mountains: bool) -> Arc<Vec<u32>> {
+    /// The manifolds `kind` at the level on screen as labels: per voxel (basins) or per top
+    /// cell (mountains, 2D Morse-Smale cells) the live extremum (or cell) holding it. None for
+    /// [`LabelOverlay::None`], and for cells of a 3D field.
+    pub fn labels(&mut self, kind: LabelOverlay) -> Option<Arc<LabelMap>> {
         let steps = self.level.steps;
-        match &self.labels {
-            Some((s, m, l)) if *s == steps && *m == mountains => l.clone(),
-            _ => {
-                let c = &self.scene.analysis.complex;
-                let of = if mountains { &c.mountains } else { &c.basins };
-                let l = Arc::new(self.scene.analysis.hierarchy.labels_at(of, steps));
-                self.labels = Some((steps, mountains, l.clone()));
-                l
-            }
+        if let Some((s, k, l)) = &self.labels
+            && (*s, *k) == (steps, kind)
+        {
+            return Some(l.clone());
         }
+        let (c, h) = (&self.scene.analysis.complex, &self.scene.analysis.hierarchy);
+        let field = &self.scene.field;
+        let dims = field.dims();
+        let (ids, on_cells) = match kind {
+            LabelOverlay::None => return None,
+            LabelOverlay::Basins => (h.labels_at(&c.basins, steps), false),
+            LabelOverlay::Mountains => (h.labels_at(&c.mountains, steps), true),
+            LabelOverlay::Cells if field.ndim() == 2 => {
+                let keys = crate::topo::msc::vertex_keys(field).ok()?;
+                let basins = h.labels_at(&c.basins, steps);
+                let mountains = h.labels_at(&c.mountains, steps);
+                (crate::topo::msc::complex::ms_cells_2d(&c.grid, &keys, &basins, &mountains), true)
+            }
+            LabelOverlay::Cells => return None,
+        };
+        let l = Arc::new(LabelMap::new(ids, super::msc_labels::grid_dims(dims, on_cells), on_cells));
+        self.labels = Some((steps, kind, l.clone()));
+        Some(l)
     }
 
     pub fn set_threshold(&mut self, threshold: f64) {
@@ -213,5 +229,38 @@ mod tests {
         for x in [-5.0, 0.3, 17.2, 5000.5, 142_000.0, 1e9] {
             assert_eq!(nearest(&v, x), scan(x), "{x}");
         }
+    }
+
+    /// The label overlays: basins per voxel, mountains and (2D) Morse-Smale cells per square,
+    /// each naming live points (cells: one label per basin and mountain pair), none for cells
+    /// of a volume.
+    #[test]
+    fn label_overlays_name_live_manifolds() {
+        use crate::topo::msc::complex::NO_LABEL;
+        let f = crate::synthetic::gaussian_random_field(&[30, 26], 2.0, 5, &Default::default()).unwrap();
+        let a = crate::topo::msc::analyse(&f, &Default::default()).unwrap();
+        let mut v = MscView::new(MscScene::new(Arc::new(f), a));
+        let steps = v.level.steps;
+        let basins = v.labels(LabelOverlay::Basins).unwrap();
+        let mountains = v.labels(LabelOverlay::Mountains).unwrap();
+        let cells = v.labels(LabelOverlay::Cells).unwrap();
+        assert!(v.labels(LabelOverlay::None).is_none());
+        assert_eq!((basins.ids.len(), mountains.ids.len(), cells.ids.len()), (30 * 26, 29 * 25, 29 * 25));
+        assert!(!basins.on_cells && mountains.on_cells && cells.on_cells);
+        let h = &v.scene.analysis.hierarchy;
+        for &l in basins.ids.iter().chain(mountains.ids.iter()).filter(|&&l| l != NO_LABEL) {
+            assert!(h.alive(l as usize, steps));
+        }
+        // Squares share a cell label exactly when they share their mountain and basin.
+        let live_mountains: std::collections::HashSet<u32> = mountains.ids.iter().copied().collect();
+        let cell_ids: std::collections::HashSet<u32> = cells.ids.iter().copied().collect();
+        assert!(cell_ids.len() >= live_mountains.len());
+        let mut of_cell = std::collections::HashMap::new();
+        for (&c, &m) in cells.ids.iter().zip(&mountains.ids) {
+            assert_eq!(*of_cell.entry(c).or_insert(m), m, "a cell lies in one mountain");
+        }
+        let g = crate::synthetic::gaussian_random_field(&[12, 10, 8], 2.0, 5, &Default::default()).unwrap();
+        let a = crate::topo::msc::analyse(&g, &Default::default()).unwrap();
+        assert!(MscView::new(MscScene::new(Arc::new(g), a)).labels(LabelOverlay::Cells).is_none());
     }
 }

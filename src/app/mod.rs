@@ -7,6 +7,7 @@
 mod curve_panel;
 pub mod dataset;
 pub mod exports;
+mod msc_labels;
 mod msc_overlay;
 pub mod msc_panel;
 pub mod settings;
@@ -427,7 +428,7 @@ impl TopoApp {
         settings: &'a Settings,
         mask_on: bool,
         d: &'a Dataset,
-        labels: Option<(&'a Arc<Vec<u32>>, bool)>,
+        labels: Option<&'a Arc<msc_labels::LabelMap>>,
     ) -> views::Look<'a> {
         let (_, class) = volume::texel_format(d.displayed().dtype());
         let (mode, bits) = if mask_on {

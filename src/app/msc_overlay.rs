@@ -19,8 +19,8 @@ pub struct SliceOverlay<'a> {
     pub scene: &'a MscScene,
     pub level: &'a Level,
     pub settings: &'a MscSettings,
-    /// Basin (false) or mountain (true) labels at the level, when the slices show them.
-    pub labels: Option<(&'a std::sync::Arc<Vec<u32>>, bool)>,
+    /// The manifolds at the level as labels, when the slices show them.
+    pub labels: Option<&'a std::sync::Arc<super::msc_labels::LabelMap>>,
 }
 
 impl SliceOverlay<'_> {
@@ -35,65 +35,6 @@ impl SliceOverlay<'_> {
         let k = ArcKind::ALL.iter().position(|&x| x == kind).unwrap_or(0);
         self.settings.arcs[k]
     }
-}
-
-/// Translucent colours for labels: twelve hues, picked by a hash of the label so that
-/// neighbouring manifolds (whose ids are unrelated) mostly differ.
-const PALETTE: [[u8; 3]; 12] = [
-    [31, 119, 180],
-    [255, 127, 14],
-    [44, 160, 44],
-    [214, 39, 40],
-    [148, 103, 189],
-    [140, 86, 75],
-    [227, 119, 194],
-    [188, 189, 34],
-    [23, 190, 207],
-    [255, 220, 80],
-    [120, 120, 255],
-    [120, 255, 160],
-];
-
-fn label_color(label: u32) -> Color32 {
-    if label == crate::topo::msc::complex::NO_LABEL {
-        return Color32::TRANSPARENT;
-    }
-    let h = label.wrapping_mul(0x9E37_79B9) >> 16;
-    let [r, g, b] = PALETTE[h as usize % PALETTE.len()];
-    Color32::from_rgba_unmultiplied(r, g, b, 90)
-}
-
-/// The plane at `slice` (normal axis `w`, in-plane axes `u`, `v`) of the labels of a field of
-/// `voxel_dims`, as an image with row 0 at the top (highest v). Basins have a label per voxel:
-/// the image covers the plane from 0 to n in voxel units (voxel i spans [i, i + 1)). Mountains
-/// have one per top cell, a grid one smaller along every axis and half a voxel in: the image
-/// covers 0.5 to n - 0.5.
-pub fn label_image(
-    labels: &[u32],
-    voxel_dims: [usize; 3],
-    mountains: bool,
-    axes: (usize, usize, usize),
-    slice: usize,
-) -> egui::ColorImage {
-    let (u, v, w) = axes;
-    let ndim = if voxel_dims[2] == 1 { 2 } else { 3 };
-    let dims: [usize; 3] =
-        std::array::from_fn(|a| if mountains && a < ndim { voxel_dims[a] - 1 } else { voxel_dims[a] });
-    let layer = slice.min(dims[w].saturating_sub(1));
-    let (nu, nv) = (dims[u], dims[v]);
-    let mut pixels = Vec::with_capacity(nu * nv);
-    for row in 0..nv {
-        let iv = nv - 1 - row;
-        for iu in 0..nu {
-            let mut p = [0; 3];
-            p[u] = iu;
-            p[v] = iv;
-            p[w] = layer;
-            let i = p[0] + dims[0] * (p[1] + dims[1] * p[2]);
-            pixels.push(labels.get(i).map_or(Color32::TRANSPARENT, |&l| label_color(l)));
-        }
-    }
-    egui::ColorImage::new([nu, nv], pixels)
 }
 
 /// A critical point's colour by its index in a complex of dimension `ndim`.

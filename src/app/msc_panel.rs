@@ -150,6 +150,10 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
             .on_hover_text("Ascending manifolds of the minima");
         ui.radio_value(&mut s.labels, LabelOverlay::Mountains, "mountains")
             .on_hover_text("Descending manifolds of the maxima");
+        if ndim == 2 {
+            ui.radio_value(&mut s.labels, LabelOverlay::Cells, "cells")
+                .on_hover_text("Morse-Smale cells: where a basin and a mountain overlap");
+        }
     });
     let key = std::sync::Arc::as_ptr(&m.scene) as usize;
     // Ids of this complex only (the picked list names the complex by address).
@@ -172,6 +176,9 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
             app.views.cursor = super::views::voxel_at(at, m.scene.field.dims());
         }
         app.views.picked = Some((key, ids));
+    }
+    if let Some(t) = persistence_curve(ui, m) {
+        m.set_threshold(t);
     }
     auto_setting(app, ui);
 }
@@ -288,6 +295,37 @@ fn diagram(ui: &mut egui::Ui, m: &MscView, picked: &[usize]) -> Option<PairCells
         }
     ));
     clicked
+}
+
+/// The persistence curves (pairs of each dimension persisting at least x, count on a log
+/// scale) with the threshold; returns the persistence clicked, the new threshold.
+fn persistence_curve(ui: &mut egui::Ui, m: &MscView) -> Option<f64> {
+    let ndim = m.scene.analysis.complex.grid.ndim;
+    let response = Plot::new("persistence curve")
+        .width(260.0)
+        .height(150.0)
+        .include_x(0.0)
+        .include_y(0.0)
+        .x_axis_label("persistence")
+        .y_axis_label("pairs")
+        .y_axis_formatter(|mark, _| {
+            let n = 10f64.powf(mark.value);
+            if (n - n.round()).abs() < 1e-6 { group(n.round() as usize) } else { String::new() }
+        })
+        .legend(egui_plot::Legend::default().position(egui_plot::Corner::RightTop))
+        .show(ui, |plot| {
+            for (dim, curve) in m.scene.persistence_curves.iter().enumerate().take(ndim) {
+                let pts: Vec<[f64; 2]> = curve.iter().map(|&[x, n]| [x, n.log10()]).collect();
+                let color = point_color(dim as u8, ndim);
+                plot.line(Line::new(format!("H{dim}"), PlotPoints::new(pts)).color(color));
+            }
+            plot.vline(
+                egui_plot::VLine::new("threshold", m.level.threshold)
+                    .color(egui::Color32::from_rgb(255, 80, 80)),
+            );
+            plot.pointer_coordinate().map(|p| p.x.max(0.0))
+        });
+    response.response.clicked().then_some(response.inner).flatten()
 }
 
 fn auto_setting(app: &mut TopoApp, ui: &mut egui::Ui) {

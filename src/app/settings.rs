@@ -90,6 +90,8 @@ pub enum LabelOverlay {
     Basins,
     /// Mountains: the descending manifolds of the maxima (a label per top cell).
     Mountains,
+    /// 2D fields: the Morse-Smale cells, a label per pair of basin and mountain (per square).
+    Cells,
 }
 
 impl Default for MscSettings {

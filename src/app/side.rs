@@ -368,14 +368,10 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         });
     }
     // The manifolds the slices show, computed here (they need the complex mutably, to cache).
-    let mountains = match app.settings.msc.labels {
-        LabelOverlay::None => None,
-        LabelOverlay::Basins => Some(false),
-        LabelOverlay::Mountains => Some(true),
-    };
-    let labels = mountains
-        .filter(|_| app.settings.msc.show)
-        .and_then(|m| app.data.as_mut()?.displayed_msc_mut().map(|v| (v.labels(m), m)));
+    let kind = app.settings.msc.labels;
+    let labels = (app.settings.msc.show && kind != LabelOverlay::None)
+        .then(|| app.data.as_mut()?.displayed_msc_mut()?.labels(kind))
+        .flatten();
     let Some(d) = &app.data else {
         ui.centered_and_justified(|ui| {
             ui.label(if app.jobs.contains_key(&jobs::LOAD) {
@@ -390,7 +386,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         ui.label("No wgpu renderer: slice views are unavailable in this window.");
         return;
     }
-    let labels = labels.as_ref().map(|(l, m)| (l, *m));
+    let labels = labels.as_ref();
     let look = TopoApp::look(&app.settings, app.mask_on, d, labels);
     let field = d.displayed().clone();
     let rect = ui.available_rect_before_wrap();

@@ -5,6 +5,7 @@
 //! data the axial view has the patient's right on the right ("neurological" orientation), and
 //! physical aspect comes from the voxel spacing.
 
+use super::msc_labels;
 use super::msc_overlay::{self, SliceOverlay};
 use super::settings::Layout;
 use crate::field::ScalarField;
@@ -66,8 +67,8 @@ pub struct ViewState {
 }
 
 /// What a view's label image shows: the labels (held, so their address cannot be reused while
-/// cached), its plane, slice, and whether they are mountains.
-type LabelKey = (std::sync::Arc<Vec<u32>>, usize, usize, bool);
+/// cached), its plane and slice.
+type LabelKey = (std::sync::Arc<msc_labels::LabelMap>, usize, usize);
 
 /// Per view slot, the texture of its label image (egui's handle frees it when dropped).
 #[derive(Clone, Default)]
@@ -274,19 +275,17 @@ fn view(
     };
     let painter = ui.painter_at(image);
     painter.add(egui_wgpu::Callback::new_paint_callback(image, SliceCallback { slot, params }));
-    if let Some((labels, mountains)) = look.msc.and_then(|o| o.labels) {
+    if let Some(labels) = look.msc.and_then(|o| o.labels) {
         let cached = &mut state.labels.0[slot];
-        let same = |k: &LabelKey| {
-            std::sync::Arc::ptr_eq(&k.0, labels) && (k.1, k.2, k.3) == (w, state.cursor[w], mountains)
-        };
+        let same = |k: &LabelKey| std::sync::Arc::ptr_eq(&k.0, labels) && (k.1, k.2) == (w, state.cursor[w]);
         if cached.as_ref().is_none_or(|c| !same(&c.0)) {
-            let key = (labels.clone(), w, state.cursor[w], mountains);
-            let img = msc_overlay::label_image(labels, dims, mountains, (u, v, w), state.cursor[w]);
+            let key = (labels.clone(), w, state.cursor[w]);
+            let img = msc_labels::label_image(labels, dims, (u, v, w), state.cursor[w]);
             let tex = ui.ctx().load_texture(format!("labels {slot}"), img, egui::TextureOptions::NEAREST);
             *cached = Some((key, tex));
         }
         if let Some((_, tex)) = cached {
-            let off = if mountains { 0.5 } else { 0.0 };
+            let off = if labels.on_cells { 0.5 } else { 0.0 };
             let [nu, nv] = tex.size().map(|n| n as f32);
             let rect = Rect::from_two_pos(fr.to_screen(off, off + nv), fr.to_screen(off + nu, off));
             let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));

@@ -56,6 +56,9 @@ pub struct MscScene {
     pub twin: Vec<bool>,
     /// Polylines of the arcs the hierarchy made, built when first drawn.
     added_paths: Vec<std::sync::OnceLock<Vec<[f64; 3]>>>,
+    /// Per dimension of the diagram, its persistence curve: points (persistence p, number of
+    /// finite pairs with persistence at least p), p falling, as TTK's PersistenceCurve.
+    pub persistence_curves: Vec<Vec<[f64; 2]>>,
     /// The field's value range (the slider's scale).
     pub range: (f64, f64),
     /// Critical point ids by cell (a diagram point names its cells).
@@ -132,6 +135,7 @@ impl MscScene {
             .critical
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.value), hi.max(p.value)));
+        let persistence_curves = persistence_curves(&analysis.diagram, nd);
         let point_of_cell = c.critical.iter().enumerate().map(|(i, p)| (p.cell, i)).collect();
         MscScene {
             field,
@@ -144,6 +148,7 @@ impl MscScene {
             arc_box,
             twin,
             added_paths,
+            persistence_curves,
             range,
             point_of_cell,
         }
@@ -216,6 +221,34 @@ impl MscScene {
     }
 }
 
+/// Points at which to draw a curve with at most this many steps per dimension.
+const CURVE_POINTS: usize = 2000;
+
+/// The persistence curve of each dimension of `diagram` (finite pairs), as steps: for the
+/// persistences sorted from high to low, (p_i, i); subsampled to [`CURVE_POINTS`] steps, the
+/// last (the lowest persistence, all pairs) kept.
+fn persistence_curves(diagram: &[crate::topo::msc::DiagramPoint], ndim: usize) -> Vec<Vec<[f64; 2]>> {
+    (0..ndim)
+        .map(|dim| {
+            let mut p: Vec<f64> = diagram
+                .iter()
+                .filter(|d| d.dim == dim)
+                .filter_map(|d| Some((d.death? - d.birth).abs()))
+                .collect();
+            p.sort_unstable_by(|a, b| b.total_cmp(a));
+            let step = p.len().div_ceil(CURVE_POINTS).max(1);
+            let mut out: Vec<[f64; 2]> =
+                p.iter().enumerate().step_by(step).map(|(i, &x)| [x, (i + 1) as f64]).collect();
+            if let Some(&last) = p.last()
+                && out.last().is_some_and(|q| q[1] as usize != p.len())
+            {
+                out.push([last, p.len() as f64]);
+            }
+            out
+        })
+        .collect()
+}
+
 /// The box of a polyline (empty: infinities, the identity of union).
 fn bounds(line: &[[f64; 3]]) -> [f32; 6] {
     let mut b = [
@@ -260,6 +293,12 @@ mod tests {
             drawn.sort_unstable();
             live.sort_unstable();
             assert_eq!(drawn, live, "{frac}");
+            // The curves count the diagram's finite pairs per dimension.
+            for (dim, curve) in scene.persistence_curves.iter().enumerate() {
+                let n = scene.analysis.diagram.iter().filter(|d| d.dim == dim && d.death.is_some()).count();
+                assert_eq!(curve.last().map_or(0, |q| q[1] as usize), n);
+                assert!(curve.windows(2).all(|w| w[0][0] >= w[1][0] && w[0][1] < w[1][1]));
+            }
             // A twin left undrawn has an earlier arc with its ends drawn in its place.
             for &i in drawn.iter().filter(|&&i| scene.twin[i]) {
                 assert!(drawn.iter().any(|&j| j < i && !scene.twin[j] && scene.ends[j] == scene.ends[i]));
