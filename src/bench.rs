@@ -163,12 +163,13 @@ pub fn run_msc(
     }
     writeln!(
         out,
-        "{:<30} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9} {:>9}",
+        "{:<30} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9} {:>9}",
         "field",
         "gradient",
         "arcs+man",
         "persist",
         "hierarchy",
+        "ext only",
         "total s",
         "critical",
         "arcs",

@@ -110,7 +110,16 @@ enum Candidate {
 struct Queue(BinaryHeap<Reverse<u128>>);
 
 impl Queue {
+    /// A queue of `entries` (from [`Queue::key`]), built in linear time.
+    fn new(entries: Vec<Reverse<u128>>) -> Queue {
+        Queue(BinaryHeap::from(entries))
+    }
+
     fn push(&mut self, persistence: f64, c: Candidate) {
+        self.0.push(Reverse(Self::key(persistence, c)));
+    }
+
+    fn key(persistence: f64, c: Candidate) -> u128 {
         debug_assert!(persistence >= 0.0);
         // Critical point ids are below 2^31 and arc ids below 2^32 (check_size bounds the cells).
         let id = |x: usize| u32::try_from(x).expect("ids fit 32 bits") as u128;
@@ -118,7 +127,7 @@ impl Queue {
             Candidate::Extremum { saddle, arc } => id(saddle) << 32 | id(arc),
             Candidate::Saddles { upper, lower } => 1 << 63 | id(upper) << 32 | id(lower),
         };
-        self.0.push(Reverse((persistence.to_bits() as u128) << 64 | payload));
+        (persistence.to_bits() as u128) << 64 | payload
     }
 
     fn pop(&mut self) -> Option<(f64, Candidate)> {
@@ -154,22 +163,24 @@ pub fn hierarchy_of(c: &MorseSmale, pairs: Pairs, ctl: &Control) -> Result<Hiera
     let value = |i: usize| c.critical[i].value;
     // Per saddle: its original arcs to extrema.
     let mut saddle_arcs: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut heap = Queue(BinaryHeap::new());
+    let mut first = Vec::new();
     for i in 0..c.arcs.len() {
         if let Some((s, e)) = ends(c, i) {
             saddle_arcs[s].push(i);
-            heap.push(persistence(value(s), value(e)), Candidate::Extremum { saddle: s, arc: i });
+            let pair = Candidate::Extremum { saddle: s, arc: i };
+            first.push(Reverse(Queue::key(persistence(value(s), value(e)), pair)));
         }
     }
-    let mut saddles = SaddleGraph::new(c);
-    let saddle_pair = |heap: &mut Queue, u: usize, l: usize| {
-        heap.push(persistence(value(u), value(l)), Candidate::Saddles { upper: u, lower: l })
+    let saddle_pair = |u: usize, l: usize| {
+        Queue::key(persistence(value(u), value(l)), Candidate::Saddles { upper: u, lower: l })
     };
     if pairs == Pairs::All && c.grid.ndim == 3 {
         for a in c.arcs.iter().filter(|a| (c.critical[a.upper].index, c.critical[a.lower].index) == (2, 1)) {
-            saddle_pair(&mut heap, a.upper, a.lower);
+            first.push(Reverse(saddle_pair(a.upper, a.lower)));
         }
     }
+    let mut heap = Queue::new(first);
+    let mut saddles = SaddleGraph::new(c);
     let mut h = Hierarchy {
         cancellations: Vec::new(),
         blocked: Vec::new(),
@@ -250,9 +261,9 @@ pub fn hierarchy_of(c: &MorseSmale, pairs: Pairs, ctl: &Control) -> Result<Hiera
                 merged.cancel(extremum, merged_into);
                 saddles.remove(saddle);
             }
-            Candidate::Saddles { .. } => {
-                saddles.cancel(upper, lower, arcs.0, step, &mut h.added, |u, l| saddle_pair(&mut heap, u, l))
-            }
+            Candidate::Saddles { .. } => saddles.cancel(upper, lower, arcs.0, step, &mut h.added, |u, l| {
+                heap.0.push(Reverse(saddle_pair(u, l)))
+            }),
         }
         h.cancellations.push(Cancellation { upper, lower, persistence: pers, level, merged_into, arcs });
     }
