@@ -50,7 +50,8 @@ pub struct MscScene {
     pub ends: Vec<(u32, u32)>,
     pub arc_kind: Vec<ArcKind>,
     pub arc_box: Vec<[f32; 6]>,
-    /// Per arc id: whether an arc of lower id joins the same ends. Such an arc is never drawn:
+    /// Per arc id: whether it is a made arc and an arc of lower id joins the same ends. Such an
+    /// arc is never drawn:
     /// the earlier one exists from an earlier step and dies with the same ends, so it is alive
     /// whenever this one is.
     pub twin: Vec<bool>,
@@ -110,7 +111,9 @@ impl MscScene {
             arc_box.push(b);
         }
         let mut seen = std::collections::HashSet::with_capacity(ends.len());
-        let twin = ends.iter().map(|&e| !seen.insert(e)).collect();
+        // Only made arcs: two original arcs with the same ends (a saddle whose two V-paths reach
+        // one extremum) have different paths, both drawn.
+        let twin = ends.iter().enumerate().map(|(i, &e)| !seen.insert(e) && i >= c.arcs.len()).collect();
         let added_paths = (0..h.added.len()).map(|_| std::sync::OnceLock::new()).collect();
         let death = analysis.hierarchy.death_levels();
         let mut sorted_death: [Vec<f64>; 4] = Default::default();
@@ -224,7 +227,7 @@ impl MscScene {
 /// Points at which to draw a curve with at most this many steps per dimension.
 const CURVE_POINTS: usize = 2000;
 
-/// The persistence curve of each dimension of `diagram` (finite pairs), as steps: for the
+/// The persistence curve of each dimension of `diagram` (finite pairs), as points: for the
 /// persistences sorted from high to low, (p_i, i); subsampled to [`CURVE_POINTS`] steps, the
 /// last (the lowest persistence, all pairs) kept.
 fn persistence_curves(diagram: &[crate::topo::msc::DiagramPoint], ndim: usize) -> Vec<Vec<[f64; 2]>> {
@@ -233,7 +236,7 @@ fn persistence_curves(diagram: &[crate::topo::msc::DiagramPoint], ndim: usize) -
             let mut p: Vec<f64> = diagram
                 .iter()
                 .filter(|d| d.dim == dim)
-                .filter_map(|d| Some((d.death? - d.birth).abs()))
+                .filter_map(|d| Some((d.death? - d.birth).abs()).filter(|p| p.is_finite()))
                 .collect();
             p.sort_unstable_by(|a, b| b.total_cmp(a));
             let step = p.len().div_ceil(CURVE_POINTS).max(1);

@@ -72,8 +72,8 @@ pub struct Hierarchy {
     originals: usize,
 }
 
-/// Points of a merged saddle-saddle arc expanded from its pieces before the rest is drawn
-/// straight (see [`Hierarchy::saddle_path`]).
+/// Made arcs a merged saddle-saddle arc's polyline expands into their pieces before the rest is
+/// drawn straight (see [`Hierarchy::saddle_path`]); each adds at most three pieces.
 pub const MAX_PATH_POINTS: usize = 100_000;
 
 /// Persistence of a pair of values: their difference, 0 when they are equal (so two equal
@@ -416,7 +416,7 @@ impl Hierarchy {
 
     /// The polyline of arc `id` at the level whose representatives are `rep` (from
     /// [`Hierarchy::representatives`]), upper end first: see [`Hierarchy::extremum_path`] and
-    /// [`Hierarchy::saddle_path`] (at most [`MAX_PATH_POINTS`] points expanded).
+    /// [`Hierarchy::saddle_path`] (at most [`MAX_PATH_POINTS`] made arcs expanded).
     pub fn path(&self, c: &MorseSmale, id: usize, rep: &[u32]) -> Vec<[f64; 3]> {
         if id >= self.originals || ends(c, id).is_none() {
             return self.saddle_path(c, id, MAX_PATH_POINTS);
@@ -431,9 +431,9 @@ impl Hierarchy {
 
     /// The polyline of saddle-saddle arc `id` (cell centres from its 2-saddle down): an
     /// original arc's V-path, or the concatenation of an added arc's pieces without the stretches
-    /// where it walks back the way it came. Past `max_points`
-    /// the pieces not yet expanded are drawn as straight segments between their ends (a chain
-    /// of merged arcs can retrace the same pieces many times).
+    /// where it walks back the way it came. After `max_points` made arcs have been expanded
+    /// into their pieces, the made arcs left are drawn as straight segments between their ends
+    /// (a chain of merged arcs can retrace the same pieces many times), which bounds the work.
     pub fn saddle_path(&self, c: &MorseSmale, id: usize, max_points: usize) -> Vec<[f64; 3]> {
         let mut out: Vec<[f64; 3]> = Vec::new();
         // Pieces meet where one V-path turns back along another (the cancelled pair's arc and
@@ -449,9 +449,11 @@ impl Hierarchy {
         };
         // (arc id, walked from its lower end up), last to be drawn first.
         let mut stack = vec![(id, false)];
+        let mut expanded = 0;
         while let Some((i, up)) = stack.pop() {
             match i.checked_sub(self.originals) {
-                Some(k) if out.len() < max_points => {
+                Some(k) if expanded < max_points => {
+                    expanded += 1;
                     let [a, b, d] = self.added[k].pieces.map(|x| x as usize);
                     let order = [(a, false), (b, true), (d, false)];
                     if up {
