@@ -51,9 +51,8 @@ pub struct MscScene {
     pub arc_kind: Vec<ArcKind>,
     pub arc_box: Vec<[f32; 6]>,
     /// Per arc id: whether it is a made arc and an arc of lower id joins the same ends. Such an
-    /// arc is never drawn:
-    /// the earlier one exists from an earlier step and dies with the same ends, so it is alive
-    /// whenever this one is.
+    /// arc is never drawn: the earlier one exists from an earlier step and dies with the same
+    /// ends, so it is alive whenever this one is.
     pub twin: Vec<bool>,
     /// Polylines of the arcs the hierarchy made, built when first drawn.
     added_paths: Vec<std::sync::OnceLock<Vec<[f64; 3]>>>,
