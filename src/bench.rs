@@ -183,7 +183,8 @@ pub fn run_msc(
         // The hierarchy again, cancelling extremum-saddle pairs only: what saddle-saddle pairs
         // cost, measured in the same run.
         let t = Instant::now();
-        hierarchy_of(&a.complex, Pairs::ExtremumSaddle, &Control::default()).map_err(MscError::from)?;
+        hierarchy_of(&a.complex, a.hierarchy.partner.clone(), Pairs::ExtremumSaddle, &Control::default())
+            .map_err(MscError::from)?;
         let extrema_only = t.elapsed().as_secs_f64();
         writeln!(
             out,

@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use std::collections::BTreeMap;
 use topoview::control::Control;
 use topoview::field::Dtype;
+use topoview::topo::msc::simplify::UNPAIRED;
 use topoview::topo::msc::{Analysis, analyse};
 
 /// Arcs by (end of higher index, end of lower index): V-path counts.
@@ -20,14 +21,39 @@ fn persistence(a: &Analysis, u: usize, l: usize) -> f64 {
     if x == y { 0.0 } else { (x - y).abs() }
 }
 
+/// The hierarchy's persistence pairing is the diagram's: every diagram point's cells are
+/// partners, and every other pair has zero persistence.
+fn check_pairing(a: &Analysis) {
+    let (c, h) = (&a.complex, &a.hierarchy);
+    let id = |cell| c.critical.iter().position(|p| p.cell == cell).unwrap();
+    let mut seen = vec![false; c.critical.len()];
+    for d in &a.diagram {
+        let b = id(d.birth_cell);
+        seen[b] = true;
+        match d.death_cell {
+            Some(dc) => {
+                assert_eq!(h.partner[b], id(dc), "{d:?}");
+                seen[id(dc)] = true;
+            }
+            None => assert_eq!(h.partner[b], UNPAIRED),
+        }
+    }
+    for (i, p) in c.critical.iter().enumerate().filter(|&(i, _)| !seen[i]) {
+        assert_eq!(h.partner[h.partner[i]], i);
+        assert_eq!(p.value, c.critical[h.partner[i]].value, "a pair not in the diagram has zero persistence");
+    }
+}
+
 /// Replays the hierarchy's cancellations on the explicit complex and checks, before each, that
-/// the hierarchy's live arcs equal the explicit ones (ends and counts), that the pair is joined
-/// by exactly one V-path and has the lowest persistence of all such pairs, and that each pair
-/// reported blocked then is joined by several; after each, the Morse equality. At the end no
-/// pair joined by one V-path is left. Returns how many saddle-saddle pairs were cancelled.
+/// the hierarchy's live arcs equal the explicit ones (ends and counts), that the pair is a
+/// persistence pair joined by exactly one V-path with the lowest persistence of all such pairs,
+/// and that each pair reported blocked then is joined by none or several; after each, the
+/// Morse equality. At the end no persistence pair joined by one V-path is left. Returns how
+/// many saddle-saddle pairs were cancelled.
 fn replay(a: &Analysis) -> usize {
     let (c, h) = (&a.complex, &a.hierarchy);
     let nd = c.grid.ndim;
+    let paired = |u: usize, l: usize| h.partner[u] == l;
     let mut arcs: Arcs = Arcs::new();
     for arc in &c.arcs {
         *arcs.entry((arc.upper, arc.lower)).or_default() += arc.multiplicity.count;
@@ -40,18 +66,22 @@ fn replay(a: &Analysis) -> usize {
         assert_eq!(live, arcs, "live arcs after {step} cancellations");
         for b in h.blocked.iter().filter(|b| b.at_step == step) {
             let m = arcs.get(&(b.upper, b.lower)).copied().unwrap_or(0);
-            assert!(m > 1, "blocked pair {b:?} is joined by {m} V-paths");
+            assert!(paired(b.upper, b.lower) && m != 1, "blocked pair {b:?} is joined by {m} V-paths");
             assert_eq!(b.paths, m.to_string());
         }
-        let cheapest =
-            arcs.iter().filter(|&(_, &m)| m == 1).map(|(&(u, l), _)| persistence(a, u, l)).reduce(f64::min);
+        let cheapest = arcs
+            .iter()
+            .filter(|&(&(u, l), &m)| m == 1 && paired(u, l))
+            .map(|(&(u, l), _)| persistence(a, u, l))
+            .reduce(f64::min);
         let Some(x) = h.cancellations.get(step) else {
-            assert_eq!(cheapest, None, "a pair joined by one V-path is left");
+            assert_eq!(cheapest, None, "a persistence pair joined by one V-path is left");
             break;
         };
         let (q, p) = (x.upper, x.lower);
         assert!(alive[q] && alive[p]);
         assert_eq!(c.critical[q].index, c.critical[p].index + 1);
+        assert!(paired(q, p), "step {step} cancels a persistence pair");
         assert_eq!(arcs.get(&(q, p)), Some(&1), "step {step} cancels a pair joined by one V-path");
         assert_eq!(x.persistence, persistence(a, q, p));
         assert_eq!(Some(x.persistence), cheapest, "step {step} cancels the lowest persistence");
@@ -139,6 +169,7 @@ proptest! {
         (dims, vals) in common::small_field(2, 9, 6, (-50..50).map(f64::from).collect())
     ) {
         let a = run(&dims, &vals);
+        check_pairing(&a);
         replay(&a);
         check_diagram_bound(&a);
     }
@@ -207,4 +238,27 @@ fn a_ring_has_one_saddle_pair_that_cancels_at_its_persistence() {
     let (k0, k1) = (h.counts(cx, below), h.counts(cx, above));
     assert_eq!((k0[1] - k1[1], k0[2] - k1[2]), (1, 1), "{k0:?} then {k1:?}");
     assert!(h.cancellations[below..above].iter().any(|x| (x.upper, x.lower) == (died, born)));
+}
+
+/// A 3x3x4 field (found by the property test) where cancelling the cheapest pair joined by one
+/// V-path, persistence pair or not, re-pairs saddles around a pair blocked by three V-paths and
+/// leaves no 1-saddle at threshold 43 though a 1-cycle of persistence 55 (born at -19, filled
+/// at 36) exists: only persistence pairs are cancelled, so the cycle's saddles stay.
+#[test]
+fn a_cycle_outlives_thresholds_below_its_persistence() {
+    let vals = [
+        -49.0, -49.0, -49.0, -49.0, -49.0, 36.0, -49.0, -49.0, -49.0, -49.0, 36.0, -49.0, -49.0, -49.0, -6.0,
+        -49.0, -49.0, -49.0, 20.0, -49.0, -49.0, -49.0, -6.0, -49.0, -49.0, -49.0, -6.0, -49.0, -19.0, -6.0,
+        -19.0, -6.0, -50.0, -50.0, -50.0, -7.0,
+    ];
+    let a = run(&[3, 3, 4], &vals);
+    let cycle = a.diagram.iter().find(|d| d.dim == 1 && d.death == Some(36.0)).unwrap();
+    assert_eq!(cycle.birth, -19.0);
+    let (c, h) = (&a.complex, &a.hierarchy);
+    for t in [43.0, 54.9] {
+        let counts = h.counts(c, h.steps_at(t));
+        assert!(counts[1] >= 1 && counts[2] >= 1, "at {t}: {counts:?}");
+    }
+    replay(&a);
+    check_diagram_bound(&a);
 }

@@ -116,7 +116,7 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         (0..=ndim).map(|k| format!("{} {}", group(m.level.counts[k]), point_name(k, ndim))).collect();
     ui.label(counts.join(" · "));
     let blocked = if m.level.blocked > 0 {
-        format!(", {} blocked (joined by several V-paths)", group(m.level.blocked))
+        format!(", {} blocked (not joined by one V-path)", group(m.level.blocked))
     } else {
         String::new()
     };

@@ -15,7 +15,8 @@ use topoview::topo::msc::simplified::Simplified;
 #[derive(clap::Args, Debug)]
 pub struct MscArgs {
     pub file: PathBuf,
-    /// Simplify: cancel extremum-saddle pairs of persistence up to P (in the field's units).
+    /// Simplify: cancel the persistence pairs of persistence up to P (in the field's units) whose
+    /// critical points one V-path joins.
     #[arg(long, value_name = "P", conflicts_with = "relative", allow_negative_numbers = true)]
     pub persistence: Option<f64>,
     /// Simplify up to R times the field's value range (0 to 1).

@@ -72,7 +72,8 @@ pub struct Level {
     pub steps: usize,
     /// Live critical points by index (minima, 1-saddles, 2-saddles, maxima).
     pub counts: [usize; 4],
-    /// Pairs that could not be cancelled below the threshold (joined by several V-paths).
+    /// Persistence pairs below the threshold that could not be cancelled (joined by no V-path
+    /// or by several).
     pub blocked: usize,
     /// Per critical point, the live extremum it stands for ([`NO_LABEL`] when its manifold has
     /// flowed out of the domain).

@@ -354,7 +354,7 @@ pub fn summary(file: &str, v: &Simplified) -> String {
     );
     if let Some(t) = v.threshold {
         s += &format!(
-            "; simplified at persistence {t}: {}, {} arcs ({} cancellations, {} pairs blocked by several V-paths)",
+            "; simplified at persistence {t}: {}, {} arcs ({} cancellations, {} pairs blocked: not joined by one V-path)",
             names(v.counts()),
             v.arcs.len(),
             v.steps,

@@ -145,6 +145,22 @@ fn diagram_of_pairs(
     out
 }
 
+/// Per critical point id of `c`, the other end of its persistence pair in `pairs` (pairs of
+/// its critical cells), [`simplify::UNPAIRED`] for an essential class.
+fn partners(c: &complex::MorseSmale, pairs: &[persistence::CellPair]) -> Vec<usize> {
+    let id: std::collections::HashMap<grid::Cell, usize> =
+        c.critical.iter().enumerate().map(|(i, p)| (p.cell, i)).collect();
+    let mut partner = vec![simplify::UNPAIRED; c.critical.len()];
+    for p in pairs {
+        if let Some(d) = p.death {
+            let (b, d) = (id[&p.birth], id[&d]);
+            partner[b] = d;
+            partner[d] = b;
+        }
+    }
+    partner
+}
+
 /// Everything `topoview msc` computes for a field.
 pub struct Analysis {
     pub gradient: Gradient,
@@ -230,11 +246,12 @@ pub fn analyse_within(
         |c| boundary.get(&c).cloned().unwrap_or_default(),
         ctl,
     )?;
+    let partner = partners(&complex, &pairs);
     let diagram = diagram_of_pairs(field, &gradient, &keys, pairs);
     ctl.tick(1);
     ctl.check()?;
     let t3 = t.elapsed().as_secs_f64();
-    let hierarchy = simplify::hierarchy(&complex, ctl)?;
+    let hierarchy = simplify::hierarchy(&complex, partner, ctl)?;
     ctl.tick(1);
     let t4 = t.elapsed().as_secs_f64();
     Ok(Analysis { gradient, complex, diagram, hierarchy, seconds: [t1, t2 - t1, t3 - t2, t4 - t3] })
