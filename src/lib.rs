@@ -27,3 +27,6 @@ pub mod mem;
 pub mod render;
 pub mod synthetic;
 pub mod topo;
+// The Python module `topoview._topoview` (see python/topoview).
+#[cfg(feature = "python")]
+mod python;

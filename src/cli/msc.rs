@@ -10,7 +10,7 @@ use topoview::export::msc::{summary, vtp_critical_points, vtp_separatrices, writ
 use topoview::export::outputs;
 use topoview::io::nifti::nifti1_bytes;
 use topoview::topo::msc::analyse_within;
-use topoview::topo::msc::simplified::Simplified;
+use topoview::topo::msc::simplified::{LevelError, Simplified, threshold_of};
 
 #[derive(clap::Args, Debug)]
 pub struct MscArgs {
@@ -106,25 +106,10 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         what = format!("{name} smoothed with sigma {}{units}", s.sigma);
     }
     // Options are judged before the analysis, which can take minutes.
-    let threshold = match (args.persistence, args.relative) {
-        (Some(p), _) => {
-            anyhow::ensure!(
-                p.is_finite() && p >= 0.0,
-                "--persistence must be finite and not negative, got {p}"
-            );
-            Some(p)
-        }
-        (None, Some(r)) => {
-            anyhow::ensure!((0.0..=1.0).contains(&r), "--relative must lie in 0..1, got {r}");
-            let (lo, hi) = topoview::field::stats::stats(&field).range.unwrap_or((0.0, 0.0));
-            anyhow::ensure!(
-                (hi - lo).is_finite(),
-                "{name}: --relative needs a finite value range (this field spans {lo} to {hi}); give --persistence"
-            );
-            Some(r * (hi - lo))
-        }
-        (None, None) => None,
-    };
+    let threshold = match threshold_of(&field, args.persistence, args.relative) {
+        Err(e @ LevelError::Range(..)) => Err(anyhow::anyhow!("{name}: {e}")),
+        t => Ok(t?),
+    }?;
     let bar = progress.bar(6, "Morse-Smale");
     let tick = |n: u64| progress.inc(&bar, n);
     let budget = match args.max_memory {

@@ -8,6 +8,36 @@ use super::simplify::LiveArc;
 use super::{Analysis, MscError, vertex_keys};
 use crate::field::{Samples, ScalarField};
 
+/// A simplification level asked for by the user that cannot be used.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum LevelError {
+    #[error("--persistence must be finite and not negative, got {0}")]
+    Persistence(f64),
+    #[error("--relative must lie in 0..1, got {0}")]
+    Relative(f64),
+    #[error("--relative needs a finite value range (this field spans {0} to {1}); give --persistence")]
+    Range(f64, f64),
+}
+
+/// The persistence threshold for `persistence` (in the field's units) or `relative` (a
+/// fraction of its value range), None for neither; `persistence` wins when both are given.
+pub fn threshold_of(
+    field: &ScalarField,
+    persistence: Option<f64>,
+    relative: Option<f64>,
+) -> Result<Option<f64>, LevelError> {
+    match (persistence, relative) {
+        (Some(p), _) if p.is_finite() && p >= 0.0 => Ok(Some(p)),
+        (Some(p), _) => Err(LevelError::Persistence(p)),
+        (None, Some(r)) if !(0.0..=1.0).contains(&r) => Err(LevelError::Relative(r)),
+        (None, Some(r)) => {
+            let (lo, hi) = crate::field::stats::stats(field).range.unwrap_or((0.0, 0.0));
+            if (hi - lo).is_finite() { Ok(Some(r * (hi - lo))) } else { Err(LevelError::Range(lo, hi)) }
+        }
+        (None, None) => Ok(None),
+    }
+}
+
 /// The complex simplified up to a persistence threshold: what the exports write and the
 /// viewer draws.
 pub struct Simplified<'a> {
