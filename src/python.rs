@@ -10,7 +10,7 @@ use crate::control::Control;
 use crate::field::{Dtype, Samples, ScalarField};
 use crate::io::{Endian, OpenOptions, RawSpec};
 use crate::topo::ecc::crossings::{Direction, zero_crossings};
-use crate::topo::ecc::{Construction, Ecc, EccOptions, Filtration, NanPolicy};
+use crate::topo::ecc::{Construction, Ecc, EccError, EccOptions, Filtration, NanPolicy};
 use crate::topo::msc::complex::NO_LABEL;
 use crate::topo::msc::simplified::{Simplified, threshold_of};
 use crate::topo::smooth::{SigmaUnits, Smoothing};
@@ -251,8 +251,14 @@ fn ecc<'py>(
                 .map_err(|e| failed(e.is_cancelled(), e))?;
             (e, ran)
         }
-        None => run(py, n, progress, |ctl| b.ecc(&f, &opts, ctl))?
-            .map_err(|e| failed(e == crate::topo::ecc::EccError::Cancelled, e))?,
+        None => run(py, n, progress, |ctl| b.ecc(&f, &opts, ctl))?.map_err(|e| match e {
+            // The library's message names the command line's flag; say it in Python.
+            EccError::NonFinite { nan, inf } => error(format!(
+                "{nan} NaN and {inf} infinite samples; pass nan=\"absent\" to leave NaN voxels out \
+                 of every sublevel set and keep infinities as ordinary values"
+            )),
+            e => failed(e == EccError::Cancelled, e),
+        })?,
     };
     let Ecc { thresholds, chi, .. } = e;
     Ok((thresholds.into_pyarray(py).into_any(), chi.into_pyarray(py).into_any(), b.where_ran(&ran)))
@@ -395,6 +401,12 @@ fn msc<'py>(
     Ok(d)
 }
 
+/// `topoview.set_threads`: the CPU worker threads for the rest of the process.
+#[pyfunction]
+fn set_threads(n: usize) -> PyResult<()> {
+    crate::compute::backend::set_threads(n).map_err(error)
+}
+
 /// The backend `backend` names, in words ("CUDA: NVIDIA H100" or "CPU, 16 threads (why)").
 #[pyfunction]
 #[pyo3(signature = (backend="auto"))]
@@ -414,5 +426,6 @@ fn topoview_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(crossings, m)?)?;
     m.add_function(wrap_pyfunction!(msc, m)?)?;
     m.add_function(wrap_pyfunction!(describe_backend, m)?)?;
+    m.add_function(wrap_pyfunction!(set_threads, m)?)?;
     Ok(())
 }

@@ -32,6 +32,7 @@ __all__ = [
     "smooth",
     "msc",
     "backend",
+    "set_threads",
     "TopoviewError",
     "ReadError",
 ]
@@ -98,6 +99,8 @@ def _field(data, spacing=None):
         a = a.astype(np.int32)
     if a.ndim < 1 or a.ndim > 3:
         raise TopoviewError(f"topoview takes 1D, 2D or 3D arrays, got {a.ndim}D of shape {a.shape}")
+    if a.size == 0:
+        raise TopoviewError(f"the array of shape {a.shape} is empty")
     if a.flags.f_contiguous and not a.flags.c_contiguous:
         order = "F"
     else:
@@ -105,9 +108,12 @@ def _field(data, spacing=None):
         a = np.ascontiguousarray(a)
     dims = list(a.shape) if order == "F" else list(a.shape[::-1])
     if spacing is not None:
-        spacing = [float(s) for s in spacing]
+        given = tuple(spacing)
+        spacing = [float(s) for s in given]
         if len(spacing) != a.ndim:
             raise TopoviewError(f"{len(spacing)} spacings for a {a.ndim}D array")
+        if not all(np.isfinite(s) and s > 0 for s in spacing):
+            raise TopoviewError(f"spacing {given} must be finite and positive")
         if order == "C":
             spacing = spacing[::-1]
     return a.ravel(order="K"), dims, spacing, order, a
@@ -158,10 +164,12 @@ def ecc(
 
 
 def zero_crossings(thresholds, chi):
-    """Where the curve changes sign: a structured array with ``last_before`` and
-    ``first_after`` (the thresholds around the crossing), ``chi_before``, ``chi_after`` and
-    ``direction`` (+1 negative to positive, -1 positive to negative). Zeros are skipped: a
-    crossing is a change of sign between the nonzero values around it."""
+    """Where the curve changes sign, in filtration order: a structured array with
+    ``first_after`` (the first threshold with the new sign), ``last_before`` (the threshold
+    just before it, with the old sign or chi = 0), ``chi_before``, ``chi_after`` and
+    ``direction`` (+1 negative to positive, -1 positive to negative). Points where chi = 0 are
+    skipped: a crossing is a change of sign between consecutive nonzero points, as the command
+    line reports them (its suggested threshold is ``last_before`` of the first -1 crossing)."""
     before, after, cb, ca, d = _topoview.crossings(
         np.asarray(thresholds, dtype=np.float64).tolist(), np.asarray(chi, dtype=np.int64).tolist()
     )
@@ -188,8 +196,9 @@ class MorseSmale:
     Attributes:
         critical_points: structured array, one row per critical point of the unsimplified
             complex: ``index`` (0 minimum .. ndim maximum), ``cell`` (doubled-grid coordinates,
-            as array indices times 2), ``position`` (cell centre as array indices, halves for
-            edges/faces/cubes), ``value``, ``alive`` (at this level), ``death_level`` (the
+            as array indices times 2), ``voxel`` (array indices of the voxel whose
+            lower star holds the cell: its value is the point's), ``position`` (cell centre as
+            array indices, halves for edges/faces/cubes), ``value``, ``alive`` (at this level), ``death_level`` (the
             persistence threshold that cancels it, inf if none). Row numbers are the ids arcs,
             labels and the diagram refer to.
         arcs: structured array of the arcs at this level: ``upper`` and ``lower`` (ids of the ends,
@@ -223,6 +232,8 @@ def msc(data, persistence=None, relative=None, *, spacing=None, progress=None) -
     by voxel index), its persistence diagram and simplification hierarchy, at the level
     ``persistence`` (in the data's units) or ``relative`` (a fraction of its value range);
     unsimplified when neither is given. Runs on all CPU cores."""
+    if persistence is not None and relative is not None:
+        raise TopoviewError("give persistence or relative, not both")
     flat, dims, sp, order, a = _field(data, spacing)
     r = _topoview.msc(
         flat, dims, sp, None if persistence is None else float(persistence),
@@ -234,9 +245,16 @@ def msc(data, persistence=None, relative=None, *, spacing=None, progress=None) -
     n = len(r["index"])
     m = MorseSmale()
     m.ndim = nd
-    pts = np.zeros(n, dtype=[("index", "u1"), ("cell", "i8", (nd,)), ("position", "f8", (nd,)), ("value", "f8"), ("alive", "?"), ("death_level", "f8")])
+    pts = np.zeros(
+        n,
+        dtype=[("index", "u1"), ("cell", "i8", (nd,)), ("voxel", "i8", (nd,)), ("position", "f8", (nd,)),
+               ("value", "f8"), ("alive", "?"), ("death_level", "f8")],
+    )
     pts["index"] = r["index"]
     pts["cell"] = flip(r["cell"].reshape(n, nd)).astype(np.int64)
+    # The voxel whose lower star holds the cell, a flat index x fastest.
+    voxel = np.stack(np.unravel_index(r["vertex"].astype(np.intp), dims, order="F"), axis=1)
+    pts["voxel"] = flip(voxel.reshape(n, nd))
     pts["position"] = flip(r["position"].reshape(n, nd))
     pts["value"], pts["alive"], pts["death_level"] = r["value"], r["alive"], r["death_level"]
     m.critical_points = pts
@@ -255,6 +273,13 @@ def msc(data, persistence=None, relative=None, *, spacing=None, progress=None) -
     m.mountains = r["mountains"].reshape(tuple(s - 1 for s in a.shape), order=order)
     m.threshold, m.steps, m.blocked = r["threshold"], r["cancellations"], r["blocked"]
     return m
+
+
+def set_threads(n: int) -> None:
+    """Uses ``n`` CPU threads (default: every core) for the rest of the process; call it once,
+    before the first computation (e.g. in each Dask worker, ``cores / workers``). Raises
+    ``TopoviewError`` when the threads were already set or started."""
+    _topoview.set_threads(int(n))
 
 
 def backend(name: str = "auto") -> str:

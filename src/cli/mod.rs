@@ -158,13 +158,11 @@ impl InputArgs {
 
     pub fn init_threads(&self) -> anyhow::Result<()> {
         if let Some(n) = self.threads {
-            // Each thread reserves a stack: thousands are no faster and can exhaust memory.
-            let most = 8 * std::thread::available_parallelism().map_or(1, |c| c.get()).max(32);
-            anyhow::ensure!(
-                (1..=most).contains(&n),
-                "--threads must be 1 to {most} on this machine, got {n}"
-            );
-            rayon::ThreadPoolBuilder::new().num_threads(n).build_global()?;
+            use crate::compute::backend::{ThreadsError, set_threads};
+            set_threads(n).map_err(|e| match e {
+                ThreadsError::OutOfRange { .. } => anyhow::anyhow!("--{e}"),
+                e => e.into(),
+            })?;
         }
         Ok(())
     }

@@ -30,6 +30,29 @@ pub enum Choice {
 #[error("{0}")]
 pub struct NoGpu(pub String);
 
+/// Why the CPU backend's thread count could not be set.
+#[derive(Debug, thiserror::Error)]
+pub enum ThreadsError {
+    #[error("threads must be 1 to {most} on this machine, got {asked}")]
+    OutOfRange { asked: usize, most: usize },
+    #[error("the CPU threads are already set for this process ({0})")]
+    AlreadySet(String),
+}
+
+/// Sets the number of CPU worker threads (rayon's global pool) for the rest of the process:
+/// once, before the first computation. Each thread reserves a stack, so thousands are no faster
+/// and can exhaust memory: at most 8 per core (and at least 256 allowed).
+pub fn set_threads(n: usize) -> Result<(), ThreadsError> {
+    let most = 8 * std::thread::available_parallelism().map_or(1, |c| c.get()).max(32);
+    if !(1..=most).contains(&n) {
+        return Err(ThreadsError::OutOfRange { asked: n, most });
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+        .map_err(|e| ThreadsError::AlreadySet(e.to_string()))
+}
+
 pub struct Backend {
     /// The device as opened, and a handle per thread that has used it.
     #[cfg(feature = "cuda")]

@@ -11,11 +11,14 @@ use crate::field::{Samples, ScalarField};
 /// A simplification level asked for by the user that cannot be used.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum LevelError {
-    #[error("--persistence must be finite and not negative, got {0}")]
+    #[error("the persistence level must be finite and not negative, got {0}")]
     Persistence(f64),
-    #[error("--relative must lie in 0..1, got {0}")]
+    #[error("the relative level must lie in 0..1, got {0}")]
     Relative(f64),
-    #[error("--relative needs a finite value range (this field spans {0} to {1}); give --persistence")]
+    #[error(
+        "a relative level needs a finite value range (this field spans {0} to {1}); give the \
+         persistence in the field's units"
+    )]
     Range(f64, f64),
 }
 

@@ -1,0 +1,114 @@
+"""topoview.msc against the command line's JSON export, and the axis convention."""
+
+import numpy as np
+import pytest
+
+import topoview
+from conftest import ASSETS, DATA
+
+FILES = [DATA / "nipy_some_blobs.nii", ASSETS / "coins.png", DATA / "nibabel_standard_4x5x7.nii.gz"]
+# The command line's JSON keys for the counts by index.
+NAMES = {3: ["minima", "1-saddles", "2-saddles", "maxima"], 2: ["minima", "1-saddles", "maxima"]}
+
+
+def _inf(x):
+    return np.inf if x is None else x
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_msc_equals_the_command_line(path, cli_json):
+    want = cli_json("msc", path, "--relative", "0.05")
+    vol = topoview.open(path)
+    m = topoview.msc(vol, relative=0.05)
+    nd = vol.data.ndim
+    pts = m.critical_points
+    assert len(pts) == len(want["critical_points"])
+    for p, w in zip(pts, want["critical_points"]):
+        assert p["index"] == w["index"]
+        assert p["cell"].tolist() == w["cell"][:nd]
+        assert p["position"].tolist() == w["position"][:nd]
+        assert p["value"] == w["value"] and p["alive"] == w["alive"]
+        assert p["death_level"] == _inf(w["cancelled_at_level"])
+        assert np.ravel_multi_index(tuple(p["voxel"]), vol.data.shape, order="F") == w["vertex"]
+    assert len(m.arcs) == len(want["arcs"]) == len(m.polylines)
+    for a, line, w in zip(m.arcs, m.polylines, want["arcs"]):
+        assert (a["upper"], a["lower"], str(a["multiplicity"])) == (w["upper"], w["lower"], w["multiplicity"])
+        np.testing.assert_array_equal(line, np.array(w["polyline"])[:, :nd])
+    assert len(m.diagram) == len(want["diagram"])
+    for d, w in zip(m.diagram, want["diagram"]):
+        assert (d["dim"], d["birth"], d["death"]) == (w["dim"], w["birth"], _inf(w["death"]))
+        assert (d["birth_point"], d["death_point"]) == (w["birth_point"], -1 if w["death_point"] is None else w["death_point"])
+    cx = want["hierarchy"]["cancellations"]
+    assert m.cancellations.tolist() == [
+        (c["upper"], c["lower"], c["persistence"], c["level"]) for c in cx
+    ]
+    s = want["simplification"]
+    assert (m.threshold, m.steps, m.blocked) == (s["threshold"], s["cancellations"], s["blocked"])
+    assert m.counts() == [s["counts"][n] for n in NAMES[nd]]
+    assert repr(m).startswith(f"MorseSmale({s['counts'][NAMES[nd][0]]} minima")
+
+
+def test_c_and_fortran_orders_of_one_field_agree():
+    """The same memory seen as a C-ordered array (shape reversed) is the same field: every
+    position comes back as an index into the array as given, so reversed."""
+    vol = topoview.open(DATA / "nipy_some_blobs.nii")
+    f = vol.data
+    c = np.ascontiguousarray(f.T)
+    mf, mc = topoview.msc(f, relative=0.03), topoview.msc(c, relative=0.03)
+    for field in ["index", "value", "alive", "death_level"]:
+        np.testing.assert_array_equal(mf.critical_points[field], mc.critical_points[field])
+    for field in ["cell", "voxel", "position"]:
+        np.testing.assert_array_equal(mf.critical_points[field], mc.critical_points[field][:, ::-1])
+    np.testing.assert_array_equal(mf.basins, mc.basins.T)
+    np.testing.assert_array_equal(mf.mountains, mc.mountains.T)
+    for a, b in zip(mf.polylines, mc.polylines):
+        np.testing.assert_array_equal(a, b[:, ::-1])
+    np.testing.assert_array_equal(mf.diagram, mc.diagram)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_positions_index_the_array(order):
+    rng = np.random.default_rng(5)
+    a = np.asarray(rng.random((11, 17, 6)), order=order)
+    m = topoview.msc(a, persistence=0.2)
+    pts = m.critical_points
+    np.testing.assert_array_equal(a[tuple(pts["voxel"].T)], pts["value"])
+    np.testing.assert_array_equal(pts["cell"] / 2, pts["position"])
+    assert m.basins.shape == a.shape and m.mountains.shape == (10, 16, 5)
+    minima = pts[(pts["index"] == 0) & pts["alive"]]
+    ids = np.flatnonzero((pts["index"] == 0) & pts["alive"])
+    # Each live minimum lies in its own basin; every voxel is in a live minimum's basin.
+    np.testing.assert_array_equal(m.basins[tuple(minima["voxel"].T)], ids)
+    assert set(np.unique(m.basins)) == set(ids.tolist())
+    # An unsimplified complex has every point alive, and none blocked.
+    full = topoview.msc(a)
+    assert full.critical_points["alive"].all() and full.threshold is None and full.steps == 0
+
+
+def test_levels():
+    a = np.random.default_rng(2).random((20, 30)).astype(np.float32)
+    rel = topoview.msc(a, relative=0.1)
+    assert rel.threshold == pytest.approx(0.1 * float(a.max() - a.min()))
+    absolute = topoview.msc(a, persistence=rel.threshold)
+    np.testing.assert_array_equal(rel.critical_points, absolute.critical_points)
+    np.testing.assert_array_equal(rel.arcs, absolute.arcs)
+    # Euler: minima - saddles + maxima of a 2D complex with boundary equals 1 at every level.
+    for level in [None, 0.05, 0.3, 1.0]:
+        counts = topoview.msc(a, persistence=level).counts()
+        assert counts[0] - counts[1] + counts[2] == 1, (level, counts)
+
+
+@pytest.mark.parametrize(
+    "data, kwargs, message",
+    [
+        (np.zeros((3, 3)), dict(persistence=1.0, relative=0.1), "not both"),
+        (np.zeros((3, 3)), dict(relative=1.5), "the relative level must lie in 0..1, got 1.5"),
+        (np.zeros((3, 3)), dict(persistence=-1.0), "the persistence level must be finite and not negative, got -1"),
+        (np.array([[0.0, np.inf], [1.0, 2.0]]), dict(relative=0.1), "a relative level needs a finite value range"),
+        (np.zeros(5), {}, "2D or 3D"),
+        (np.array([[0.0, np.nan], [1.0, 2.0]]), {}, "NaN"),
+    ],
+)
+def test_bad_levels_and_fields(data, kwargs, message):
+    with pytest.raises(topoview.TopoviewError, match=message):
+        topoview.msc(data, **kwargs)
