@@ -158,7 +158,7 @@ impl InputArgs {
 
     pub fn init_threads(&self) -> anyhow::Result<()> {
         if let Some(n) = self.threads {
-            use crate::compute::backend::{ThreadsError, set_threads};
+            use topoview::compute::backend::{ThreadsError, set_threads};
             set_threads(n).map_err(|e| match e {
                 ThreadsError::OutOfRange { .. } => anyhow::anyhow!("--{e}"),
                 e => e.into(),
