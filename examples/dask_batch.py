@@ -5,6 +5,7 @@
         [--scheduler ADDRESS | --scheduler-file FILE | --workers N]
         [--pattern GLOB] [--recursive] [--smooth SIGMA] [--construction top-cells|vertices]
         [--superlevel] [--nan reject|absent] [--backend auto|cuda|cpu] [--threads T]
+        [--files-per-task K]
 
 Without --scheduler or --scheduler-file it starts a LocalCluster of --workers processes on this
 machine. Each task reads its file on the worker that runs it, so on a cluster the workers must
@@ -23,18 +24,34 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import os
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 import topoview
 
 _threads_set = False
 
 
-def ecc_of(path: str, options: dict, threads: int | None):
-    """Runs on a worker: (path, thresholds, chi, None) or (path, None, None, error message)."""
+def csv_rows(path: str, thresholds, chi) -> str:
+    """The rows of one curve as CSV text. Formatting is most of a CSV's cost for curves of
+    many thresholds, so the workers do it, in parallel, and the client only writes."""
+    quoted = io.StringIO()
+    csv.writer(quoted, lineterminator="").writerow([path])
+    name = quoted.getvalue()
+    # A float32 scalar's str() is its shortest round-trip form, as the command line writes
+    # it; other dtypes round-trip through Python ints and floats.
+    values = map(str, thresholds) if thresholds.dtype == "float32" else thresholds.tolist()
+    return "".join(f"{name},{t},{c}\n" for t, c in zip(values, chi.tolist()))
+
+
+def ecc_of(path: str, options: dict, threads: int | None, as_csv: bool):
+    """Runs on a worker: (path, result, rows, None), the result CSV text or the curve's two
+    arrays, or (path, None, 0, error message)."""
     global _threads_set
     if threads and not _threads_set:
         _threads_set = True
@@ -44,11 +61,16 @@ def ecc_of(path: str, options: dict, threads: int | None):
             pass  # this worker process already computed (its threads are set)
     try:
         t, chi = topoview.ecc(topoview.open(path), **options)
-        return path, t, chi, None
+        return path, csv_rows(path, t, chi) if as_csv else (t, chi), len(chi), None
     except topoview.TopoviewError as e:
-        return path, None, None, str(e)  # the message names the file and the problem
+        return path, None, 0, str(e)  # the message names the file and the problem
     except Exception as e:  # noqa: BLE001 - one file's failure must not stop the batch
-        return path, None, None, f"{type(e).__name__}: {e}"
+        return path, None, 0, f"{type(e).__name__}: {e}"
+
+
+def ecc_of_files(paths: list, options: dict, threads: int | None, as_csv: bool):
+    """Runs on a worker: ecc_of for each file of a task, in order."""
+    return [ecc_of(p, options, threads, as_csv) for p in paths]
 
 
 def files_of(folder: Path, pattern: str, recursive: bool) -> list[str]:
@@ -68,27 +90,27 @@ class Table:
             except ImportError:
                 sys.exit(f"{out}: writing Parquet needs pyarrow (pip install pyarrow), or give a .csv name")
             self.pa = pa
-            schema = pa.schema([("file", pa.string()), ("threshold", pa.float64()), ("chi", pa.int64())])
-            self.parquet = pq.ParquetWriter(str(out), schema)
+            # The file column is dictionary-encoded: one string per file, not per row.
+            self.file_type = pa.dictionary(pa.int32(), pa.string())
+            schema = pa.schema([("file", self.file_type), ("threshold", pa.float64()), ("chi", pa.int64())])
+            # Dictionary encoding pays for the file names only (2x faster than for every column).
+            self.parquet = pq.ParquetWriter(str(out), schema, use_dictionary=["file"])
         else:
             self.parquet = None
             self.handle = open(out, "w", newline="")
-            self.csv = csv.writer(self.handle)
-            self.csv.writerow(["file", "threshold", "chi"])
+            self.handle.write("file,threshold,chi\n")
 
-    def write(self, path, thresholds, chi):
-        self.rows += len(chi)
+    def write(self, path, result, rows):
+        """One file's rows: CSV text from csv_rows, or (thresholds, chi) for Parquet."""
+        self.rows += rows
         if self.parquet is not None:
             pa = self.pa
-            batch = pa.table({
-                "file": pa.array([path] * len(chi), pa.string()),
-                "threshold": pa.array(thresholds.astype("float64")),
-                "chi": pa.array(chi),
-            })
-            self.parquet.write_table(batch)
+            thresholds, chi = result
+            file = pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(chi), np.int32)), pa.array([path]))
+            batch = pa.table({"file": file, "threshold": thresholds.astype("float64"), "chi": chi})
+            self.parquet.write_table(batch.cast(self.parquet.schema))
         else:
-            # str() of a numpy scalar is its shortest round-trip form, as the command line writes.
-            self.csv.writerows((path, str(t), int(c)) for t, c in zip(thresholds, chi))
+            self.handle.write(result)
 
     def close(self):
         if self.parquet is not None:
@@ -106,6 +128,7 @@ def main(argv=None) -> int:
     where.add_argument("--scheduler-file", help="a scheduler file (dask scheduler --scheduler-file, dask-mpi)")
     where.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes (default 2)")
     p.add_argument("--threads", type=int, help="CPU threads topoview uses in each worker process")
+    p.add_argument("--files-per-task", type=int, help="files a task takes (default: about 16 tasks per worker, at most 64 files)")
     p.add_argument("--pattern", default="*", help="file name pattern (default: every file)")
     p.add_argument("--recursive", action="store_true", help="look in subfolders too")
     p.add_argument("--smooth", type=float, help="Gaussian sigma in voxels, applied first")
@@ -114,6 +137,8 @@ def main(argv=None) -> int:
     p.add_argument("--nan", default="reject", choices=["reject", "absent"])
     p.add_argument("--backend", default="auto", choices=["auto", "cuda", "cpu"])
     a = p.parse_args(argv)
+    if a.files_per_task is not None and a.files_per_task < 1:
+        p.error("--files-per-task must be at least 1")
 
     from dask.distributed import Client, LocalCluster
 
@@ -141,18 +166,24 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     table, failures = Table(a.out), []
     try:
-        futures = client.map(ecc_of, files, options=options, threads=a.threads, pure=False)
-        for path, future in zip(files, futures):
+        as_csv = table.parquet is None
+        # A task takes several files when they are many: Dask's cost per task (a few ms, more
+        # when the scheduler shares the cores) would otherwise rival a small file's.
+        per_task = a.files_per_task or max(1, min(64, len(files) // (16 * max(1, workers))))
+        groups = [files[i : i + per_task] for i in range(0, len(files), per_task)]
+        futures = client.map(ecc_of_files, groups, options=options, threads=a.threads, as_csv=as_csv, pure=False)
+        for group, future in zip(groups, futures):
             try:
-                path, thresholds, chi, err = future.result()
+                results = future.result()
             except Exception as e:  # noqa: BLE001 - a worker died (killed, out of memory)
-                thresholds, chi, err = None, None, f"{type(e).__name__}: {e}"
+                results = [(path, None, 0, f"{type(e).__name__}: {e}") for path in group]
             future.release()
-            if err is None:
-                table.write(path, thresholds, chi)
-            else:
-                failures.append((path, err))
-                print(f"{path}: {err}", file=sys.stderr)
+            for path, result, rows, err in results:
+                if err is None:
+                    table.write(path, result, rows)
+                else:
+                    failures.append((path, err))
+                    print(f"{path}: {err}", file=sys.stderr)
     finally:
         table.close()
         client.close()

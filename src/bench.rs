@@ -1,5 +1,5 @@
-//! Throughput of the in-memory ECC and smoothing on synthetic fields, shared by `topoview bench`
-//! and `cargo bench`. Figures are printed, never asserted.
+//! Throughput of the in-memory ECC and smoothing on synthetic fields (or a file's field),
+//! shared by `topoview bench` and `cargo bench`. Figures are printed, never asserted.
 
 use crate::control::Control;
 use crate::field::{Samples, ScalarField};
@@ -90,25 +90,13 @@ pub enum BenchError {
     Threads(#[from] rayon::ThreadPoolBuildError),
     #[error(transparent)]
     Msc(#[from] MscError),
+    #[error(transparent)]
+    Ecc(#[from] ecc::EccError),
 }
 
 /// Times the CPU ECC and smoothing, writing one row per case and thread count to `out`.
 pub fn run(args: &BenchConfig, out: &mut dyn std::io::Write) -> Result<(), BenchError> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = if args.threads.is_empty() { vec![1, cores] } else { args.threads.clone() };
     let e = args.size;
-    writeln!(
-        out,
-        "topoview {} bench: {} logical cores, best of {}",
-        env!("CARGO_PKG_VERSION"),
-        cores,
-        args.repeat
-    )?;
-    writeln!(
-        out,
-        "{:<34} {:>7} {:>10} {:>10} {:>12}",
-        "case", "threads", "seconds", "GVox/s", "GVox/s/core"
-    )?;
     let cases: Vec<(String, ScalarField, Option<Smoothing>)> = vec![
         (format!("ECC 3D u8 noise {e}^3"), noise_u8(&[e, e, e]), None),
         (format!("ECC 3D f32 all-distinct {e}^3"), distinct_f32(&[e, e, e]), None),
@@ -116,14 +104,54 @@ pub fn run(args: &BenchConfig, out: &mut dyn std::io::Write) -> Result<(), Bench
         (format!("ECC 2D u8 noise {}^2", 16 * e), noise_u8(&[16 * e, 16 * e]), None),
         (format!("smooth 3D f32 sigma=2 {e}^3"), distinct_f32(&[e, e, e]), Some(Smoothing::voxels(2.0))),
     ];
-    for (name, field, smoothing) in &cases {
+    time_cases(&cases, args, out)
+}
+
+/// Times the in-memory ECC (default options) and smoothing (sigma 2 voxels) of a field read
+/// from a file: the figures a binding or a batch of that file adds its overhead to.
+pub fn run_file(
+    name: &str,
+    field: ScalarField,
+    args: &BenchConfig,
+    out: &mut dyn std::io::Write,
+) -> Result<(), BenchError> {
+    // NaN or infinities: refused before any row, as the ECC would refuse them.
+    ecc::ecc(&field, &EccOptions::default(), &Control::default())?;
+    let cases = vec![
+        (format!("ECC {name}"), field.clone(), None),
+        (format!("smooth sigma=2 {name}"), field, Some(Smoothing::voxels(2.0))),
+    ];
+    time_cases(&cases, args, out)
+}
+
+fn time_cases(
+    cases: &[(String, ScalarField, Option<Smoothing>)],
+    args: &BenchConfig,
+    out: &mut dyn std::io::Write,
+) -> Result<(), BenchError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = if args.threads.is_empty() { vec![1, cores] } else { args.threads.clone() };
+    writeln!(
+        out,
+        "topoview {} bench: {} logical cores, best of {}",
+        env!("CARGO_PKG_VERSION"),
+        cores,
+        args.repeat
+    )?;
+    let width = cases.iter().map(|c| c.0.len()).max().unwrap_or(0).max(34);
+    writeln!(
+        out,
+        "{:<width$} {:>7} {:>10} {:>10} {:>12}",
+        "case", "threads", "seconds", "GVox/s", "GVox/s/core"
+    )?;
+    for (name, field, smoothing) in cases {
         for &t in &threads {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build()?;
             let secs = pool.install(|| {
                 best_of(args.repeat, || match smoothing {
                     None => {
                         ecc::ecc(field, &EccOptions::default(), &Control::default())
-                            .expect("bench fields are finite");
+                            .expect("bench fields are finite (a file's is checked first)");
                     }
                     Some(s) => {
                         smooth::smooth(field, s, &Control::default()).expect("valid sigma");
@@ -131,7 +159,7 @@ pub fn run(args: &BenchConfig, out: &mut dyn std::io::Write) -> Result<(), Bench
                 })
             });
             let gvox = field.len() as f64 / secs / 1e9;
-            writeln!(out, "{name:<34} {t:>7} {secs:>10.4} {gvox:>10.3} {:>12.3}", gvox / t as f64)?;
+            writeln!(out, "{name:<width$} {t:>7} {secs:>10.4} {gvox:>10.3} {:>12.3}", gvox / t as f64)?;
         }
     }
     if let Some(mib) = peak_rss_mib() {

@@ -19,7 +19,8 @@ pub struct BenchArgs {
     /// when given).
     #[arg(long)]
     pub msc: bool,
-    /// With --msc: also time this file; with --cuda: time this file from disk to curve.
+    /// Time the in-memory ECC and smoothing of this file instead of the synthetic fields; with
+    /// --msc: also time this file; with --cuda: time this file from disk to curve.
     #[arg(long)]
     pub file: Option<std::path::PathBuf>,
     /// Time the CUDA backend (device 0) instead.
@@ -94,6 +95,13 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         a.size >= 4 && a.size <= 512,
         "--size must be 4 to 512 (the f32 case needs at most 2^28 voxels)"
     );
-    run_bench(&BenchConfig { size: a.size, repeat: a.repeat, threads: a.threads.clone() }, &mut stdout())?;
+    let cfg = BenchConfig { size: a.size, repeat: a.repeat, threads: a.threads.clone() };
+    if let Some(p) = &a.file {
+        let name = p.display().to_string();
+        let field = topoview::io::open(p, &Default::default()).with_context(|| name.clone())?;
+        topoview::bench::run_file(&name, field, &cfg, &mut stdout()).with_context(|| name.clone())?;
+        return Ok(());
+    }
+    run_bench(&cfg, &mut stdout())?;
     Ok(())
 }

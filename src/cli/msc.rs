@@ -107,8 +107,10 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     }
     // Options are judged before the analysis, which can take minutes.
     let threshold = match threshold_of(&field, args.persistence, args.relative) {
-        Err(e @ LevelError::Range(..)) => Err(anyhow::anyhow!("{name}: {e}")),
-        t => Ok(t?),
+        Err(e @ LevelError::Range(..)) => Err(anyhow::anyhow!("{name}: {e} (--persistence)")),
+        Err(e @ LevelError::Relative(_)) => Err(anyhow::anyhow!("--relative: {e}")),
+        Err(e @ LevelError::Persistence(_)) => Err(anyhow::anyhow!("--persistence: {e}")),
+        Ok(t) => Ok(t),
     }?;
     let bar = progress.bar(6, "Morse-Smale");
     let tick = |n: u64| progress.inc(&bar, n);

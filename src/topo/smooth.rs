@@ -257,12 +257,16 @@ fn pass_x(src: &[f32], dst: &mut [f32], nx: usize, w: &[f32], ctl: &Control) {
         }
         padded.clear();
         padded.extend((-r..nx as i64 + r).map(|i| row[reflect(i, nx)]));
-        for (x, o) in out.iter_mut().enumerate() {
-            let mut acc = 0f32;
-            for (k, &wk) in w.iter().enumerate() {
-                acc += wk * padded[x + k];
+        // Tap by tap over the whole row: the same sums in the same order as a per-voxel loop
+        // (the same bits), but they vectorize across x instead of waiting on one addition
+        // after another. Measured on 256^3 f32, sigma 2, 2 threads: the whole smoothing
+        // 0.163 s -> 0.121 s; the per-voxel loop also ran up to 25% slower in some processes
+        // than in others, depending on where its buffers lay.
+        out.fill(0.0);
+        for (k, &wk) in w.iter().enumerate() {
+            for (o, &v) in out.iter_mut().zip(&padded[k..k + nx]) {
+                *o += wk * v;
             }
-            *o = acc;
         }
     });
 }
