@@ -159,8 +159,7 @@ def ecc(
         None if smooth is None else float(smooth), sigma_units, float(truncate), backend, progress,
     )
     _note_backend(where, backend)
-    dtype = np.float32 if smooth is not None else a.dtype
-    return t.astype(dtype), chi
+    return t, chi
 
 
 def zero_crossings(thresholds, chi):

@@ -198,8 +198,9 @@ impl Backend {
 
     /// The ECC of `field`, on the GPU when it can be; the CPU reference otherwise.
     pub fn ecc(&self, field: &ScalarField, opts: &EccOptions, ctl: &Control) -> Result<(Ecc, Ran), EccError> {
-        // The kernels leave NaN out; rejecting is the CPU's check, made before either runs.
-        if opts.nan == NanPolicy::Reject {
+        // The kernels leave NaN out; rejecting is the CPU's check (ecc::ecc makes it), made
+        // here before the GPU runs (not twice on the CPU: a pass over the field).
+        if self.has_gpu() && opts.nan == NanPolicy::Reject {
             let (nan, inf) = ecc::count_non_finite(field);
             if nan + inf > 0 {
                 return Err(EccError::NonFinite { nan, inf });
