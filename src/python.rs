@@ -1,7 +1,7 @@
 //! Python bindings (feature `python`): the native module `topoview._topoview` that the package in
 //! `python/topoview` wraps. Arrays cross as flat, contiguous numpy arrays with the field's
 //! dims (x first, x fastest); the Python side maps numpy's axis orders onto that, so this module
-//! knows nothing of C or Fortran order. Every computation runs on a worker thread with the GIL
+//! knows nothing of C or Fortran order. Every computation runs on one worker thread with the GIL
 //! released while the calling thread polls for Ctrl+C (which raises the computation's cancel
 //! flag) and reports progress to an optional callback.
 
@@ -18,8 +18,8 @@ use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::{PyException, PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 pyo3::create_exception!(_topoview, TopoviewError, PyException, "An error topoview reports about its input.");
 pyo3::create_exception!(_topoview, ReadError, TopoviewError, "A file topoview cannot read.");
@@ -45,69 +45,93 @@ fn backend(choice: &str) -> PyResult<&'static Backend> {
     }
 }
 
-/// Runs `work` on a named worker thread with the GIL released; meanwhile polls for signals
-/// (Ctrl+C raises the cancel flag, waits for the work to stop, and raises KeyboardInterrupt)
-/// and calls `progress(fraction)` with the share of `total` work units done.
-fn run<R: Send>(
+/// A unit of work for the worker thread.
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// The one worker thread that runs every call's computation, started on first use. One thread
+/// for the process's lifetime, not one per call: the CUDA backend keeps a device handle (a
+/// stream and staging buffers) per thread that uses it, so a thread per call would leave a
+/// handle behind at each call. Calls from several Python threads run one after another (each
+/// uses every core, or the GPU).
+fn worker() -> PyResult<&'static crossbeam_channel::Sender<Job>> {
+    static WORKER: OnceLock<Result<crossbeam_channel::Sender<Job>, String>> = OnceLock::new();
+    WORKER
+        .get_or_init(|| {
+            let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+            std::thread::Builder::new()
+                .name("topoview-python".into())
+                .spawn(move || {
+                    for job in rx {
+                        job();
+                    }
+                })
+                .map(|_| tx)
+                .map_err(|e| format!("cannot start topoview's worker thread: {e}"))
+        })
+        .as_ref()
+        .map_err(|e| PyRuntimeError::new_err(e.clone()))
+}
+
+/// Runs `work` on the worker thread with the GIL released; meanwhile polls for signals (Ctrl+C
+/// raises the cancel flag, waits for the work to stop, and raises KeyboardInterrupt) and calls
+/// `progress(fraction)` with the share of `total` work units done.
+fn run<R: Send + 'static>(
     py: Python<'_>,
     total: u64,
     progress: Option<&Bound<'_, PyAny>>,
-    work: impl FnOnce(&Control) -> R + Send,
+    work: impl FnOnce(&Control) -> R + Send + 'static,
 ) -> PyResult<R> {
-    let done = AtomicU64::new(0);
-    let cancel = AtomicBool::new(false);
-    let tick = |n: u64| {
-        done.fetch_add(n, Ordering::Relaxed);
-    };
-    let (done, cancel_ref) = (&done, &cancel);
-    std::thread::scope(|s| {
-        let (tx, rx) = crossbeam_channel::bounded::<()>(1);
-        let handle = std::thread::Builder::new()
-            .name("topoview-python".into())
-            .spawn_scoped(s, move || {
-                let r = work(&Control { progress: Some(&tick), cancel: Some(cancel_ref) });
-                // The caller may have stopped listening (an error in its callback): fine.
-                let _ = tx.send(());
-                r
-            })
-            .map_err(|e| PyRuntimeError::new_err(format!("cannot start a worker thread: {e}")))?;
-        let stop = |e: PyErr| {
-            cancel_ref.store(true, Ordering::Relaxed);
-            e
+    let done = Arc::new(AtomicU64::new(0));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = crossbeam_channel::bounded::<std::thread::Result<R>>(1);
+    let (d, c) = (done.clone(), cancel.clone());
+    let job: Job = Box::new(move || {
+        let tick = |n: u64| {
+            d.fetch_add(n, Ordering::Relaxed);
         };
-        let mut failed = None;
-        loop {
-            let finished = py.detach(|| {
-                !matches!(
-                    rx.recv_timeout(std::time::Duration::from_millis(50)),
-                    Err(crossbeam_channel::RecvTimeoutError::Timeout)
-                )
-            });
-            if finished {
-                break;
-            }
-            if let Err(e) = py.check_signals() {
-                failed = Some(stop(e));
-                break;
-            }
-            if let Some(cb) = progress {
-                let f = (done.load(Ordering::Relaxed) as f64 / total.max(1) as f64).min(1.0);
-                if let Err(e) = cb.call1((f,)) {
-                    failed = Some(stop(e));
-                    break;
-                }
-            }
+        let ctl = Control { progress: Some(&tick), cancel: Some(&c) };
+        // A panic stays in this call (its error below); the worker lives on for the next.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&ctl)));
+        // The caller may have stopped listening: fine.
+        let _ = tx.send(r);
+    });
+    worker()?.send(job).map_err(|_| PyRuntimeError::new_err("topoview's worker thread has stopped"))?;
+    let stop = |e: PyErr| {
+        cancel.store(true, Ordering::Relaxed);
+        e
+    };
+    let mut failed = None;
+    let result = loop {
+        let polled = py.detach(|| rx.recv_timeout(std::time::Duration::from_millis(50)));
+        match polled {
+            Ok(r) => break Some(r),
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break None,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
         }
-        let result = py.detach(|| handle.join());
-        if let Some(e) = failed {
-            return Err(e);
+        if let Err(e) = py.check_signals() {
+            failed = Some(stop(e));
+            break None;
         }
-        let r = result.map_err(|_| PyRuntimeError::new_err("topoview's worker thread panicked"))?;
         if let Some(cb) = progress {
-            cb.call1((1.0,))?;
+            let f = (done.load(Ordering::Relaxed) as f64 / total.max(1) as f64).min(1.0);
+            if let Err(e) = cb.call1((f,)) {
+                failed = Some(stop(e));
+                break None;
+            }
         }
-        Ok(r)
-    })
+    };
+    if let Some(e) = failed {
+        // The work stops at its next check point; wait for it, so the next call starts clean.
+        let _ = py.detach(|| rx.recv());
+        return Err(e);
+    }
+    let r = result
+        .ok_or_else(|| PyRuntimeError::new_err("topoview's worker thread has stopped"))?
+        .map_err(|_| PyRuntimeError::new_err("topoview's computation panicked"))?;
+    if let Some(cb) = progress {
+        cb.call1((1.0,))?;
+    }
+    Ok(r)
 }
 
 /// A failed computation's error: KeyboardInterrupt when it was cancelled (by Ctrl+C; the
@@ -220,7 +244,7 @@ fn open<'py>(
     };
     let opts = OpenOptions { raw, volume };
     let total = crate::io::file_len(&path);
-    let f = run(py, total, None, |ctl| crate::io::open_with(&path, &opts, ctl))?
+    let f = run(py, total, None, move |ctl| crate::io::open_with(&path, &opts, ctl))?
         .map_err(|e| ReadError::new_err(e.to_string()))?;
     let (shape, spacing) = (f.shape().to_vec(), f.spacing()[..f.ndim()].to_vec());
     let (affine, notes, dtype) = (f.affine, f.notes.clone(), f.dtype().name());
@@ -272,11 +296,11 @@ fn ecc<'py>(
     let (e, ran) = match smooth {
         Some(s) => {
             let total = n * (f.ndim() as u64 + 1);
-            let (_, e, ran) = run(py, total, progress, |ctl| b.smooth_ecc(&f, &s, &opts, ctl))?
+            let (_, e, ran) = run(py, total, progress, move |ctl| b.smooth_ecc(&f, &s, &opts, ctl))?
                 .map_err(|e| failed(e.is_cancelled(), e))?;
             (e, ran)
         }
-        None => run(py, n, progress, |ctl| b.ecc(&f, &opts, ctl))?.map_err(|e| match e {
+        None => run(py, n, progress, move |ctl| b.ecc(&f, &opts, ctl))?.map_err(|e| match e {
             // The library's message names the command line's flag; say it in Python.
             EccError::NonFinite { nan, inf } => error(format!(
                 "{nan} NaN and {inf} infinite samples; pass nan=\"absent\" to leave NaN voxels out \
@@ -308,7 +332,7 @@ fn smooth<'py>(
     let s = smoothing(sigma, sigma_units, truncate)?;
     let b = self::backend(backend)?;
     let total = (f.len() * f.ndim()) as u64;
-    let (out, ran) = run(py, total, progress, |ctl| b.smooth(&f, &s, ctl))?
+    let (out, ran) = run(py, total, progress, move |ctl| b.smooth(&f, &s, ctl))?
         .map_err(|e| failed(e == crate::topo::smooth::SmoothError::Cancelled, e))?;
     Ok((to_numpy(py, out.into_samples()), b.where_ran(&ran)))
 }
@@ -358,8 +382,8 @@ fn msc<'py>(
     let f = field(data, dims, spacing)?;
     let threshold = threshold_of(&f, persistence, relative).map_err(error)?;
     let budget = crate::mem::available_bytes().map_or(u64::MAX, |a| a / 10 * 9);
-    let a = run(py, 6, progress, |ctl| crate::topo::msc::analyse_within(&f, ctl, budget))?
-        .map_err(|e| failed(matches!(e, crate::topo::msc::MscError::Cancelled(_)), e))?;
+    let (a, f) = run(py, 6, progress, move |ctl| (crate::topo::msc::analyse_within(&f, ctl, budget), f))?;
+    let a = a.map_err(|e| failed(matches!(e, crate::topo::msc::MscError::Cancelled(_)), e))?;
     let v = Simplified::new(&f, &a, threshold);
     let (c, h) = (&a.complex, &a.hierarchy);
     let nd = f.ndim();

@@ -1,10 +1,17 @@
-"""Ctrl+C during a long call raises KeyboardInterrupt promptly, from inside the call."""
+"""Ctrl+C during a long call raises KeyboardInterrupt promptly, from inside the call; calls
+run on one worker thread."""
 
+import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+
+import numpy as np
+import pytest
+
+import topoview
 
 CHILD = textwrap.dedent(
     """
@@ -41,3 +48,23 @@ def test_ctrl_c_interrupts_a_long_call():
         child.kill()
     assert (child.returncode, rest.strip()) == (3, "interrupted")
     assert latency < 2.0, f"{latency:.2f} s from SIGINT to KeyboardInterrupt"
+
+
+def _workers():
+    """Thread ids of this process's threads named topoview-python."""
+    tasks = "/proc/self/task"
+    return [t for t in os.listdir(tasks) if open(f"{tasks}/{t}/comm").read().strip() == "topoview-python"]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_calls_share_one_worker_thread():
+    """Every call runs on the same worker thread, which outlives the calls (the GPU backend
+    keeps a handle per thread that uses it: a thread per call would leave one behind each)."""
+    a = np.random.default_rng(0).random((32, 32)).astype(np.float32)
+    topoview.ecc(a, backend="cpu")
+    first = _workers()
+    assert len(first) == 1
+    for _ in range(50):
+        topoview.ecc(a, backend="auto")
+        topoview.smooth(a, 1.0, backend="auto")
+    assert _workers() == first
