@@ -81,7 +81,7 @@ path, repeat = sys.argv[1], int(sys.argv[2])
 sys.path.insert(0, sys.argv[3])
 from python_bench import best
 vol = topoview.open(path)
-a = np.ascontiguousarray(vol.data.T)  # the C-ordered array written: the same field
+a = np.ascontiguousarray(vol.data)  # the same array, in numpy's usual C order
 del vol
 def refused():
     # Refused after the array's checks and the input copy, before any computation.

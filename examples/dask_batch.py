@@ -13,7 +13,8 @@ see FOLDER at the same path (a shared file system), and sends back the curve; th
 written in file order as they arrive, as rows (file, threshold, chi): CSV (thresholds written
 as the command line writes them) or, for an --out ending in .parquet, Parquet (needs pandas and
 pyarrow). A file that cannot be read or computed does not stop the batch: its error is printed
-and written to OUT's stem + ".failures.csv" (file, error), and the exit status is 1.
+and written to OUT's stem + ".failures.csv" (file, error), and the exit status is 1. A file that
+kills its worker (a crash, the memory limit) fails alone: its task's files go again one by one.
 
 topoview computes each curve on every core it is given (or the worker's GPU); --threads sets
 the cores per worker process (default: this machine's cores divided by --workers for a
@@ -63,9 +64,20 @@ def ecc_of(path: str, options: dict, threads: int | None, as_csv: bool):
         t, chi = topoview.ecc(topoview.open(path), **options)
         return path, csv_rows(path, t, chi) if as_csv else (t, chi), len(chi), None
     except topoview.TopoviewError as e:
-        return path, None, 0, str(e)  # the message names the file and the problem
+        return path, None, 0, str(e)  # the table of failures names the file
     except Exception as e:  # noqa: BLE001 - one file's failure must not stop the batch
         return path, None, 0, f"{type(e).__name__}: {e}"
+
+
+def one_by_one(client, path: str, options: dict, threads: int | None, as_csv: bool):
+    """One file in a task of its own, not retried: its result, or the reason its worker died."""
+    future = client.submit(ecc_of, path, options, threads, as_csv, pure=False, retries=0)
+    try:
+        return future.result()
+    except Exception as e:  # noqa: BLE001 - this file's worker died
+        return path, None, 0, f"{type(e).__name__}: {e}"
+    finally:
+        future.release()
 
 
 def ecc_of_files(paths: list, options: dict, threads: int | None, as_csv: bool):
@@ -137,8 +149,9 @@ def main(argv=None) -> int:
     p.add_argument("--nan", default="reject", choices=["reject", "absent"])
     p.add_argument("--backend", default="auto", choices=["auto", "cuda", "cpu"])
     a = p.parse_args(argv)
-    if a.files_per_task is not None and a.files_per_task < 1:
-        p.error("--files-per-task must be at least 1")
+    for flag, value in [("--files-per-task", a.files_per_task), ("--threads", a.threads), ("--workers", a.workers)]:
+        if value is not None and value < 1:
+            p.error(f"{flag} must be at least 1")
 
     from dask.distributed import Client, LocalCluster
 
@@ -147,25 +160,23 @@ def main(argv=None) -> int:
         print(f"{a.folder}: no file matches {a.pattern!r}", file=sys.stderr)
         return 1
     options = dict(construction=a.construction, superlevel=a.superlevel, nan=a.nan, smooth=a.smooth, backend=a.backend)
-    cluster = None
-    if a.scheduler:
-        client = Client(a.scheduler)
-    elif a.scheduler_file:
-        client = Client(scheduler_file=a.scheduler_file)
-    else:
-        if a.workers < 1:
-            p.error("--workers must be at least 1")
-        # One task at a time per process: topoview spreads each file over the process's threads.
-        cluster = LocalCluster(n_workers=a.workers, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = Client(cluster)
-        if a.threads is None:
-            a.threads = max(1, (os.cpu_count() or 1) // a.workers)
-    workers = len(client.scheduler_info()["workers"])
-    print(f"{len(files)} files on {workers} workers ({client.scheduler.address})", file=sys.stderr)
-
-    started = time.perf_counter()
+    # The output first: a table that cannot be written stops the batch before any cluster starts.
     table, failures = Table(a.out), []
+    cluster = client = None
     try:
+        if a.scheduler:
+            client = Client(a.scheduler)
+        elif a.scheduler_file:
+            client = Client(scheduler_file=a.scheduler_file)
+        else:
+            # One task at a time per process: topoview spreads each file over the process's threads.
+            cluster = LocalCluster(n_workers=a.workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            client = Client(cluster)
+            if a.threads is None:
+                a.threads = max(1, (os.cpu_count() or 1) // a.workers)
+        workers = len(client.scheduler_info()["workers"])
+        print(f"{len(files)} files on {workers} workers ({client.scheduler.address})", file=sys.stderr)
+        started = time.perf_counter()
         as_csv = table.parquet is None
         # A task takes several files when they are many: Dask's cost per task (a few ms, more
         # when the scheduler shares the cores) would otherwise rival a small file's.
@@ -175,8 +186,10 @@ def main(argv=None) -> int:
         for group, future in zip(groups, futures):
             try:
                 results = future.result()
-            except Exception as e:  # noqa: BLE001 - a worker died (killed, out of memory)
-                results = [(path, None, 0, f"{type(e).__name__}: {e}") for path in group]
+            except Exception:  # noqa: BLE001 - a worker died (killed, out of memory)
+                # Which file killed it is unknown: each goes again alone, so one bad file
+                # fails only itself.
+                results = [one_by_one(client, path, options, a.threads, as_csv) for path in group]
             future.release()
             for path, result, rows, err in results:
                 if err is None:
@@ -186,7 +199,8 @@ def main(argv=None) -> int:
                     print(f"{path}: {err}", file=sys.stderr)
     finally:
         table.close()
-        client.close()
+        if client is not None:
+            client.close()
         if cluster is not None:
             cluster.close()
     seconds = time.perf_counter() - started
@@ -197,7 +211,7 @@ def main(argv=None) -> int:
         file=sys.stderr,
     )
     if failures:
-        report = a.out.with_name(a.out.name.split(".")[0] + ".failures.csv")
+        report = a.out.with_name(a.out.stem + ".failures.csv")
         with open(report, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["file", "error"])

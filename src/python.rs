@@ -5,12 +5,13 @@
 //! released while the calling thread polls for Ctrl+C (which raises the computation's cancel
 //! flag) and reports progress to an optional callback.
 
-use crate::compute::backend::{Backend, Choice};
+use crate::compute::backend::{Backend, Choice, SmoothEccError};
 use crate::control::Control;
 use crate::field::{Dtype, Samples, ScalarField};
 use crate::io::{Endian, OpenOptions, RawSpec};
 use crate::topo::ecc::crossings::{Direction, zero_crossings};
 use crate::topo::ecc::{Construction, Ecc, EccError, EccOptions, Filtration, NanPolicy};
+use crate::topo::msc::Analysis;
 use crate::topo::msc::complex::NO_LABEL;
 use crate::topo::msc::simplified::{Simplified, threshold_of};
 use crate::topo::smooth::{SigmaUnits, Smoothing};
@@ -52,29 +53,39 @@ type Job = Box<dyn FnOnce() + Send + 'static>;
 /// for the process's lifetime, not one per call: the CUDA backend keeps a device handle (a
 /// stream and staging buffers) per thread that uses it, so a thread per call would leave a
 /// handle behind at each call. Calls from several Python threads run one after another (each
-/// uses every core, or the GPU).
-fn worker() -> PyResult<&'static crossbeam_channel::Sender<Job>> {
-    static WORKER: OnceLock<Result<crossbeam_channel::Sender<Job>, String>> = OnceLock::new();
-    WORKER
-        .get_or_init(|| {
-            let (tx, rx) = crossbeam_channel::unbounded::<Job>();
-            std::thread::Builder::new()
-                .name("topoview-python".into())
-                .spawn(move || {
-                    for job in rx {
-                        job();
-                    }
-                })
-                .map(|_| tx)
-                .map_err(|e| format!("cannot start topoview's worker thread: {e}"))
+/// uses every core, or the GPU). A process forked after its parent used topoview has neither
+/// this thread nor rayon's: it gets an error that says so, not a hang.
+fn worker() -> PyResult<crossbeam_channel::Sender<Job>> {
+    static WORKER: std::sync::Mutex<Option<(u32, crossbeam_channel::Sender<Job>)>> =
+        std::sync::Mutex::new(None);
+    let mut w = WORKER.lock().unwrap_or_else(|p| p.into_inner());
+    match &*w {
+        Some((pid, tx)) if *pid == std::process::id() => return Ok(tx.clone()),
+        Some(_) => {
+            return Err(error(
+                "topoview was used in this process's parent before it forked, and its threads \
+                 do not survive a fork: start worker processes with the 'spawn' method \
+                 (multiprocessing.set_start_method('spawn'); Dask does by default)",
+            ));
+        }
+        None => {}
+    }
+    let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+    std::thread::Builder::new()
+        .name("topoview-python".into())
+        .spawn(move || {
+            for job in rx {
+                job();
+            }
         })
-        .as_ref()
-        .map_err(|e| PyRuntimeError::new_err(e.clone()))
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start topoview's worker thread: {e}")))?;
+    *w = Some((std::process::id(), tx.clone()));
+    Ok(tx)
 }
 
 /// Runs `work` on the worker thread with the GIL released; meanwhile polls for signals (Ctrl+C
-/// raises the cancel flag, waits for the work to stop, and raises KeyboardInterrupt) and calls
-/// `progress(fraction)` with the share of `total` work units done.
+/// raises the cancel flag and KeyboardInterrupt) and calls `progress(fraction)` with the share
+/// of `total` work units done.
 fn run<R: Send + 'static>(
     py: Python<'_>,
     total: u64,
@@ -83,7 +94,7 @@ fn run<R: Send + 'static>(
 ) -> PyResult<R> {
     let done = Arc::new(AtomicU64::new(0));
     let cancel = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = crossbeam_channel::bounded::<std::thread::Result<R>>(1);
+    let (tx, rx) = crossbeam_channel::bounded::<Result<R, String>>(1);
     let (d, c) = (done.clone(), cancel.clone());
     let job: Job = Box::new(move || {
         let tick = |n: u64| {
@@ -91,7 +102,12 @@ fn run<R: Send + 'static>(
         };
         let ctl = Control { progress: Some(&tick), cancel: Some(&c) };
         // A panic stays in this call (its error below); the worker lives on for the next.
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&ctl)));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&ctl))).map_err(|p| {
+            p.downcast_ref::<&str>()
+                .map(|m| m.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_default()
+        });
         // The caller may have stopped listening: fine.
         let _ = tx.send(r);
     });
@@ -114,6 +130,10 @@ fn run<R: Send + 'static>(
         }
         if let Some(cb) = progress {
             let f = (done.load(Ordering::Relaxed) as f64 / total.max(1) as f64).min(1.0);
+            // 1.0 is said once, when the result is in.
+            if f >= 1.0 {
+                continue;
+            }
             if let Err(e) = cb.call1((f,)) {
                 failed = Some(stop(e));
                 break None;
@@ -121,13 +141,13 @@ fn run<R: Send + 'static>(
         }
     };
     if let Some(e) = failed {
-        // The work stops at its next check point; wait for it, so the next call starts clean.
-        let _ = py.detach(|| rx.recv());
+        // The work owns its data and stops at its next check point (or, still queued, at its
+        // first): no need to wait for it here.
         return Err(e);
     }
     let r = result
         .ok_or_else(|| PyRuntimeError::new_err("topoview's worker thread has stopped"))?
-        .map_err(|_| PyRuntimeError::new_err("topoview's computation panicked"))?;
+        .map_err(|m| PyRuntimeError::new_err(format!("topoview's computation panicked: {m}")))?;
     if let Some(cb) = progress {
         cb.call1((1.0,))?;
     }
@@ -151,25 +171,71 @@ fn mapped<S: Copy + Sync, T: Send>(s: &[S], f: impl Fn(S) -> T + Sync + Send) ->
     v
 }
 
-/// A curve's thresholds (exact values of the field) as a numpy array of the field's type.
-fn thresholds_as(py: Python<'_>, t: Vec<f64>, dtype: Dtype) -> Bound<'_, PyAny> {
+/// A curve's thresholds (exact values of the field) in the field's type, converted without
+/// the GIL.
+fn thresholds_as(py: Python<'_>, t: Vec<f64>, dtype: Dtype) -> Samples {
     macro_rules! as_type {
         ($($d:ident => $t:ty),*) => {
-            match dtype {
-                $(Dtype::$d => mapped(&t, |x| x as $t).into_pyarray(py).into_any(),)*
-                Dtype::F64 => t.into_pyarray(py).into_any(),
-            }
+            py.detach(move || match dtype {
+                $(Dtype::$d => Samples::$d(mapped(&t, |x| x as $t)),)*
+                Dtype::F64 => Samples::F64(t),
+            })
         };
     }
     as_type!(U8 => u8, I8 => i8, U16 => u16, I16 => i16, U32 => u32, I32 => i32, F32 => f32)
 }
 
-/// The samples of a flat, contiguous numpy array of a dtype topoview reads.
-fn samples(a: &Bound<'_, PyAny>) -> PyResult<Samples> {
+/// The x-fastest samples of an array of shape `dims` (x = axis 0) laid out in C order (its last
+/// axis fastest): a transposing copy on all cores. Each task fills the output planes of a few
+/// consecutive last-axis indices, a tile at a time (several cache lines of input per row read,
+/// whole runs written).
+fn transposed<T: Copy + Default + Send + Sync>(c: &[T], dims: &[usize]) -> Vec<T> {
+    use rayon::prelude::*;
+    let (n0, n1, n2) = match *dims {
+        [a, b] => (a, 1, b),
+        [a, b, d] => (a, b, d),
+        _ => return mapped(c, |v| v),
+    };
+    // Planes per task: up to 256 bytes of each input row per read (measured on the dev VM,
+    // 256^3 f32: 87 ms with 64-byte reads, 33 ms with 256), fewer when that would leave
+    // threads without a task.
+    let widest = (256 / std::mem::size_of::<T>()).max(16);
+    let b = (n2 / (2 * rayon::current_num_threads())).clamp(16, widest);
+    let plane = n0 * n1;
+    let mut out = crate::mem::with_capacity(c.len());
+    out.par_extend(rayon::iter::repeat_n(T::default(), c.len()));
+    out.par_chunks_mut(plane * b).enumerate().for_each(|(k, chunk)| {
+        let (first, count) = (k * b, chunk.len() / plane);
+        let mut tile = vec![T::default(); b * b];
+        for i1 in 0..n1 {
+            for i0 in (0..n0).step_by(b) {
+                let w = b.min(n0 - i0);
+                for r in 0..w {
+                    let row = &c[((i0 + r) * n1 + i1) * n2 + first..][..count];
+                    for (j, &v) in row.iter().enumerate() {
+                        tile[j * b + r] = v;
+                    }
+                }
+                for j in 0..count {
+                    chunk[j * plane + i1 * n0 + i0..][..w].copy_from_slice(&tile[j * b..j * b + w]);
+                }
+            }
+        }
+    });
+    out
+}
+
+/// The samples of a flat, contiguous numpy array of a dtype topoview reads: copied as they lie
+/// (x fastest), or transposed from C order when `c_order`; without the GIL, so a copy waiting
+/// for cores another call is using holds up no Python thread.
+fn samples(py: Python<'_>, a: &Bound<'_, PyAny>, dims: &[usize], c_order: bool) -> PyResult<Samples> {
     macro_rules! try_dtype {
         ($t:ty, $v:ident) => {
             if let Ok(x) = a.extract::<PyReadonlyArray1<'_, $t>>() {
-                return Ok(Samples::$v(mapped(x.as_slice().map_err(error)?, |v| v)));
+                let s = x.as_slice().map_err(error)?;
+                return Ok(Samples::$v(
+                    py.detach(|| if c_order { transposed(s, dims) } else { mapped(s, |v| v) }),
+                ));
             }
         };
     }
@@ -185,9 +251,22 @@ fn samples(a: &Bound<'_, PyAny>) -> PyResult<Samples> {
     Err(error(format!("unsupported dtype {dtype} (topoview reads u8, i8, u16, i16, u32, i32, f32, f64)")))
 }
 
-/// The field of flat samples `data` with `dims` (x first) and voxel `spacing`.
-fn field(data: &Bound<'_, PyAny>, dims: Vec<usize>, spacing: Option<Vec<f64>>) -> PyResult<ScalarField> {
-    let f = ScalarField::new(&dims, samples(data)?).map_err(error)?;
+/// The field of flat samples `data` with `dims` (x first; the samples x fastest, or in C order
+/// when `c_order`) and voxel `spacing`.
+fn field(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    dims: Vec<usize>,
+    c_order: bool,
+    spacing: Option<Vec<f64>>,
+) -> PyResult<ScalarField> {
+    // The copy below runs on rayon's threads, which a forked child lacks: refuse first.
+    worker()?;
+    let n: usize = dims.iter().product();
+    if data.len()? != n {
+        return Err(error(format!("{} samples for dims {dims:?}", data.len()?)));
+    }
+    let f = ScalarField::new(&dims, samples(py, data, &dims, c_order)?).map_err(error)?;
     match spacing {
         Some(s) => {
             let mut sp = [1.0; 3];
@@ -243,6 +322,7 @@ fn open<'py>(
         _ => return Err(error("a raw file needs both dims and dtype")),
     };
     let opts = OpenOptions { raw, volume };
+    worker()?;
     let total = crate::io::file_len(&path);
     let f = run(py, total, None, move |ctl| crate::io::open_with(&path, &opts, ctl))?
         .map_err(|e| ReadError::new_err(e.to_string()))?;
@@ -269,15 +349,30 @@ fn smoothing(sigma: f64, units: &str, truncate: f64) -> PyResult<Smoothing> {
     Ok(Smoothing { sigma, units, truncate })
 }
 
+/// An ECC error, in Python's words where the library's name the command line's flag.
+fn ecc_error(e: EccError) -> PyErr {
+    match e {
+        EccError::NonFinite { nan, inf } => error(format!(
+            "{nan} NaN and {inf} infinite samples; pass nan=\"absent\" to leave NaN voxels out of \
+             every sublevel set and keep infinities as ordinary values"
+        )),
+        e => failed(e == EccError::Cancelled, e),
+    }
+}
+
+/// Where a computation ran, in words, and why not on the GPU when that failed (None otherwise).
+type Where = (String, Option<String>);
+
 /// `topoview.ecc`'s work: thresholds (in the field's type: f32 after smoothing), chi (i64) and
 /// where it ran.
 #[pyfunction]
-#[pyo3(signature = (data, dims, spacing, construction, superlevel, nan, sigma, sigma_units, truncate, backend, progress))]
+#[pyo3(signature = (data, dims, c_order, spacing, construction, superlevel, nan, sigma, sigma_units, truncate, backend, progress))]
 #[allow(clippy::too_many_arguments)]
 fn ecc<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
     dims: Vec<usize>,
+    c_order: bool,
     spacing: Option<Vec<f64>>,
     construction: &str,
     superlevel: bool,
@@ -287,8 +382,8 @@ fn ecc<'py>(
     truncate: f64,
     backend: &str,
     progress: Option<&Bound<'py, PyAny>>,
-) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, String)> {
-    let f = field(data, dims, spacing)?;
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Where)> {
+    let f = field(py, data, dims, c_order, spacing)?;
     let opts = ecc_options(construction, superlevel, nan)?;
     let b = self::backend(backend)?;
     let smooth = sigma.map(|s| smoothing(s, sigma_units, truncate)).transpose()?;
@@ -297,44 +392,42 @@ fn ecc<'py>(
         Some(s) => {
             let total = n * (f.ndim() as u64 + 1);
             let (_, e, ran) = run(py, total, progress, move |ctl| b.smooth_ecc(&f, &s, &opts, ctl))?
-                .map_err(|e| failed(e.is_cancelled(), e))?;
+                .map_err(|e| match e {
+                    SmoothEccError::Ecc(e) => ecc_error(e),
+                    e => failed(e.is_cancelled(), e),
+                })?;
             (e, ran)
         }
-        None => run(py, n, progress, move |ctl| b.ecc(&f, &opts, ctl))?.map_err(|e| match e {
-            // The library's message names the command line's flag; say it in Python.
-            EccError::NonFinite { nan, inf } => error(format!(
-                "{nan} NaN and {inf} infinite samples; pass nan=\"absent\" to leave NaN voxels out \
-                 of every sublevel set and keep infinities as ordinary values"
-            )),
-            e => failed(e == EccError::Cancelled, e),
-        })?,
+        None => run(py, n, progress, move |ctl| b.ecc(&f, &opts, ctl))?.map_err(ecc_error)?,
     };
     let Ecc { thresholds, chi, dtype, .. } = e;
-    Ok((thresholds_as(py, thresholds, dtype), chi.into_pyarray(py).into_any(), b.where_ran(&ran)))
+    let t = to_numpy(py, thresholds_as(py, thresholds, dtype));
+    Ok((t, chi.into_pyarray(py).into_any(), (b.where_ran(&ran), ran.fallback)))
 }
 
 /// `topoview.smooth`'s work: the smoothed samples (f32, flat) and where it ran.
 #[pyfunction]
-#[pyo3(signature = (data, dims, spacing, sigma, sigma_units, truncate, backend, progress))]
+#[pyo3(signature = (data, dims, c_order, spacing, sigma, sigma_units, truncate, backend, progress))]
 #[allow(clippy::too_many_arguments)]
 fn smooth<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
     dims: Vec<usize>,
+    c_order: bool,
     spacing: Option<Vec<f64>>,
     sigma: f64,
     sigma_units: &str,
     truncate: f64,
     backend: &str,
     progress: Option<&Bound<'py, PyAny>>,
-) -> PyResult<(Bound<'py, PyAny>, String)> {
-    let f = field(data, dims, spacing)?;
+) -> PyResult<(Bound<'py, PyAny>, Where)> {
+    let f = field(py, data, dims, c_order, spacing)?;
     let s = smoothing(sigma, sigma_units, truncate)?;
     let b = self::backend(backend)?;
     let total = (f.len() * f.ndim()) as u64;
     let (out, ran) = run(py, total, progress, move |ctl| b.smooth(&f, &s, ctl))?
         .map_err(|e| failed(e == crate::topo::smooth::SmoothError::Cancelled, e))?;
-    Ok((to_numpy(py, out.into_samples()), b.where_ran(&ran)))
+    Ok((to_numpy(py, out.into_samples()), (b.where_ran(&ran), ran.fallback)))
 }
 
 /// `topoview.zero_crossings`'s work: per crossing, the last threshold before it, the first
@@ -366,27 +459,76 @@ fn crossings(
     Ok(out)
 }
 
+/// What `msc` computes off the GIL: the analysis and, at the level, what the dict needs.
+struct MscLevel {
+    analysis: Analysis,
+    nd: usize,
+    threshold: Option<f64>,
+    steps: usize,
+    blocked: usize,
+    alive: Vec<bool>,
+    /// Live arcs: upper, lower, multiplicity (u64::MAX when it overflowed).
+    arcs: Vec<(i64, i64, u64)>,
+    /// Per live arc, its cell centres flattened (nd per point), upper end first.
+    polylines: Vec<Vec<f64>>,
+    basins: Vec<i32>,
+    mountains: Vec<i32>,
+}
+
+/// The Morse-Smale complex of `f` at the level `persistence` or `relative`: the level is judged
+/// first, then the analysis runs, and the level's arcs and labels are drawn from it.
+fn msc_level(
+    f: &ScalarField,
+    persistence: Option<f64>,
+    relative: Option<f64>,
+    ctl: &Control,
+) -> Result<MscLevel, (bool, String)> {
+    let threshold = threshold_of(f, persistence, relative).map_err(|e| (false, e.to_string()))?;
+    let budget = crate::mem::available_bytes().map_or(u64::MAX, |a| a / 10 * 9);
+    let analysis = crate::topo::msc::analyse_within(f, ctl, budget)
+        .map_err(|e| (matches!(e, crate::topo::msc::MscError::Cancelled(_)), e.to_string()))?;
+    let v = Simplified::new(f, &analysis, threshold);
+    let (c, h) = (&analysis.complex, &analysis.hierarchy);
+    let nd = f.ndim();
+    let labels = |l: Vec<u32>| -> Vec<i32> {
+        l.into_iter().map(|x| if x == NO_LABEL { -1 } else { x as i32 }).collect()
+    };
+    let mult = |a: &crate::topo::msc::simplify::LiveArc| {
+        if a.multiplicity.overflowed {
+            u64::MAX
+        } else {
+            u64::try_from(a.multiplicity.count).unwrap_or(u64::MAX)
+        }
+    };
+    let (steps, blocked) = (v.steps, threshold.map_or(0, |t| h.blocked_at(t).count()));
+    let alive = (0..c.critical.len()).map(|i| v.alive(i)).collect();
+    let arcs = v.arcs.iter().map(|(a, _)| (a.upper as i64, a.lower as i64, mult(a))).collect();
+    let polylines = v.arcs.iter().map(|(_, p)| p.iter().flat_map(|q| q[..nd].to_vec()).collect()).collect();
+    let basins = labels(h.labels_at(&c.basins, steps));
+    let mountains = labels(h.labels_at(&c.mountains, steps));
+    drop(v);
+    Ok(MscLevel { analysis, nd, threshold, steps, blocked, alive, arcs, polylines, basins, mountains })
+}
+
 /// `topoview.msc`'s work: a dict of flat arrays (critical points, arcs at the level, the
 /// diagram, the hierarchy, labels) and the level's threshold.
 #[pyfunction]
-#[pyo3(signature = (data, dims, spacing, persistence, relative, progress))]
+#[pyo3(signature = (data, dims, c_order, spacing, persistence, relative, progress))]
+#[allow(clippy::too_many_arguments)]
 fn msc<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
     dims: Vec<usize>,
+    c_order: bool,
     spacing: Option<Vec<f64>>,
     persistence: Option<f64>,
     relative: Option<f64>,
     progress: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let f = field(data, dims, spacing)?;
-    let threshold = threshold_of(&f, persistence, relative).map_err(error)?;
-    let budget = crate::mem::available_bytes().map_or(u64::MAX, |a| a / 10 * 9);
-    let (a, f) = run(py, 6, progress, move |ctl| (crate::topo::msc::analyse_within(&f, ctl, budget), f))?;
-    let a = a.map_err(|e| failed(matches!(e, crate::topo::msc::MscError::Cancelled(_)), e))?;
-    let v = Simplified::new(&f, &a, threshold);
-    let (c, h) = (&a.complex, &a.hierarchy);
-    let nd = f.ndim();
+    let f = field(py, data, dims, c_order, spacing)?;
+    let m = run(py, 6, progress, move |ctl| msc_level(&f, persistence, relative, ctl))?
+        .map_err(|(cancelled, e)| failed(cancelled, e))?;
+    let (c, h, nd) = (&m.analysis.complex, &m.analysis.hierarchy, m.nd);
     let d = PyDict::new(py);
     let points = &c.critical;
     let coords = |get: &dyn Fn(usize) -> f64| -> Vec<f64> {
@@ -397,29 +539,17 @@ fn msc<'py>(
     d.set_item("position", coords(&|j| points[j / 3].position[j % 3]).into_pyarray(py))?;
     d.set_item("value", points.iter().map(|p| p.value).collect::<Vec<f64>>().into_pyarray(py))?;
     d.set_item("vertex", points.iter().map(|p| p.vertex as u64).collect::<Vec<u64>>().into_pyarray(py))?;
-    d.set_item("alive", (0..points.len()).map(|i| v.alive(i)).collect::<Vec<bool>>().into_pyarray(py))?;
+    d.set_item("alive", m.alive.into_pyarray(py))?;
     d.set_item("death_level", h.death_levels().into_pyarray(py))?;
-    d.set_item("arc_upper", v.arcs.iter().map(|(a, _)| a.upper as i64).collect::<Vec<_>>().into_pyarray(py))?;
-    d.set_item("arc_lower", v.arcs.iter().map(|(a, _)| a.lower as i64).collect::<Vec<_>>().into_pyarray(py))?;
-    let mult = |a: &crate::topo::msc::simplify::LiveArc| {
-        if a.multiplicity.overflowed {
-            u64::MAX
-        } else {
-            u64::try_from(a.multiplicity.count).unwrap_or(u64::MAX)
-        }
-    };
-    d.set_item("arc_multiplicity", v.arcs.iter().map(|(a, _)| mult(a)).collect::<Vec<_>>().into_pyarray(py))?;
-    let polylines: Vec<Bound<'py, PyAny>> = v
-        .arcs
-        .iter()
-        .map(|(_, p)| {
-            p.iter().flat_map(|q| q[..nd].to_vec()).collect::<Vec<f64>>().into_pyarray(py).into_any()
-        })
-        .collect();
+    d.set_item("arc_upper", m.arcs.iter().map(|a| a.0).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("arc_lower", m.arcs.iter().map(|a| a.1).collect::<Vec<_>>().into_pyarray(py))?;
+    d.set_item("arc_multiplicity", m.arcs.iter().map(|a| a.2).collect::<Vec<_>>().into_pyarray(py))?;
+    let polylines: Vec<Bound<'py, PyAny>> =
+        m.polylines.into_iter().map(|p| p.into_pyarray(py).into_any()).collect();
     d.set_item("arc_polylines", polylines)?;
     let id: std::collections::HashMap<_, _> =
         points.iter().enumerate().map(|(i, p)| (p.cell, i as i64)).collect();
-    let dg = &a.diagram;
+    let dg = &m.analysis.diagram;
     d.set_item("diagram_dim", dg.iter().map(|p| p.dim as u8).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("diagram_birth", dg.iter().map(|p| p.birth).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item(
@@ -439,14 +569,11 @@ fn msc<'py>(
     d.set_item("cancel_lower", x.iter().map(|c| c.lower as i64).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("cancel_persistence", x.iter().map(|c| c.persistence).collect::<Vec<_>>().into_pyarray(py))?;
     d.set_item("cancel_level", x.iter().map(|c| c.level).collect::<Vec<_>>().into_pyarray(py))?;
-    let labels = |l: Vec<u32>| -> Vec<i32> {
-        l.into_iter().map(|x| if x == NO_LABEL { -1 } else { x as i32 }).collect()
-    };
-    d.set_item("basins", labels(h.labels_at(&c.basins, v.steps)).into_pyarray(py))?;
-    d.set_item("mountains", labels(h.labels_at(&c.mountains, v.steps)).into_pyarray(py))?;
-    d.set_item("blocked", threshold.map_or(0, |t| h.blocked_at(t).count()))?;
-    d.set_item("threshold", threshold)?;
-    d.set_item("cancellations", v.steps)?;
+    d.set_item("basins", m.basins.into_pyarray(py))?;
+    d.set_item("mountains", m.mountains.into_pyarray(py))?;
+    d.set_item("blocked", m.blocked)?;
+    d.set_item("threshold", m.threshold)?;
+    d.set_item("cancellations", m.steps)?;
     Ok(d)
 }
 

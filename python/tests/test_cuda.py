@@ -1,4 +1,6 @@
-"""backend="cuda" equals backend="cpu" through the Python API (skipped without a GPU)."""
+"""backend="cuda" equals backend="cpu" through the Python API (skipped without a GPU). Each
+GPU call is checked to have run on the GPU: a GPU failure falls back to the CPU with a warning,
+an error here."""
 
 import itertools
 
@@ -14,6 +16,12 @@ except topoview.TopoviewError as e:
     pytest.skip(f"no CUDA device: {e}", allow_module_level=True)
 
 DTYPES = ["u1", "i1", "u2", "i2", "u4", "i4", "f4", "f8"]
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
+
+def on_gpu(result):
+    assert topoview.last_ran() == GPU, topoview.last_ran()
+    return result
 
 
 def test_the_backend_names_the_device():
@@ -32,7 +40,7 @@ def test_ecc_on_the_gpu_equals_the_cpu(dtype):
             a = rng.integers(max(info.min, -(2**20)), min(info.max, 2**20), size=shape, endpoint=True).astype(dtype)
         for order, construction, superlevel in itertools.product("CF", ["top-cells", "vertices"], [False, True]):
             arr = np.asarray(a, order=order)
-            t_gpu, chi_gpu = topoview.ecc(arr, construction, superlevel, backend="cuda")
+            t_gpu, chi_gpu = on_gpu(topoview.ecc(arr, construction, superlevel, backend="cuda"))
             t_cpu, chi_cpu = topoview.ecc(arr, construction, superlevel, backend="cpu")
             np.testing.assert_array_equal(t_gpu, t_cpu)
             np.testing.assert_array_equal(chi_gpu, chi_cpu)
@@ -42,11 +50,11 @@ def test_ecc_on_the_gpu_equals_the_cpu(dtype):
 def test_files_and_smoothing_on_the_gpu_equal_the_cpu(path):
     vol = topoview.open(path)
     for kwargs in [{}, dict(smooth=1.5), dict(smooth=2.0, sigma_units="physical", superlevel=True)]:
-        t_gpu, chi_gpu = topoview.ecc(vol, backend="cuda", **kwargs)
+        t_gpu, chi_gpu = on_gpu(topoview.ecc(vol, backend="cuda", **kwargs))
         t_cpu, chi_cpu = topoview.ecc(vol, backend="cpu", **kwargs)
         np.testing.assert_array_equal(t_gpu, t_cpu)
         np.testing.assert_array_equal(chi_gpu, chi_cpu)
-    s_gpu = topoview.smooth(vol, 2.5, backend="cuda")
+    s_gpu = on_gpu(topoview.smooth(vol, 2.5, backend="cuda"))
     s_cpu = topoview.smooth(vol, 2.5, backend="cpu")
     # Bit for bit, as the command line's CUDA tests check.
     np.testing.assert_array_equal(s_gpu.view(np.uint32), s_cpu.view(np.uint32))

@@ -2,6 +2,7 @@
 constructions) and against the command line on every bundled file."""
 
 import itertools
+import time
 import warnings
 
 import numpy as np
@@ -83,7 +84,7 @@ def test_views_and_transposes_are_the_fields_they_show():
         np.testing.assert_array_equal(chi, want_chi)
 
 
-@pytest.mark.parametrize("dtype", ["bool", "i8", "u8", "f2"])
+@pytest.mark.parametrize("dtype", ["bool", "i8", "u8", "f2", ">f4", ">i2"])
 def test_dtypes_converted_exactly(dtype):
     rng = np.random.default_rng(3)
     a = rng.integers(0, 2 if dtype == "bool" else 5, size=(8, 7)).astype(dtype)
@@ -93,12 +94,32 @@ def test_dtypes_converted_exactly(dtype):
     np.testing.assert_array_equal(chi, want_chi)
 
 
+def test_64_bit_integers_that_fit_32_bits():
+    big = np.array([[0, 2**31 + 5], [7, 2**32 - 1]], dtype=np.uint64)
+    t, _ = topoview.ecc(big, backend="cpu")
+    assert t.dtype == np.uint32 and t.tolist() == [0, 7, 2**31 + 5, 2**32 - 1]
+    t, _ = topoview.ecc(np.array([[-3, 4]]), backend="cpu")
+    assert t.dtype == np.int32 and t.tolist() == [-3, 4]
+    with pytest.raises(topoview.TopoviewError, match="values -1 to 4294967296 do not fit"):
+        topoview.ecc(np.array([-1, 2**32]), backend="cpu")
+
+
+def test_set_threads_refuses_bad_counts():
+    with pytest.raises(topoview.TopoviewError, match="at least 1"):
+        topoview.set_threads(-1)
+    with pytest.raises(topoview.TopoviewError, match="threads must be 1 to"):
+        topoview.set_threads(10**6)
+
+
 def test_nan_absent_and_reject():
     a = np.arange(30, dtype=np.float32).reshape(5, 6)
     a[2, 3] = np.nan
     a[0, 0] = np.nan
-    with pytest.raises(topoview.TopoviewError, match="2 NaN"):
+    with pytest.raises(topoview.TopoviewError, match='2 NaN and 0 infinite samples; pass nan="absent"'):
         topoview.ecc(a, backend="cpu")
+    # Smoothing spreads NaN first: the count is the smoothed field's, as on the command line.
+    with pytest.raises(topoview.TopoviewError, match='30 NaN and 0 infinite samples; pass nan="absent"'):
+        topoview.ecc(a, smooth=1.0, backend="cpu")
     for construction in ["top-cells", "vertices"]:
         t, chi = topoview.ecc(a, construction, nan="absent", backend="cpu")
         want_t, want_chi = naive_ecc(a, construction)
@@ -165,19 +186,27 @@ def test_smooth_is_separable_along_the_arrays_axes():
 
 def test_progress_reaches_one():
     seen = []
-    a = np.random.default_rng(0).random((96, 96, 96)).astype(np.float32)
-    topoview.ecc(a, smooth=2.0, backend="cpu", progress=seen.append)
+    a = np.random.default_rng(0).random((160, 160, 160)).astype(np.float32)
+    topoview.ecc(a, smooth=6.0, backend="cpu", progress=seen.append)
     assert seen and seen[-1] == 1.0
+    assert any(0.0 < f < 1.0 for f in seen), seen  # reported while running, not only at the end
     assert all(0.0 <= f <= 1.0 for f in seen) and seen == sorted(seen)
 
 
 def test_a_failing_progress_callback_stops_the_call():
-    def fail(_):
-        raise ValueError("stop here")
-
     a = np.random.default_rng(0).random((160, 160, 160)).astype(np.float32)
+    started = time.perf_counter()
+    topoview.ecc(a, smooth=6.0, backend="cpu")
+    whole = time.perf_counter() - started
+
+    def fail(f):
+        if f > 0:
+            raise ValueError("stop here")
+
+    started = time.perf_counter()
     with pytest.raises(ValueError, match="stop here"):
-        topoview.ecc(a, smooth=3.0, backend="cpu", progress=fail)
+        topoview.ecc(a, smooth=6.0, backend="cpu", progress=fail)
+    assert time.perf_counter() - started < 0.8 * whole, "the call ran to its end"
 
 
 def test_auto_on_the_cpu_warns_once():
@@ -198,7 +227,7 @@ def test_auto_on_the_cpu_warns_once():
     [
         (np.zeros((2, 2, 2, 2), np.uint8), {}, "1D, 2D or 3D arrays, got 4D"),
         (np.zeros((3, 3), np.complex64), {}, "unsupported dtype complex64"),
-        (np.array([[2**40, 0]]), {}, "values outside 32-bit integers"),
+        (np.array([[2**40, 0]]), {}, "values 0 to 1099511627776 do not fit 32-bit integers"),
         (np.zeros((0, 3), np.uint8), {}, r"the array of shape \(0, 3\) is empty"),
         (np.zeros((3, 3), np.uint8), dict(construction="voxels"), "unknown construction 'voxels'"),
         (np.zeros((3, 3), np.uint8), dict(nan="ignore"), "unknown NaN policy 'ignore'"),

@@ -4,17 +4,19 @@ driver is loaded at run time) and on all CPU cores otherwise.
 
 Axis convention. topoview's fields are stored x fastest, as the command line reads files.
 ``open`` returns ``data`` indexed ``data[x, y, z]`` (Fortran order, like nibabel), without a
-copy. Any 2D or 3D array is accepted: a C-ordered array of shape (a, b, c) is the field whose x
-is its last axis, a Fortran-ordered one the field whose x is its first; both give the same
-curve, and every position ``msc`` returns is an index into the array as given
-(``array[tuple(position)]``). Other arrays are copied into C order first.
+copy. Any 1D, 2D or 3D array is accepted (``msc``: 2D or 3D), in any memory layout: its first
+axis is x, its last the slowest, so results depend on the array and never on its layout, and
+for ``open``'s arrays they are the command line's. Every position ``msc`` returns is an index
+into the array as given (``array[tuple(point["voxel"])] == point["value"]``).
 
 Calls release the GIL, Ctrl+C interrupts them (KeyboardInterrupt), and ``progress`` (a callable
-taking the fraction done, 0 to 1) is called about 20 times a second.
+taking the fraction done, 0 to 1) is called about 20 times a second. ``last_ran()`` says where
+the last call ran; a GPU that fails mid-call gives a RuntimeWarning and the CPU's result.
 """
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -33,6 +35,7 @@ __all__ = [
     "msc",
     "backend",
     "set_threads",
+    "last_ran",
     "TopoviewError",
     "ReadError",
 ]
@@ -71,42 +74,50 @@ def open(path, *, dims=None, dtype=None, endian="little", offset=0, volume=None)
     skip). ``volume`` picks one volume of a 4D NIfTI file (default 0). Raises ``ReadError`` with
     the command line's message for a file that cannot be read.
     """
+    path = os.fsdecode(path)
     flat, shape, spacing, affine, notes, _ = _topoview.open(
-        str(path), None if dims is None else list(dims), dtype, endian, offset, volume
+        path, None if dims is None else list(dims), dtype, endian, offset, volume
     )
     data = flat.reshape(shape, order="F")
     affine = None if affine is None else np.array(affine, dtype=np.float64)
-    return Volume(data, tuple(spacing), affine, list(notes), str(path))
+    return Volume(data, tuple(spacing), affine, list(notes), path)
 
 
-def _field(data, spacing=None):
-    """(flat samples, dims x first, spacing x first, order) of an array or a Volume."""
+def _field(data, spacing=None, any_layout=False):
+    """(flat samples, dims x first, c_order, spacing x first, array) of an array or a Volume.
+
+    The field is the array with x its first axis: a Fortran-ordered array's samples go as they
+    lie, a C-ordered one's are transposed while copied (``c_order``), other layouts are made
+    Fortran-ordered first. ``any_layout``: the caller depends on the values only (the ECC
+    without smoothing is the same for every axis order), so a C-ordered array goes as it lies,
+    as the field whose x is its last axis: a plain copy instead of a transposing one.
+    """
     if isinstance(data, Volume):
         spacing = data.spacing if spacing is None else spacing
         data = data.data
     a = np.asarray(data)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
     if a.dtype == np.bool_:
         a = a.view(np.uint8)
     elif a.dtype == np.float16:
         a = a.astype(np.float32)
     elif a.dtype in (np.int64, np.uint64):
         # numpy's default integers: exact in 32 bits when their values fit.
-        if a.size and (a.min() < np.iinfo(np.int32).min or a.max() > np.iinfo(np.int32).max):
+        lo, hi = (int(a.min()), int(a.max())) if a.size else (0, 0)
+        if np.iinfo(np.int32).min <= lo and hi <= np.iinfo(np.int32).max:
+            a = a.astype(np.int32)
+        elif 0 <= lo and hi <= np.iinfo(np.uint32).max:
+            a = a.astype(np.uint32)
+        else:
             raise TopoviewError(
-                f"unsupported dtype {a.dtype}: values outside 32-bit integers "
+                f"unsupported dtype {a.dtype}: values {lo} to {hi} do not fit 32-bit integers "
                 "(topoview reads u8, i8, u16, i16, u32, i32, f32, f64)"
             )
-        a = a.astype(np.int32)
     if a.ndim < 1 or a.ndim > 3:
         raise TopoviewError(f"topoview takes 1D, 2D or 3D arrays, got {a.ndim}D of shape {a.shape}")
     if a.size == 0:
         raise TopoviewError(f"the array of shape {a.shape} is empty")
-    if a.flags.f_contiguous and not a.flags.c_contiguous:
-        order = "F"
-    else:
-        order = "C"
-        a = np.ascontiguousarray(a)
-    dims = list(a.shape) if order == "F" else list(a.shape[::-1])
     if spacing is not None:
         given = tuple(spacing)
         spacing = [float(s) for s in given]
@@ -114,17 +125,37 @@ def _field(data, spacing=None):
             raise TopoviewError(f"{len(spacing)} spacings for a {a.ndim}D array")
         if not all(np.isfinite(s) and s > 0 for s in spacing):
             raise TopoviewError(f"spacing {given} must be finite and positive")
-        if order == "C":
-            spacing = spacing[::-1]
-    return a.ravel(order="K"), dims, spacing, order, a
+    if a.flags.f_contiguous:
+        return a.ravel(order="F"), list(a.shape), False, spacing, a
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a) if any_layout else np.asfortranarray(a)
+        if a.flags.f_contiguous:
+            return a.ravel(order="F"), list(a.shape), False, spacing, a
+    if any_layout:
+        return a.ravel(), list(a.shape[::-1]), False, None if spacing is None else spacing[::-1], a
+    return a.ravel(), list(a.shape), True, spacing, a
 
 
-def _note_backend(where: str, backend: str):
-    """Warns once per process when backend="auto" runs on the CPU (as the CLI notes it)."""
-    global _CPU_NOTED
-    if backend == "auto" and where.startswith("CPU") and not _CPU_NOTED:
+_LAST_RAN = None
+
+
+def _ran(where, backend: str):
+    """Notes where a call ran: a GPU failure always warns (the result is the CPU's), and
+    backend="auto" on the CPU warns once per process, as the command line notes it."""
+    global _CPU_NOTED, _LAST_RAN
+    where, fallback = where
+    _LAST_RAN = where
+    if fallback:
+        warnings.warn(f"topoview: {fallback}", RuntimeWarning, stacklevel=3)
+    elif backend == "auto" and where.startswith("CPU") and not _CPU_NOTED:
         _CPU_NOTED = True
         warnings.warn(f"topoview: computing on the {where}", RuntimeWarning, stacklevel=3)
+
+
+def last_ran():
+    """Where the last ``ecc`` or ``smooth`` call of this process ran, in words (``"CUDA: NVIDIA
+    H100 80GB HBM3"``, ``"CPU, 16 threads"``), or None before the first."""
+    return _LAST_RAN
 
 
 def ecc(
@@ -153,12 +184,12 @@ def ecc(
     ``sigma_units="physical"``) applied first, on the GPU together with the curve.
     backend: ``"auto"`` (CUDA when a device is usable, else all CPU cores), ``"cuda"``, ``"cpu"``.
     """
-    flat, dims, sp, _, a = _field(data, spacing)
+    flat, dims, c_order, sp, _ = _field(data, spacing, any_layout=smooth is None)
     t, chi, where = _topoview.ecc(
-        flat, dims, sp, construction, bool(superlevel), nan,
+        flat, dims, c_order, sp, construction, bool(superlevel), nan,
         None if smooth is None else float(smooth), sigma_units, float(truncate), backend, progress,
     )
-    _note_backend(where, backend)
+    _ran(where, backend)
     return t, chi
 
 
@@ -182,11 +213,12 @@ def zero_crossings(thresholds, chi):
 
 def smooth(data, sigma: float, *, sigma_units: str = "voxels", truncate: float = 3.0, spacing=None, backend: str = "auto", progress=None):
     """Gaussian smoothing (separable, reflecting borders, radius ``truncate`` sigmas) to a
-    float32 array of the input's shape and axis order; the same bits on the GPU and the CPU."""
-    flat, dims, sp, order, a = _field(data, spacing)
-    out, where = _topoview.smooth(flat, dims, sp, float(sigma), sigma_units, float(truncate), backend, progress)
-    _note_backend(where, backend)
-    return out.reshape(a.shape, order=order)
+    float32 array of the input's shape (Fortran-ordered, whatever the input's layout); the same
+    bits on the GPU and the CPU, and for every layout of the same array."""
+    flat, dims, c_order, sp, a = _field(data, spacing)
+    out, where = _topoview.smooth(flat, dims, c_order, sp, float(sigma), sigma_units, float(truncate), backend, progress)
+    _ran(where, backend)
+    return out.reshape(a.shape, order="F")
 
 
 class MorseSmale:
@@ -233,14 +265,13 @@ def msc(data, persistence=None, relative=None, *, spacing=None, progress=None) -
     unsimplified when neither is given. Runs on all CPU cores."""
     if persistence is not None and relative is not None:
         raise TopoviewError("give persistence or relative, not both")
-    flat, dims, sp, order, a = _field(data, spacing)
+    flat, dims, c_order, sp, a = _field(data, spacing)
     r = _topoview.msc(
-        flat, dims, sp, None if persistence is None else float(persistence),
+        flat, dims, c_order, sp, None if persistence is None else float(persistence),
         None if relative is None else float(relative), progress,
     )
     nd = a.ndim
-    # Positions come x first; for a C-ordered array x is its last axis.
-    flip = (lambda v: v[:, ::-1]) if order == "C" else (lambda v: v)
+    # Positions come x first: the array's axes in order.
     n = len(r["index"])
     m = MorseSmale()
     m.ndim = nd
@@ -250,17 +281,16 @@ def msc(data, persistence=None, relative=None, *, spacing=None, progress=None) -
                ("value", "f8"), ("alive", "?"), ("death_level", "f8")],
     )
     pts["index"] = r["index"]
-    pts["cell"] = flip(r["cell"].reshape(n, nd)).astype(np.int64)
+    pts["cell"] = r["cell"].reshape(n, nd).astype(np.int64)
     # The voxel whose lower star holds the cell, a flat index x fastest.
-    voxel = np.stack(np.unravel_index(r["vertex"].astype(np.intp), dims, order="F"), axis=1)
-    pts["voxel"] = flip(voxel.reshape(n, nd))
-    pts["position"] = flip(r["position"].reshape(n, nd))
+    pts["voxel"] = np.stack(np.unravel_index(r["vertex"].astype(np.intp), dims, order="F"), axis=1)
+    pts["position"] = r["position"].reshape(n, nd)
     pts["value"], pts["alive"], pts["death_level"] = r["value"], r["alive"], r["death_level"]
     m.critical_points = pts
     arcs = np.zeros(len(r["arc_upper"]), dtype=[("upper", "i8"), ("lower", "i8"), ("multiplicity", "u8")])
     arcs["upper"], arcs["lower"], arcs["multiplicity"] = r["arc_upper"], r["arc_lower"], r["arc_multiplicity"]
     m.arcs = arcs
-    m.polylines = [flip(p.reshape(-1, nd)) for p in r["arc_polylines"]]
+    m.polylines = [p.reshape(-1, nd) for p in r["arc_polylines"]]
     dg = np.zeros(len(r["diagram_dim"]), dtype=[("dim", "u1"), ("birth", "f8"), ("death", "f8"), ("birth_point", "i8"), ("death_point", "i8")])
     dg["dim"], dg["birth"], dg["death"] = r["diagram_dim"], r["diagram_birth"], r["diagram_death"]
     dg["birth_point"], dg["death_point"] = r["diagram_birth_point"], r["diagram_death_point"]
@@ -268,8 +298,8 @@ def msc(data, persistence=None, relative=None, *, spacing=None, progress=None) -
     cx = np.zeros(len(r["cancel_upper"]), dtype=[("upper", "i8"), ("lower", "i8"), ("persistence", "f8"), ("level", "f8")])
     cx["upper"], cx["lower"], cx["persistence"], cx["level"] = r["cancel_upper"], r["cancel_lower"], r["cancel_persistence"], r["cancel_level"]
     m.cancellations = cx
-    m.basins = r["basins"].reshape(a.shape, order=order)
-    m.mountains = r["mountains"].reshape(tuple(s - 1 for s in a.shape), order=order)
+    m.basins = r["basins"].reshape(a.shape, order="F")
+    m.mountains = r["mountains"].reshape(tuple(s - 1 for s in a.shape), order="F")
     m.threshold, m.steps, m.blocked = r["threshold"], r["cancellations"], r["blocked"]
     return m
 
@@ -277,7 +307,10 @@ def msc(data, persistence=None, relative=None, *, spacing=None, progress=None) -
 def set_threads(n: int) -> None:
     """Uses ``n`` CPU threads (default: every core) for the rest of the process; call it once,
     before the first computation (e.g. in each Dask worker, ``cores / workers``). Raises
-    ``TopoviewError`` when the threads were already set or started."""
+    ``TopoviewError`` when the threads were already set or started, or for a count outside 1 to
+    8 per core."""
+    if int(n) < 1:
+        raise TopoviewError(f"threads must be at least 1, got {n}")
     _topoview.set_threads(int(n))
 
 

@@ -1,3 +1,4 @@
+import os
 from typing import Callable, Literal, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -35,7 +36,7 @@ class MorseSmale:
 ArrayLike = Union[npt.ArrayLike, Volume]
 
 def open(
-    path: str,
+    path: Union[str, bytes, os.PathLike[str]],
     *,
     dims: Optional[Sequence[int]] = ...,
     dtype: Optional[str] = ...,
@@ -77,3 +78,4 @@ def msc(
 ) -> MorseSmale: ...
 def backend(name: Backend = ...) -> str: ...
 def set_threads(n: int) -> None: ...
+def last_ran() -> Optional[str]: ...
