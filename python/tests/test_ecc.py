@@ -186,17 +186,18 @@ def test_smooth_is_separable_along_the_arrays_axes():
 
 def test_progress_reaches_one():
     seen = []
-    a = np.random.default_rng(0).random((160, 160, 160)).astype(np.float32)
-    topoview.ecc(a, smooth=6.0, backend="cpu", progress=seen.append)
+    # Long enough (a second or more) for several reports, on 2 cores or 16.
+    a = np.random.default_rng(0).random((256, 256, 256)).astype(np.float32)
+    topoview.ecc(a, smooth=12.0, backend="cpu", progress=seen.append)
     assert seen and seen[-1] == 1.0
     assert any(0.0 < f < 1.0 for f in seen), seen  # reported while running, not only at the end
     assert all(0.0 <= f <= 1.0 for f in seen) and seen == sorted(seen)
 
 
 def test_a_failing_progress_callback_stops_the_call():
-    a = np.random.default_rng(0).random((160, 160, 160)).astype(np.float32)
+    a = np.random.default_rng(0).random((256, 256, 256)).astype(np.float32)
     started = time.perf_counter()
-    topoview.ecc(a, smooth=6.0, backend="cpu")
+    topoview.ecc(a, smooth=12.0, backend="cpu")
     whole = time.perf_counter() - started
 
     def fail(f):
@@ -205,7 +206,7 @@ def test_a_failing_progress_callback_stops_the_call():
 
     started = time.perf_counter()
     with pytest.raises(ValueError, match="stop here"):
-        topoview.ecc(a, smooth=6.0, backend="cpu", progress=fail)
+        topoview.ecc(a, smooth=12.0, backend="cpu", progress=fail)
     assert time.perf_counter() - started < 0.8 * whole, "the call ran to its end"
 
 
