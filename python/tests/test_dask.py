@@ -78,3 +78,19 @@ def test_parquet_holds_the_same_table(batch, tmp_path):
         mine = [i for i, f in enumerate(table["file"]) if f == str(p)]
         np.testing.assert_array_equal([table["threshold"][i] for i in mine], t.astype(np.float64))
         np.testing.assert_array_equal([table["chi"][i] for i in mine], chi)
+
+
+def test_a_running_scheduler_by_address(batch, tmp_path):
+    """--scheduler: the path a Slurm or Kubernetes cluster takes, here to a cluster started apart."""
+    from dask.distributed import LocalCluster
+
+    folder, out, _ = batch
+    target = tmp_path / "by-address.csv"
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        r = subprocess.run(
+            [sys.executable, str(SCRIPT), str(folder), "--out", str(target), "--scheduler", cluster.scheduler_address,
+             "--threads", "1", "--backend", "cpu"],
+            capture_output=True, text=True, timeout=600,
+        )
+    assert r.returncode == 1 and "on 1 workers" in r.stderr, r.stderr
+    assert target.read_text() == out.read_text()
