@@ -255,3 +255,30 @@ pub fn run_msc(
     }
     Ok(())
 }
+
+/// The image the crack benchmarks filter: a smoothed Gaussian random field (the filter's work
+/// does not depend on the values).
+pub fn crack_image(w: usize, h: usize) -> crate::topo::cracks::Image {
+    let f = gaussian_random_field(&[w, h], 2.0, 5);
+    let v = match f.samples() {
+        Samples::F32(v) => v.clone(),
+        _ => unreachable!("random fields are f32"),
+    };
+    crate::topo::cracks::Image::grey(w, h, v)
+}
+
+/// Median seconds of `repeat` CPU crack filters of a `w` x `h` image under `opts` (all cores).
+pub fn time_cracks_cpu(
+    img: &crate::topo::cracks::Image,
+    opts: &crate::topo::cracks::CrackOptions,
+    repeat: usize,
+) -> Result<f64, crate::topo::cracks::CrackError> {
+    let mut t = Vec::new();
+    for _ in 0..repeat.max(1) {
+        let s = Instant::now();
+        crate::topo::cracks::cracks(img, opts, &Control::default())?;
+        t.push(s.elapsed().as_secs_f64());
+    }
+    t.sort_by(f64::total_cmp);
+    Ok(t[t.len() / 2])
+}

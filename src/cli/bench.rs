@@ -19,6 +19,13 @@ pub struct BenchArgs {
     /// when given).
     #[arg(long)]
     pub msc: bool,
+    /// Time the crack filter (inter-pixel filtering, the Gaussian bank of `topoview cracks`)
+    /// instead, on the CPU (all cores) and on the GPU when there is one.
+    #[arg(long)]
+    pub cracks: bool,
+    /// With --cracks: edges of the square test images.
+    #[arg(long, value_delimiter = ',', default_value = "500,8192")]
+    pub crack_sizes: Vec<usize>,
     /// Time the in-memory ECC and smoothing of this file instead of the synthetic fields; with
     /// --msc: also time this file; with --cuda: time this file from disk to curve.
     #[arg(long)]
@@ -80,6 +87,9 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         #[cfg(not(feature = "viewer"))]
         anyhow::bail!("this topoview was built without the viewer (the `viewer` feature)");
     }
+    if a.cracks {
+        return cracks(a);
+    }
     if a.msc {
         let field = match &a.file {
             Some(p) => Some(topoview::io::open(p, &Default::default())?),
@@ -103,5 +113,61 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     run_bench(&cfg, &mut stdout())?;
+    Ok(())
+}
+
+/// `bench --cracks`: CPU rows, then GPU rows, and what splitting the work between them could
+/// save at best (the paper's scheme), from the two measured times.
+fn cracks(a: &BenchArgs) -> anyhow::Result<()> {
+    use std::io::Write;
+    use topoview::topo::cracks::CrackOptions;
+    anyhow::ensure!(
+        a.crack_sizes.iter().all(|&n| (2..=16384).contains(&n)),
+        "--crack-sizes must be 2 to 16384"
+    );
+    let opts = CrackOptions::default();
+    let mut o = stdout();
+    writeln!(
+        o,
+        "bank: scales {:?}, {} orientations, D1 and D2 ({} kernels); radius {} sigma",
+        opts.scales,
+        opts.orientations,
+        2 * opts.scales.len() * opts.orientations,
+        opts.truncate
+    )?;
+    writeln!(o, "{:<22} {:>8} {:>12} {:>12}", "CPU crack filter", "threads", "median ms", "Mpixel/s")?;
+    let mut cpu = Vec::new();
+    for &n in &a.crack_sizes {
+        let img = topoview::bench::crack_image(n, n);
+        let t = topoview::bench::time_cracks_cpu(&img, &opts, a.repeat)?;
+        writeln!(
+            o,
+            "{:<22} {:>8} {:>12.2} {:>12.1}",
+            format!("{n}x{n}"),
+            rayon::current_num_threads(),
+            t * 1e3,
+            (n * n) as f64 / t / 1e6
+        )?;
+        cpu.push(t);
+    }
+    #[cfg(feature = "cuda")]
+    match topoview::cuda::Gpu::open() {
+        Ok(g) => {
+            let gpu = topoview::cuda::bench::run_cracks(&g, &a.crack_sizes, &opts, a.repeat.max(1), &mut o)
+                .map_err(anyhow::Error::msg)?;
+            for ((n, c), g) in a.crack_sizes.iter().zip(&cpu).zip(&gpu) {
+                // Work split in proportion to speed finishes both at 1 / (1/cpu + 1/gpu).
+                let split = 1.0 / (1.0 / c + 1.0 / g);
+                writeln!(
+                    o,
+                    "{n}x{n}: CPU + GPU split at best {:.3} ms vs GPU call {:.3} ms ({:.1}% saved, before the cost of splitting)",
+                    split * 1e3,
+                    g * 1e3,
+                    100.0 * (1.0 - split / g)
+                )?;
+            }
+        }
+        Err(e) => writeln!(o, "GPU: none ({e})")?,
+    }
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! The command line: `topoview ecc | info | msc | bench`. Plain `topoview [FILE]` opens the
+//! The command line: `topoview ecc | info | msc | cracks | bench`. Plain `topoview [FILE]` opens the
 //! viewer (on the bundled demo volume when no file is given).
 
 /// Writes a line to standard output. A failure (a full disk) is an error of the command; a
@@ -20,6 +20,7 @@ macro_rules! say {
 }
 
 mod bench;
+mod cracks;
 mod ecc;
 mod info;
 mod msc;
@@ -69,6 +70,8 @@ enum Command {
     Info(info::InfoArgs),
     /// Morse-Smale complex: critical points, arcs, manifolds and persistence diagram.
     Msc(msc::MscArgs),
+    /// Edge strength on the cracks between pixels (inter-pixel filtering), as float32 TIFFs.
+    Cracks(cracks::CracksArgs),
     /// Throughput of the ECC and smoothing on synthetic fields.
     Bench(bench::BenchArgs),
 }
@@ -182,6 +185,7 @@ pub fn main() -> ExitCode {
         Some(Command::Ecc(a)) => ecc::run(a),
         Some(Command::Info(a)) => info::run(a),
         Some(Command::Msc(a)) => msc::run(a),
+        Some(Command::Cracks(a)) => cracks::run(a),
         Some(Command::Bench(a)) => bench::run(a).map(|_| true),
         None => view(&cli.file, &cli.view, launched),
     };
@@ -206,7 +210,7 @@ pub fn main() -> ExitCode {
 fn view(_: &Option<PathBuf>, _: &ViewArgs, _: std::time::Instant) -> anyhow::Result<bool> {
     anyhow::bail!(
         "this topoview was built without the viewer (the `viewer` feature); the command line \
-         works: topoview ecc | msc | info | bench (see topoview --help)"
+         works: topoview ecc | msc | cracks | info | bench (see topoview --help)"
     )
 }
 

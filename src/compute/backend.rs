@@ -10,6 +10,7 @@ use crate::control::{Cancelled, Control};
 #[cfg(feature = "cuda")]
 use crate::cuda::{Gpu, GpuError};
 use crate::field::ScalarField;
+use crate::topo::cracks::{self, CrackError, CrackMap, CrackOptions, Image};
 use crate::topo::ecc::{self, Ecc, EccError, EccOptions, NanPolicy};
 use crate::topo::smooth::{self, SmoothError, Smoothing};
 #[cfg(feature = "cuda")]
@@ -262,6 +263,27 @@ impl Backend {
         #[cfg(not(feature = "cuda"))]
         let ((f, e), ran) = (cpu()?, Ran::CPU);
         Ok((f, e, ran))
+    }
+}
+
+impl Backend {
+    /// Strength, orientation and scale of every crack of `img` under the Gaussian bank `opts`,
+    /// on the GPU when it can be (equal to the CPU's to float rounding).
+    pub fn cracks(
+        &self,
+        img: &Image,
+        opts: &CrackOptions,
+        ctl: &Control,
+    ) -> Result<(CrackMap, Ran), CrackError> {
+        let cpu = || cracks::cracks(img, opts, ctl);
+        #[cfg(feature = "cuda")]
+        {
+            // Bad input gets the CPU's error, not a fallback note.
+            let valid = opts.check().is_ok() && cracks::check_image(img).is_ok();
+            self.run(valid, Box::new(|g: &Gpu| g.cracks(img, opts, ctl)), cpu)
+        }
+        #[cfg(not(feature = "cuda"))]
+        Ok((cpu()?, Ran::CPU))
     }
 }
 

@@ -174,3 +174,64 @@ pub fn run(
     }
     Ok(())
 }
+
+/// Device-to-device copy bandwidth (bytes read plus written per second) of a 1 GiB buffer:
+/// the memory ceiling the crack filter is measured against.
+pub fn copy_bandwidth(g: &Gpu) -> Result<f64, GpuError> {
+    g.ctx.bind_to_thread()?;
+    let n = 1usize << 28;
+    let a: cudarc::driver::CudaSlice<f32> = g.stream.alloc_zeros(n)?;
+    let mut b: cudarc::driver::CudaSlice<f32> = g.stream.alloc_zeros(n)?;
+    g.stream.memcpy_dtod(&a, &mut b)?;
+    g.stream.synchronize()?;
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        g.stream.memcpy_dtod(&a, &mut b)?;
+        g.stream.synchronize()?;
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    Ok(2.0 * 4.0 * n as f64 / best)
+}
+
+/// The crack filter on the GPU: resident time (image on the device, results left there),
+/// the whole call (upload, filter, download), and the floor of reading the image once per
+/// scale at the measured copy bandwidth. Returns the whole-call seconds per case.
+pub fn run_cracks(
+    g: &Gpu,
+    sizes: &[usize],
+    opts: &crate::topo::cracks::CrackOptions,
+    reps: usize,
+    out: &mut dyn std::io::Write,
+) -> Result<Vec<f64>, BenchError> {
+    let bw = copy_bandwidth(g)?;
+    writeln!(out, "device: {} (copy bandwidth {:.0} GB/s, read + write)", g.name, bw / 1e9)?;
+    writeln!(
+        out,
+        "{:<22} {:>12} {:>12} {:>12} {:>10}",
+        "GPU crack filter", "resident ms", "call ms", "floor ms", "x floor"
+    )?;
+    let mut calls = Vec::new();
+    for &n in sizes {
+        let img = crate::bench::crack_image(n, n);
+        let resident = g.time_cracks(&img, opts, reps)?;
+        let mut whole = f64::INFINITY;
+        for _ in 0..reps.max(1) {
+            let t = std::time::Instant::now();
+            g.cracks(&img, opts, &crate::control::Control::default())?;
+            whole = whole.min(t.elapsed().as_secs_f64());
+        }
+        let floor = (opts.scales.len() * n * n * 4) as f64 / bw;
+        writeln!(
+            out,
+            "{:<22} {:>12.3} {:>12.3} {:>12.4} {:>10.1}",
+            format!("{n}x{n}"),
+            resident * 1e3,
+            whole * 1e3,
+            floor * 1e3,
+            resident / floor
+        )?;
+        calls.push(whole);
+    }
+    Ok(calls)
+}

@@ -4,9 +4,10 @@
 //! uses the CPU.
 //!
 //! Every result is checked against the CPU reference in `tests/cuda.rs` (exactly for the ECC,
-//! bit for bit for smoothing); those tests skip, saying why, where no device is usable.
+//! bit for bit for smoothing and the crack filter); those tests skip, saying why, where no device is usable.
 
 pub mod bench;
+mod cracks;
 mod ecc;
 mod smooth;
 mod wide;
@@ -39,6 +40,7 @@ impl<T: Sample + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits> D
 /// PTX of the kernels (see `scripts/build-ptx.py`; `tests/cuda_ptx.rs` checks they are current).
 pub const ECC_PTX: &str = include_str!("../../kernels/ecc.ptx");
 pub const SMOOTH_PTX: &str = include_str!("../../kernels/smooth.ptx");
+pub const CRACKS_PTX: &str = include_str!("../../kernels/cracks.ptx");
 
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
@@ -74,6 +76,7 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     ecc: Arc<CudaModule>,
     smooth: Arc<CudaModule>,
+    cracks: Arc<CudaModule>,
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub name: String,
     /// Streaming multiprocessors (132 on an H100 SXM), for sizing grid-stride launches.
@@ -112,12 +115,13 @@ impl Gpu {
             };
             let ecc = load(ECC_PTX, "ECC")?;
             let smooth = load(SMOOTH_PTX, "smoothing")?;
+            let cracks = load(CRACKS_PTX, "crack filter")?;
             let stream = ctx.default_stream();
             let multiprocessors = ctx
                 .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
                 .map_err(|e| format!("{name}: cannot read the multiprocessor count ({e})"))?
                 .max(1) as u32;
-            Ok(Gpu { ctx, stream, ecc, smooth, name, multiprocessors, staging: Default::default() })
+            Ok(Gpu { ctx, stream, ecc, smooth, cracks, name, multiprocessors, staging: Default::default() })
         }))
     }
 
@@ -131,6 +135,7 @@ impl Gpu {
             stream: self.ctx.new_stream()?,
             ecc: self.ecc.clone(),
             smooth: self.smooth.clone(),
+            cracks: self.cracks.clone(),
             name: self.name.clone(),
             multiprocessors: self.multiprocessors,
             staging: Default::default(),

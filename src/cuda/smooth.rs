@@ -144,7 +144,7 @@ impl Gpu {
 impl Gpu {
     /// A grid-stride launch over `n` elements: enough blocks to fill every multiprocessor of
     /// this device 32 times over, no more.
-    fn grid(&self, n: usize) -> LaunchConfig {
+    pub(super) fn grid(&self, n: usize) -> LaunchConfig {
         let most = (self.multiprocessors as u64 * 32).max(1);
         let blocks = (n as u64).div_ceil(THREADS as u64).clamp(1, most) as u32;
         LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 }

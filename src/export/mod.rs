@@ -1,9 +1,11 @@
 //! Writing results, always atomically (a temporary file in the target's folder, renamed over
 //! the target once complete), so an interrupted export never leaves a half-written file behind:
-//! ECC curves as CSV and JSON (here), Morse-Smale complexes as JSON and VTK ([`msc`]).
+//! ECC curves as CSV and JSON (here), Morse-Smale complexes as JSON and VTK ([`msc`]), float32
+//! TIFF pages ([`tiff`]).
 
 pub mod msc;
 pub mod outputs;
+pub mod tiff;
 
 use crate::field::{Dtype, ScalarField, dims_string};
 use crate::topo::ecc::crossings::{Crossing, suggested_threshold, zero_crossings};

@@ -63,3 +63,36 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
 pub(crate) fn luminance_f32(rgb: &[f32], channels: usize) -> Vec<f32> {
     rgb.chunks_exact(channels).map(|p| 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2]).collect()
 }
+
+/// The colour channels of a PNG or JPEG, each as f32 in the file's own units (0-255 for 8-bit,
+/// 0-65535 for 16-bit), alpha dropped, as `(width, height, planes)`: `Ok(None)` for any other file or a grey image (read
+/// those with [`super::open_with`]).
+pub fn read_channels(
+    path: &Path,
+    ctl: &Control,
+) -> Result<Option<(usize, usize, Vec<Vec<f32>>)>, super::ReadError> {
+    use image::ImageFormat;
+    let fail = |m: String| super::ReadError::new(path, m);
+    let reader =
+        image::ImageReader::new(super::open_file(path, ctl).map_err(|e| super::ReadError::of(path, e))?)
+            .with_guessed_format()
+            .map_err(|e| fail(e.to_string()))?;
+    if !matches!(reader.format(), Some(ImageFormat::Png | ImageFormat::Jpeg)) {
+        return Ok(None);
+    }
+    let img = reader.decode().map_err(|e| fail(format!("cannot decode image: {e}")))?;
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let planes = |v: Vec<f32>, n: usize| -> Vec<Vec<f32>> {
+        (0..3).map(|c| v.chunks_exact(n).map(|p| p[c]).collect()).collect()
+    };
+    let channels = match img {
+        DynamicImage::ImageRgb8(b) => planes(b.into_raw().into_iter().map(f32::from).collect(), 3),
+        DynamicImage::ImageRgba8(b) => planes(b.into_raw().into_iter().map(f32::from).collect(), 4),
+        DynamicImage::ImageRgb16(b) => planes(b.into_raw().into_iter().map(f32::from).collect(), 3),
+        DynamicImage::ImageRgba16(b) => planes(b.into_raw().into_iter().map(f32::from).collect(), 4),
+        DynamicImage::ImageRgb32F(b) => planes(b.into_raw(), 3),
+        DynamicImage::ImageRgba32F(b) => planes(b.into_raw(), 4),
+        _ => return Ok(None),
+    };
+    Ok(Some((w, h, channels)))
+}

@@ -35,7 +35,7 @@
 
 pub mod bank;
 pub mod boundaries;
-mod separable;
+pub(crate) mod separable;
 
 use crate::control::Control;
 use rayon::prelude::*;
@@ -264,26 +264,35 @@ pub fn cracks(img: &Image, opts: &CrackOptions, ctl: &Control) -> Result<CrackMa
     opts.check()?;
     check_image(img)?;
     let dirs = opts.directions();
+    let channels = img.channels.len();
     let mut best: [Best; 2] = Family::BOTH.map(|f| {
         let (w, h) = f.dims(img.width, img.height);
-        Best::new(w * h)
+        Best::new(w * h, channels)
     });
+    let mut scratch = separable::Scratch::default();
+    // Each channel's pass B outputs, kept while the next channel is filtered.
+    let mut outs: Vec<[Vec<f32>; 5]> = vec![Default::default(); channels];
     for (si, &s) in opts.scales.iter().enumerate() {
         let taps = separable::Taps::new(s, opts.radius(s));
         for f in Family::BOTH {
-            let mut first = Vec::with_capacity(img.channels.len());
-            for c in &img.channels {
+            let mut first = Vec::with_capacity(channels);
+            for (values, out) in img.channels.iter().zip(outs.iter_mut()) {
                 ctl.check()?;
-                let b = separable::first_derivatives(c, img.width, img.height, f, &taps);
+                first.push(separable::first_derivatives(
+                    values,
+                    img.width,
+                    img.height,
+                    f,
+                    &taps,
+                    &mut scratch,
+                    out,
+                ));
                 ctl.tick((img.width * img.height) as u64);
-                first.push(b);
             }
-            best[f as usize].update(&first, &dirs, si, f);
+            best[f as usize].update(&first, si, f);
         }
     }
-    let [h, v] = best;
-    let finish = |b: Best| b.finish(opts);
-    let (h, v) = (finish(h), finish(v));
+    let [h, v] = best.map(|b| b.finish(opts, &dirs));
     Ok(CrackMap {
         width: img.width,
         height: img.height,
@@ -293,63 +302,118 @@ pub fn cracks(img: &Image, opts: &CrackOptions, ctl: &Control) -> Result<CrackMa
     })
 }
 
-/// Running maximum of the squared energy per crack, with where it was reached.
+/// Per crack, the largest energy across it so far, the scale where it was reached and the
+/// first derivatives of every channel there (for its orientation, found once at the end).
 struct Best {
     energy: Vec<f32>,
-    orientation: Vec<u16>,
-    scale: Vec<u16>,
+    scale: Vec<u32>,
+    g: Vec<(Vec<f32>, Vec<f32>)>,
+    /// Per crack, all ones where the scale being folded in wins (masks, not branches, so the
+    /// loops vectorise).
+    better: Vec<u32>,
 }
 
+/// Cracks per parallel task.
+const CHUNK: usize = 4096;
+
 impl Best {
-    fn new(n: usize) -> Best {
-        Best { energy: vec![-1.0; n], orientation: vec![0; n], scale: vec![0; n] }
+    fn new(n: usize, channels: usize) -> Best {
+        Best {
+            energy: vec![-1.0; n],
+            scale: vec![0; n],
+            g: vec![(vec![0.0; n], vec![0.0; n]); channels],
+            better: vec![0; n],
+        }
     }
 
     /// Folds in one scale: `first[c] = (gx, gy)` of channel `c`.
-    fn update(&mut self, first: &[(Vec<f32>, Vec<f32>)], dirs: &[[f32; 2]], si: usize, family: Family) {
-        const CHUNK: usize = 4096;
-        (
-            self.energy.par_chunks_mut(CHUNK),
-            self.orientation.par_chunks_mut(CHUNK),
-            self.scale.par_chunks_mut(CHUNK),
-        )
+    fn update(&mut self, first: &[(&[f32], &[f32])], si: usize, family: Family) {
+        let si = si as u32;
+        let better = &mut self.better;
+        (self.energy.par_chunks_mut(CHUNK), self.scale.par_chunks_mut(CHUNK), better.par_chunks_mut(CHUNK))
             .into_par_iter()
             .enumerate()
-            .for_each(|(chunk, (e, o, sc))| {
+            .for_each(|(chunk, (e, sc, b))| {
                 let base = chunk * CHUNK;
-                for i in 0..e.len() {
-                    let j = base + i;
-                    let mut across = 0.0f32;
-                    for (gx, gy) in first {
-                        let r = if family == Family::H { gy[j] } else { gx[j] };
-                        across += r * r;
+                let mut across = vec![0f32; e.len()];
+                for &(gx, gy) in first {
+                    let g = if family == Family::H { gy } else { gx };
+                    for (a, r) in across.iter_mut().zip(&g[base..base + e.len()]) {
+                        *a += r * r;
                     }
-                    if across <= e[i] {
-                        continue;
-                    }
-                    e[i] = across;
-                    sc[i] = si as u16;
-                    let mut best = (-1.0f32, 0);
-                    for (k, &[c, s]) in dirs.iter().enumerate() {
-                        let mut sum = 0.0f32;
-                        for (gx, gy) in first {
-                            let r = c * gx[j] + s * gy[j];
-                            sum += r * r;
-                        }
-                        if sum > best.0 {
-                            best = (sum, k);
-                        }
-                    }
-                    o[i] = best.1 as u16;
+                }
+                for (((e, sc), b), &a) in e.iter_mut().zip(sc.iter_mut()).zip(b.iter_mut()).zip(&across) {
+                    *b = 0u32.wrapping_sub((a > *e) as u32);
+                    *e = e.max(a);
+                    *sc = (*sc & !*b) | (si & *b);
                 }
             });
+        let pick = |old: f32, new: f32, m: u32| f32::from_bits((old.to_bits() & !m) | (new.to_bits() & m));
+        for ((bx, by), &(gx, gy)) in self.g.iter_mut().zip(first) {
+            (bx.par_chunks_mut(CHUNK), by.par_chunks_mut(CHUNK), better.par_chunks(CHUNK))
+                .into_par_iter()
+                .enumerate()
+                .for_each(|(chunk, (bx, by, b))| {
+                    let base = chunk * CHUNK;
+                    let (gx, gy) = (&gx[base..base + b.len()], &gy[base..base + b.len()]);
+                    for ((((bx, by), &m), &x), &y) in bx.iter_mut().zip(by.iter_mut()).zip(b).zip(gx).zip(gy)
+                    {
+                        *bx = pick(*bx, x, m);
+                        *by = pick(*by, y, m);
+                    }
+                });
+        }
     }
 
-    fn finish(self, opts: &CrackOptions) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
-        let strength = self.energy.par_iter().map(|e| e.max(0.0).sqrt()).collect();
-        let angle = self.orientation.par_iter().map(|&k| opts.angle(k as usize) as f32).collect();
-        let scale = self.scale.par_iter().map(|&s| opts.scales[s as usize] as f32).collect();
-        (strength, angle, scale)
+    /// Strength, orientation (the most energetic steered direction at the winning scale) and
+    /// scale of each crack.
+    fn finish(self, opts: &CrackOptions, dirs: &[[f32; 2]]) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+        let n = self.energy.len();
+        // The outputs reuse the buffers they are made from where the types allow.
+        let mut strength = self.energy;
+        strength.par_iter_mut().for_each(|e| *e = e.max(0.0).sqrt());
+        let angles: Vec<f32> = (0..dirs.len()).map(|k| opts.angle(k) as f32).collect();
+        let mut orientation = vec![0f32; n];
+        orientation.par_chunks_mut(CHUNK).enumerate().for_each(|(chunk, o)| {
+            let (base, len) = (chunk * CHUNK, o.len());
+            let g: Vec<(&[f32], &[f32])> =
+                self.g.iter().map(|(x, y)| (&x[base..base + len], &y[base..base + len])).collect();
+            let mut best = vec![-1f32; len];
+            // u32, not u16: the select then vectorises with the f32 compare.
+            let mut at = vec![0u32; len];
+            let mut sum = vec![0f32; len];
+            for (k, &[c, s]) in dirs.iter().enumerate() {
+                let k = k as u32;
+                if let [(gx, gy)] = g[..] {
+                    // One channel (the common case): one pass.
+                    for (((best, at), &x), &y) in best.iter_mut().zip(at.iter_mut()).zip(gx).zip(gy) {
+                        let r = c * x + s * y;
+                        let e = r * r;
+                        // Masks, not branches: LLVM makes stores under a condition otherwise.
+                        let mask = 0u32.wrapping_sub((e > *best) as u32);
+                        *best = best.max(e);
+                        *at = (*at & !mask) | (k & mask);
+                    }
+                    continue;
+                }
+                sum.iter_mut().for_each(|v| *v = 0.0);
+                for &(gx, gy) in &g {
+                    for ((sum, &x), &y) in sum.iter_mut().zip(gx).zip(gy) {
+                        let r = c * x + s * y;
+                        *sum += r * r;
+                    }
+                }
+                for ((best, at), &e) in best.iter_mut().zip(at.iter_mut()).zip(&sum) {
+                    let mask = 0u32.wrapping_sub((e > *best) as u32);
+                    *best = best.max(e);
+                    *at = (*at & !mask) | (k & mask);
+                }
+            }
+            o.iter_mut().zip(&at).for_each(|(o, &k)| *o = angles[k as usize]);
+        });
+        let mut scale = self.scale;
+        scale.par_iter_mut().for_each(|s| *s = (opts.scales[*s as usize] as f32).to_bits());
+        (strength, orientation, bytemuck::cast_vec(scale))
     }
 }
 
