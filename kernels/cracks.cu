@@ -10,7 +10,8 @@
 __device__ __forceinline__ int clampi(int i, int n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
 
 // Pass A along the crack (x when along_y == 0, else y) of a w x h image: value s, derivative d
-// and second derivative dd of the Gaussian. taps: g[0..r], gd[0..r], gdd[0..r].
+// and (when dd is not null) second derivative dd of the Gaussian. taps: g[0..r], gd[0..r],
+// gdd[0..r].
 extern "C" __global__ void cracks_pass_a(const float* __restrict__ img, float* __restrict__ s,
                                          float* __restrict__ d, float* __restrict__ dd, int w, int h,
                                          int along_y, const float* __restrict__ taps, int r) {
@@ -34,12 +35,12 @@ extern "C" __global__ void cracks_pass_a(const float* __restrict__ img, float* _
         const float sum = ADD(p, m), diff = SUB(p, m);
         as = ADD(as, MUL(g[k], sum));
         ad = ADD(ad, MUL(gd[k], diff));
-        add = ADD(add, MUL(gdd[k], sum));
+        if (dd) add = ADD(add, MUL(gdd[k], sum));
     }
     const long long i = (long long)y * w + x;
     s[i] = as;
     d[i] = ad;
-    dd[i] = add;
+    if (dd) dd[i] = add;
 }
 
 // Pass B across the cracks of one family (0: h, across y; 1: v, across x) from pass A's s, d,

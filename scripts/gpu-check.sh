@@ -20,3 +20,7 @@ cat "$raw" >/dev/null # page-cached, as the benchmark promises
 echo "== the CLI on the bundled volume (backend auto)"
 "$bin/topoview" ecc assets/mni152_t1_09a.nii.gz
 "$bin/topoview" ecc assets/mni152_t1_09a.nii.gz --backend cpu
+echo "== crack filter (inter-pixel filtering)"
+"$bin/topoview" bench --cracks --repeat 5
+"$bin/topoview" cracks assets/coins.png
+"$bin/topoview" cracks assets/coins.png --backend cpu

@@ -1,7 +1,7 @@
 //! The CUDA backend against the CPU reference: exactly equal curves for every supported dtype,
 //! both constructions, sub- and superlevel, 1D/2D/3D, odd sizes, many ties and many values, and
-//! slabs forced small by a memory limit; smoothing equal bit for bit. Skipped, with the reason
-//! printed, where no CUDA device is usable (as on CI).
+//! slabs forced small by a memory limit; smoothing and the crack filter equal bit for bit.
+//! Skipped, with the reason printed, where no CUDA device is usable (as on CI).
 #![cfg(feature = "cuda")]
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -246,4 +246,41 @@ fn concurrent_threads_share_the_device_and_match_the_cpu() {
         }
     });
     println!("24 concurrent GPU curves equal to the CPU's");
+}
+
+/// The crack filter on the GPU equals the CPU's bit for bit: strengths, orientations and
+/// scales, for odd sizes, several channels, scales wider than the image and the bundled coins.
+#[test]
+fn the_crack_filter_equals_the_cpu_bit_for_bit() {
+    use topoview::topo::cracks::{CrackOptions, Image, cracks};
+    let Some(g) = gpu() else { return };
+    let ctl = Control::default();
+    let noise = |w: usize, h: usize, seed: u64| -> Vec<f32> {
+        xorshift_values(seed, w * h, 1000).into_iter().map(|v| v as f32 / 7.0).collect()
+    };
+    let mut cases: Vec<(String, Image, CrackOptions)> = Vec::new();
+    for &(w, h) in &[(2, 2), (2, 9), (37, 23), (130, 67), (500, 500)] {
+        cases.push((format!("{w}x{h} grey"), Image::grey(w, h, noise(w, h, 1)), CrackOptions::default()));
+    }
+    let rgb = Image { width: 61, height: 40, channels: (0..3).map(|c| noise(61, 40, 10 + c)).collect() };
+    cases.push(("61x40 RGB".into(), rgb, CrackOptions::default()));
+    let wide = CrackOptions { scales: vec![0.5, 3.0, 9.5], orientations: 12, truncate: 4.0 };
+    cases.push(("33x17 wide kernels".into(), Image::grey(33, 17, noise(33, 17, 3)), wide));
+    let coins = topoview::io::open(&common::data("../../assets/coins.png"), &Default::default()).unwrap();
+    let [w, h, _] = coins.dims();
+    let v = (0..coins.len()).map(|i| coins.samples().get_f64(i) as f32).collect();
+    cases.push(("coins".into(), Image::grey(w, h, v), CrackOptions::default()));
+    for (name, img, opts) in &cases {
+        let cpu = cracks(img, opts, &ctl).unwrap();
+        let gpu = g.cracks(img, opts, &ctl).unwrap();
+        for f in 0..2 {
+            let same = |a: &[f32], b: &[f32]| {
+                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()) && a.len() == b.len()
+            };
+            assert!(same(&cpu.strength[f], &gpu.strength[f]), "{name}: strength of family {f}");
+            assert!(same(&cpu.angle[f], &gpu.angle[f]), "{name}: angle of family {f}");
+            assert!(same(&cpu.scale[f], &gpu.scale[f]), "{name}: scale of family {f}");
+        }
+        println!("cracks {name}: equal to the CPU bit for bit");
+    }
 }

@@ -7,6 +7,7 @@ use crate::control::Control;
 use crate::topo::cracks::separable::Taps;
 use crate::topo::cracks::{CrackMap, CrackOptions, Family, Image};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use rayon::prelude::*;
 
 /// Threads of a 2D block: 32 along x (coalesced rows), 8 rows.
 const BLOCK: (u32, u32) = (32, 8);
@@ -19,13 +20,13 @@ fn grid_2d(w: usize, h: usize) -> LaunchConfig {
     }
 }
 
-/// Device buffers for one image: its channels, pass A's three outputs and the first
+/// Device buffers for one image: its channels, pass A's outputs (the strengths need no second
+/// derivative) and the first
 /// derivatives of every channel for one family.
 struct Buffers {
     channels: Vec<CudaSlice<f32>>,
     s: CudaSlice<f32>,
     d: CudaSlice<f32>,
-    dd: CudaSlice<f32>,
     first: CudaSlice<f32>,
 }
 
@@ -38,11 +39,12 @@ impl Gpu {
         let dirs_angle = |k: u16| opts.angle(k as usize) as f32;
         let mut out: [(Vec<f32>, Vec<f32>, Vec<f32>); 2] = Default::default();
         for (f, (e, o, sc)) in best.into_iter().enumerate() {
-            let (e, o, sc) = (st.clone_dtoh(&e)?, st.clone_dtoh(&o)?, st.clone_dtoh(&sc)?);
+            let (mut e, o, sc) = (st.clone_dtoh(&e)?, st.clone_dtoh(&o)?, st.clone_dtoh(&sc)?);
+            e.par_iter_mut().for_each(|e| *e = e.max(0.0).sqrt());
             out[f] = (
-                e.iter().map(|e| e.max(0.0).sqrt()).collect(),
-                o.iter().map(|&k| dirs_angle(k)).collect(),
-                sc.iter().map(|&s| opts.scales[s as usize] as f32).collect(),
+                e,
+                o.par_iter().map(|&k| dirs_angle(k)).collect(),
+                sc.par_iter().map(|&s| opts.scales[s as usize] as f32).collect(),
             );
         }
         let [(hs, ha, hsc), (vs, va, vsc)] = out;
@@ -60,8 +62,8 @@ impl Gpu {
         let st = &self.stream;
         let n = img.width * img.height;
         let c = img.channels.len();
-        // Channels, s, d, dd, the first derivatives and the best of both families.
-        let need = 4 * n * (c + 3 + 2 * c) + 2 * 8 * n;
+        // Channels, s, d, the first derivatives and the best of both families.
+        let need = 4 * n * (c + 2 + 2 * c) + 2 * 8 * n;
         let (free, _) = self.memory()?;
         if need > free {
             return Err(GpuError::TooLarge(format!(
@@ -73,7 +75,6 @@ impl Gpu {
             channels,
             s: st.alloc_zeros(n)?,
             d: st.alloc_zeros(n)?,
-            dd: st.alloc_zeros(n)?,
             first: st.alloc_zeros(2 * c * n)?,
         })
     }
@@ -115,26 +116,29 @@ impl Gpu {
                 let (cw, ch) = f.dims(w, h);
                 let n = cw * ch;
                 let (along_y, family, all) = (fi as i32, fi as i32, 0i32);
+                // The strengths need no second derivatives: pass A writes none (a null pointer)
+                // and pass B reads none (all = 0).
+                let no_dd = 0u64;
                 for (c, chan) in b.channels.iter().enumerate() {
                     ctl.check()?;
                     let mut l = st.launch_builder(&pass_a);
                     l.arg(chan)
                         .arg(&mut b.s)
                         .arg(&mut b.d)
-                        .arg(&mut b.dd)
+                        .arg(&no_dd)
                         .arg(&wi)
                         .arg(&hi)
                         .arg(&along_y)
                         .arg(&int)
                         .arg(&r);
-                    // SAFETY: every buffer holds w * h floats, `int` 3 (r + 1) taps; the kernel
-                    // bound-checks its pixel.
+                    // SAFETY: every buffer holds w * h floats, `int` 3 (r + 1) taps, dd is null (the
+                    // kernel then writes none); the kernel bound-checks its pixel.
                     unsafe { l.launch(grid_2d(w, h)) }?;
                     let mut out = b.first.slice_mut(2 * c * n..2 * (c + 1) * n);
                     let mut l = st.launch_builder(&pass_b);
                     l.arg(&b.s)
                         .arg(&b.d)
-                        .arg(&b.dd)
+                        .arg(&no_dd)
                         .arg(&mut out)
                         .arg(&wi)
                         .arg(&hi)
@@ -142,7 +146,7 @@ impl Gpu {
                         .arg(&half)
                         .arg(&r)
                         .arg(&all);
-                    // SAFETY: s, d, dd hold w * h floats, `out` 2 n, `half` 3 r taps; the kernel
+                    // SAFETY: s, d hold w * h floats (dd, null, is not read with all = 0), `out` 2 n, `half` 3 r taps; the kernel
                     // bound-checks its crack and writes gx, gy only (all = 0).
                     unsafe { l.launch(grid_2d(cw, ch)) }?;
                     ctl.tick((w * h) as u64);
