@@ -310,3 +310,57 @@ fn the_complex_is_drawn_in_the_3d_view() {
     h.run_steps(3);
     h.snapshot_options("emri_msc_3d_hidden", &snapshot_options());
 }
+
+#[test]
+fn edges_between_pixels_are_drawn_on_the_cracks_and_follow_the_slice() {
+    let mut h = harness("coins.png");
+    wait_for(&mut h, "coins.png", |a| {
+        idle(a) && a.data.as_ref().is_some_and(|d| d.displayed_msc().is_some())
+    });
+    // The complex is off here so the edges are what the snapshot shows.
+    h.state_mut().settings.msc.show = false;
+    // (The side panel scrolls; its checkbox is below the fold at this window size.)
+    h.state_mut().settings.cracks.show = true;
+    wait_for(&mut h, "the crack strengths of coins.png", |a| a.jobs.is_empty() && a.cracks.slice.is_some());
+    let app = h.state();
+    let s = app.cracks.slice.as_ref().unwrap();
+    // The same strengths as the library's, for the image on screen.
+    let d = app.data.as_ref().unwrap();
+    let [w, hh, _] = d.field.dims();
+    let v = (0..d.field.len()).map(|i| d.field.samples().get_f64(i) as f32).collect();
+    let img = topoview::topo::cracks::Image::grey(w, hh, v);
+    let want = topoview::topo::cracks::cracks(&img, &s.opts, &Control::default()).unwrap();
+    assert_eq!(*s.map, want);
+    // What is drawn: the cracks at least 20% of the strongest as strong.
+    let lowest = 0.2 * want.max_strength();
+    let strong = want.strength.iter().flatten().filter(|&&x| x >= lowest).count();
+    assert_eq!(app.views.cracks_drawn, strong);
+    h.snapshot_options("coins_cracks", &snapshot_options());
+
+    // Closed curves only, by orientation, with the threshold set's boundary.
+    {
+        let c = &mut h.state_mut().settings.cracks;
+        c.closed = true;
+        c.set_boundary = true;
+        c.color = topoview::app::settings::CrackColor::Orientation;
+    }
+    h.run_steps(3);
+    let drawn = h.state().views.cracks_drawn;
+    assert!(drawn > 0 && drawn != strong, "{drawn} cracks drawn");
+    h.snapshot_options("coins_cracks_closed", &snapshot_options());
+}
+
+#[test]
+fn edges_between_pixels_follow_the_axial_slice_of_a_volume() {
+    let mut h = harness("pydicom_emri_small.nii.gz");
+    wait_for(&mut h, "the emri volume", idle);
+    h.state_mut().settings.cracks.show = true;
+    wait_for(&mut h, "the first slice's cracks", |a| a.jobs.is_empty() && a.cracks.slice.is_some());
+    let z0 = h.state().cracks.slice.as_ref().unwrap().z;
+    assert_eq!(z0, h.state().views.cursor[2]);
+    h.state_mut().views.cursor[2] = z0 + 1;
+    wait_for(&mut h, "the next slice's cracks", |a| {
+        a.jobs.is_empty() && a.cracks.slice.as_ref().is_some_and(|s| s.z == z0 + 1)
+    });
+    assert!(h.state().views.cracks_drawn > 0);
+}

@@ -4,6 +4,7 @@
 //! Layout: menu bar on top, status bar at the bottom, the ECC panel on the right, slice views in
 //! the centre. State lives here; [`views`], [`curve_panel`] and [`side`] draw parts of it.
 
+mod crack_layer;
 mod curve_panel;
 pub mod dataset;
 pub mod exports;
@@ -91,6 +92,8 @@ pub struct TopoApp {
     msc_check: Option<(usize, Option<String>)>,
     frames: FrameClock,
     bench: Option<bench::FrameBench>,
+    /// The "edges between pixels" layer.
+    pub cracks: crack_layer::CrackLayer,
 }
 
 mod bench;
@@ -197,6 +200,7 @@ impl TopoApp {
             msc_check: None,
             frames: FrameClock { first_frame: true, ..Default::default() },
             bench,
+            cracks: Default::default(),
         };
         let file = startup.file.unwrap_or_else(|| asset(DEMO_VOLUME));
         app.open(file, startup.open);
@@ -317,6 +321,13 @@ impl TopoApp {
             Ok(s) => return self.smoothed(s, seconds),
             Err(o) => o,
         };
+        let outcome = match outcome.take::<jobs::CrackSlice>() {
+            Ok(c) => {
+                self.last_job = Some(("edges between pixels".into(), seconds));
+                return self.cracks.arrived(c);
+            }
+            Err(o) => o,
+        };
         if let Ok(scene) = outcome.take::<MscScene>() {
             self.last_job = Some(("Morse-Smale complex".into(), seconds));
             // Kept for the original or the smoothed field it was computed from, else dropped.
@@ -429,6 +440,7 @@ impl TopoApp {
         mask_on: bool,
         d: &'a Dataset,
         labels: Option<&'a Arc<msc_labels::LabelMap>>,
+        cracks: Option<crack_layer::Overlay>,
     ) -> views::Look<'a> {
         let (_, class) = volume::texel_format(d.displayed().dtype());
         let (mode, bits) = if mask_on {
@@ -442,6 +454,7 @@ impl TopoApp {
             mask_mode: mode,
             threshold_bits: bits,
             mask_color: [1.0, 0.35, 0.15, settings.mask_opacity],
+            cracks,
             msc: d.displayed_msc().filter(|_| settings.msc.show).map(|m| msc_overlay::SliceOverlay {
                 scene: &m.scene,
                 level: &m.level,
@@ -478,6 +491,7 @@ impl eframe::App for TopoApp {
                 self.resmooth();
             }
         }
+        crack_layer::request(self);
         let sync = Instant::now();
         let uploading = self.upload.is_none_or(|p| p.planes < p.of);
         self.sync_texture(frame, &ctx);

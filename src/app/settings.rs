@@ -123,6 +123,54 @@ pub struct Settings {
     pub grf: GrfSettings,
     pub view3d: View3dSettings,
     pub msc: MscSettings,
+    pub cracks: CrackSettings,
+}
+
+/// The "edges between pixels" layer over the slice views (a 2D image, or a volume's axial
+/// slices).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct CrackSettings {
+    pub show: bool,
+    pub scales: Vec<f64>,
+    pub orientations: usize,
+    /// Cracks at least this strong are drawn, as a fraction of the slice's strongest.
+    pub min_fraction: f32,
+    pub color: CrackColor,
+    /// Only the cracks on closed curves (dangling branches pruned).
+    pub closed: bool,
+    /// The boundary of the threshold set, on the cracks.
+    pub set_boundary: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum CrackColor {
+    Strength,
+    Orientation,
+}
+
+impl Default for CrackSettings {
+    fn default() -> Self {
+        CrackSettings {
+            show: false,
+            scales: vec![1.0, 2.0, 4.0],
+            orientations: 8,
+            min_fraction: 0.2,
+            color: CrackColor::Strength,
+            closed: false,
+            set_boundary: false,
+        }
+    }
+}
+
+impl CrackSettings {
+    pub fn options(&self) -> crate::topo::cracks::CrackOptions {
+        crate::topo::cracks::CrackOptions {
+            scales: self.scales.clone(),
+            orientations: self.orientations,
+            ..Default::default()
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -153,6 +201,7 @@ impl Default for Settings {
             grf: GrfSettings::default(),
             view3d: View3dSettings::default(),
             msc: MscSettings::default(),
+            cracks: CrackSettings::default(),
         }
     }
 }

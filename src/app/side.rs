@@ -246,6 +246,8 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.separator();
     super::msc_panel::panel(app, ui);
     ui.separator();
+    super::crack_layer::panel(app, ui);
+    ui.separator();
     dataset_info(app, ui);
 }
 
@@ -372,6 +374,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
     let labels = (app.settings.msc.show && kind != LabelOverlay::None)
         .then(|| app.data.as_mut()?.displayed_msc_mut()?.labels(kind))
         .flatten();
+    let cracks = super::crack_layer::overlay(app);
     let Some(d) = &app.data else {
         ui.centered_and_justified(|ui| {
             ui.label(if app.jobs.contains_key(&jobs::LOAD) {
@@ -387,7 +390,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         return;
     }
     let labels = labels.as_ref();
-    let look = TopoApp::look(&app.settings, app.mask_on, d, labels);
+    let look = TopoApp::look(&app.settings, app.mask_on, d, labels, cracks);
     let field = d.displayed().clone();
     let rect = ui.available_rect_before_wrap();
     let free = views::show(ui, rect, &field, app.settings.layout, &mut app.views, &look);

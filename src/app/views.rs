@@ -64,6 +64,8 @@ pub struct ViewState {
     pub picked: Option<(usize, Vec<usize>)>,
     /// Each view's label image and what it shows.
     labels: LabelTextures,
+    /// How many cracks the "edges between pixels" layer drew in the last frame.
+    pub cracks_drawn: usize,
 }
 
 /// What a view's label image shows: the labels (held, so their address cannot be reused while
@@ -99,6 +101,8 @@ pub struct Look<'a> {
     pub mask_color: [f32; 4],
     /// The Morse-Smale complex over the slices, when it is computed for the field on screen.
     pub msc: Option<SliceOverlay<'a>>,
+    /// Edges between pixels over the axial slice (or the 2D image) they were computed for.
+    pub cracks: Option<super::crack_layer::Overlay>,
 }
 
 /// Screen <-> plane mapping of one view.
@@ -293,6 +297,16 @@ fn view(
         }
     }
 
+    let mut cracks_complete = true;
+    if let Some(o) =
+        look.cracks.as_ref().filter(|o| w == 2 && (field.ndim() < 3 || o.slice_z == state.cursor[2]))
+    {
+        let [a, b] = [fr.to_plane(image.left_top()), fr.to_plane(image.right_bottom())];
+        let visible = [a[0].min(b[0]), a[0].max(b[0]), a[1].min(b[1]), a[1].max(b[1])];
+        let (drawn, all) = super::crack_layer::draw(&painter, o, |pu, pv| fr.to_screen(pu, pv), visible);
+        state.cracks_drawn = drawn;
+        cracks_complete = all;
+    }
     if field.ndim() == 3 {
         let c = fr.to_screen(state.cursor[u] as f32 + 0.5, state.cursor[v] as f32 + 0.5);
         let stroke = Stroke::new(1.0, Color32::from_rgba_unmultiplied(80, 200, 255, 170));
@@ -312,6 +326,9 @@ fn view(
         if field.ndim() == 3 { format!("{} = {}", AXIS_LETTERS[w], state.cursor[w]) } else { String::new() };
     if !complete {
         label += "  (complex: too many arcs here, raise the persistence)";
+    }
+    if !cracks_complete {
+        label += "  (edges: too many here, zoom in or raise the strength)";
     }
     painter.text(
         image.left_bottom() + Vec2::new(6.0, -6.0),

@@ -98,6 +98,12 @@ impl From<crate::topo::msc::MscError> for JobError {
     }
 }
 
+impl From<crate::topo::cracks::CrackError> for JobError {
+    fn from(e: crate::topo::cracks::CrackError) -> Self {
+        JobError::from_error(matches!(e, crate::topo::cracks::CrackError::Cancelled), e)
+    }
+}
+
 /// What a running job sees: the backend, and its progress and cancellation.
 pub struct JobContext<'a> {
     pub backend: &'a backend::Backend,

@@ -64,13 +64,13 @@ pub(crate) fn luminance_f32(rgb: &[f32], channels: usize) -> Vec<f32> {
     rgb.chunks_exact(channels).map(|p| 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2]).collect()
 }
 
+/// An image's width, height and channels (each `width * height` f32 values, x fastest).
+pub type Planes = (usize, usize, Vec<Vec<f32>>);
+
 /// The colour channels of a PNG or JPEG, each as f32 in the file's own units (0-255 for 8-bit,
 /// 0-65535 for 16-bit), alpha dropped, as `(width, height, planes)`: `Ok(None)` for any other file or a grey image (read
 /// those with [`super::open_with`]).
-pub fn read_channels(
-    path: &Path,
-    ctl: &Control,
-) -> Result<Option<(usize, usize, Vec<Vec<f32>>)>, super::ReadError> {
+pub fn read_channels(path: &Path, ctl: &Control) -> Result<Option<Planes>, super::ReadError> {
     use image::ImageFormat;
     let fail = |m: String| super::ReadError::new(path, m);
     let reader =

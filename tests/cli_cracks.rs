@@ -1,0 +1,166 @@
+//! `topoview cracks` as a user runs it: the TIFFs it writes read back (with this crate's TIFF
+//! reader) equal to the library's strengths, volumes page by page, colour images by channel,
+//! banks written and loaded, and bad input refused with nothing written.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use topoview::control::Control;
+use topoview::topo::cracks::{CrackOptions, Family, Image, boundaries, cracks};
+
+fn topoview(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_topoview")).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn read_f32(p: &Path) -> (Vec<usize>, Vec<f32>) {
+    let f = topoview::io::open(p, &Default::default()).unwrap();
+    let v = (0..f.len()).map(|i| f.samples().get_f64(i) as f32).collect();
+    (f.shape().to_vec(), v)
+}
+
+fn grey(p: &Path) -> Image {
+    let f = topoview::io::open(p, &Default::default()).unwrap();
+    let [w, h, _] = f.dims();
+    Image::grey(w, h, (0..f.len()).map(|i| f.samples().get_f64(i) as f32).collect())
+}
+
+#[test]
+fn the_tiffs_hold_the_strengths_of_both_families_and_the_complex() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = tmp.path().join("cam");
+    let input = common::data("camera.png");
+    let (ok, out, err) = topoview(&[
+        "cracks",
+        input.to_str().unwrap(),
+        "--scales",
+        "1,2",
+        "--orientations",
+        "6",
+        "--out",
+        prefix.to_str().unwrap(),
+        "--complex",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("strongest crack"), "{out}");
+    let img = grey(&input);
+    let (w, h) = (img.width, img.height);
+    let opts = CrackOptions { scales: vec![1.0, 2.0], orientations: 6, truncate: 3.0 };
+    let m = cracks(&img, &opts, &Control::default()).unwrap();
+    let file = |s: &str| tmp.path().join(format!("cam{s}"));
+    // (H-1) x W for horizontal cracks, H x (W-1) for vertical ones.
+    assert_eq!(read_f32(&file(".h.tif")), (vec![w, h - 1], m.strength[Family::H as usize].clone()));
+    assert_eq!(read_f32(&file(".v.tif")), (vec![w - 1, h], m.strength[Family::V as usize].clone()));
+    assert_eq!(read_f32(&file(".h.angle.tif")).1, m.angle[0]);
+    assert_eq!(read_f32(&file(".v.scale.tif")).1, m.scale[1]);
+    let (cw, ch, complex) = boundaries::complex_image(&m);
+    assert_eq!(read_f32(&file(".complex.tif")), (vec![cw, ch], complex));
+}
+
+#[test]
+fn volumes_are_filtered_slice_by_slice_and_colour_by_channel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = tmp.path().join("vol");
+    let input = common::data("nibabel_standard_4x5x7.nii.gz");
+    let (ok, out, err) = topoview(&["cracks", input.to_str().unwrap(), "--out", prefix.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(out.contains("4 x 5 x 7 (per axial slice)"), "{out}");
+    let f = topoview::io::open(&input, &Default::default()).unwrap();
+    let (shape, pages) = read_f32(&tmp.path().join("vol.h.tif"));
+    assert_eq!(shape, vec![4, 4, 7]);
+    for z in 0..7 {
+        let v = (0..20).map(|i| f.samples().get_f64(z * 20 + i) as f32).collect();
+        let m = cracks(&Image::grey(4, 5, v), &CrackOptions::default(), &Control::default()).unwrap();
+        assert_eq!(&pages[z * 16..(z + 1) * 16], &m.strength[0][..], "slice {z}");
+    }
+    // A colour PNG is filtered by channel (energies added) unless --luminance.
+    let horse = common::data("horse_rgba.png");
+    let (ok, out, err) = topoview(&["cracks", horse.to_str().unwrap()]);
+    assert!(ok && out.contains("3 channels"), "{out}{err}");
+    let (ok, out, _) = topoview(&["cracks", horse.to_str().unwrap(), "--luminance"]);
+    assert!(ok && out.contains("1 channel;"), "{out}");
+}
+
+#[test]
+fn a_saved_bank_loads_back_and_gives_the_same_strengths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bank = tmp.path().join("bank.json");
+    let input = common::data("coins.png");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (ok, _, err) = topoview(&[
+        "cracks",
+        &s(&input),
+        "--scales",
+        "1.5",
+        "--orientations",
+        "4",
+        "--save-bank",
+        &s(&bank),
+        "--out",
+        &s(&tmp.path().join("a")),
+    ]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = topoview(&[
+        "cracks",
+        &s(&input),
+        "--bank",
+        &s(&bank),
+        "--out",
+        &s(&tmp.path().join("b")),
+        "--responses",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("bank of 8 kernels (4 edge)"), "{out}");
+    let (a, b) = (read_f32(&tmp.path().join("a.h.tif")).1, read_f32(&tmp.path().join("b.h.tif")).1);
+    let top = a.iter().fold(0f32, |m, &x| m.max(x));
+    assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 2e-5 * top));
+    // One response page per kernel.
+    let (shape, _) = read_f32(&tmp.path().join("b.v.responses.tif"));
+    assert_eq!(shape[2], 8);
+}
+
+#[test]
+fn bad_input_is_refused_with_the_reason_and_nothing_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prefix = tmp.path().join("x");
+    let input = common::data("coins.png");
+    let (ok, _, err) = topoview(&[
+        "cracks",
+        input.to_str().unwrap(),
+        "--orientations",
+        "5",
+        "--out",
+        prefix.to_str().unwrap(),
+    ]);
+    assert!(!ok && err.contains("orientations must be even"), "{err}");
+    let (ok, _, err) = topoview(&["cracks", input.to_str().unwrap(), "--scales", "1,-2"]);
+    assert!(!ok && err.contains("scales must be finite and positive"), "{err}");
+    let junk = tmp.path().join("junk.json");
+    std::fs::write(&junk, "{\"format\": \"topoview crack bank 1\", \"kernels\": []}").unwrap();
+    let (ok, _, err) = topoview(&["cracks", input.to_str().unwrap(), "--bank", junk.to_str().unwrap()]);
+    assert!(!ok && err.contains("junk.json") && err.contains("no kernels"), "{err}");
+    // A 1-pixel-wide image has no vertical cracks.
+    let thin = tmp.path().join("thin.raw");
+    std::fs::write(&thin, [1u8, 2, 3, 4]).unwrap();
+    let (ok, _, err) = topoview(&[
+        "cracks",
+        thin.to_str().unwrap(),
+        "--dims",
+        "1x4",
+        "--dtype",
+        "u8",
+        "--out",
+        prefix.to_str().unwrap(),
+    ]);
+    assert!(!ok && err.contains("2 x 2 at least"), "{err}");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 2, "only the inputs are left");
+}
