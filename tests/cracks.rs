@@ -55,6 +55,26 @@ fn a_vertical_step_is_strongest_on_the_cracks_along_it() {
 }
 
 #[test]
+fn the_readmes_worked_example_holds() {
+    // A step from 0 to 10 between rows 7 and 8, scale 1 (radius 3): the README's 4.1402.
+    let (w, h) = (24, 16);
+    let v: Vec<f32> = (0..w * h).map(|i| if i / w >= 8 { 10.0 } else { 0.0 }).collect();
+    let opts = CrackOptions { scales: vec![1.0], orientations: 8, truncate: 3.0 };
+    let m = cracks(&Image::grey(w, h, v), &opts, &Control::default()).unwrap();
+    let g = |t: f64| (-t * t / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt();
+    let want = 10.0
+        * (-3..=3).map(|a| g(a as f64)).sum::<f64>()
+        * (1..=3).map(|b| (b as f64 - 0.5) * g(b as f64 - 0.5)).sum::<f64>();
+    assert!((want - 4.1402).abs() < 1e-4, "{want}");
+    for x in 0..w {
+        let s = m.strength[Family::H as usize][7 * w + x];
+        assert!((s as f64 - want).abs() < 1e-5, "h({x}, 7): {s} vs {want}");
+        assert_eq!(m.angle[Family::H as usize][7 * w + x], std::f32::consts::FRAC_PI_2);
+    }
+    assert!(m.strength[Family::V as usize].iter().all(|&s| s == 0.0));
+}
+
+#[test]
 fn a_constant_image_has_no_edges_even_at_its_border() {
     let m = cracks(&Image::grey(9, 7, vec![3.5; 63]), &CrackOptions::default(), &Control::default()).unwrap();
     assert_eq!(m.max_strength(), 0.0);
