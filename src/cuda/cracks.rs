@@ -11,6 +11,13 @@ use rayon::prelude::*;
 
 /// Threads of a 2D block: 32 along x (coalesced rows), 8 rows.
 const BLOCK: (u32, u32) = (32, 8);
+/// The fused kernel's tile of cracks (TX, TY in kernels/cracks.cu); its blocks are 32 x 8
+/// threads, four rows of cracks a thread.
+const TILE: (i32, i32) = (32, 32);
+/// The fused kernel takes kernels up to this radius (its tiles fit in 32 KiB of shared memory)
+/// and images of up to this many channels (MAXC); others take the three separate kernels.
+const FUSED_MAX_RADIUS: i32 = 16;
+const FUSED_MAX_CHANNELS: usize = 4;
 
 fn grid_2d(w: usize, h: usize) -> LaunchConfig {
     LaunchConfig {
@@ -24,7 +31,8 @@ fn grid_2d(w: usize, h: usize) -> LaunchConfig {
 /// derivative) and the first
 /// derivatives of every channel for one family.
 struct Buffers {
-    channels: Vec<CudaSlice<f32>>,
+    /// The channels one after another.
+    img: CudaSlice<f32>,
     s: CudaSlice<f32>,
     d: CudaSlice<f32>,
     first: CudaSlice<f32>,
@@ -70,9 +78,12 @@ impl Gpu {
                 "the crack filter needs {need} bytes of GPU memory, {free} are free"
             )));
         }
-        let channels = img.channels.iter().map(|v| st.clone_htod(v)).collect::<Result<Vec<_>, _>>()?;
+        let mut all = st.alloc_zeros::<f32>(c * n)?;
+        for (i, v) in img.channels.iter().enumerate() {
+            st.memcpy_htod(v, &mut all.slice_mut(i * n..(i + 1) * n))?;
+        }
         Ok(Buffers {
-            channels,
+            img: all,
             s: st.alloc_zeros(n)?,
             d: st.alloc_zeros(n)?,
             first: st.alloc_zeros(2 * c * n)?,
@@ -95,6 +106,7 @@ impl Gpu {
         let pass_a = Self::function(&self.cracks, "cracks_pass_a")?;
         let pass_b = Self::function(&self.cracks, "cracks_pass_b")?;
         let fold = Self::function(&self.cracks, "cracks_best")?;
+        let fused = Self::function(&self.cracks, "cracks_fused")?;
         let mut best = Vec::new();
         for f in Family::BOTH {
             let (cw, ch) = f.dims(w, h);
@@ -119,10 +131,54 @@ impl Gpu {
                 // The strengths need no second derivatives: pass A writes none (a null pointer)
                 // and pass B reads none (all = 0).
                 let no_dd = 0u64;
-                for (c, chan) in b.channels.iter().enumerate() {
+                let channels = img.channels.len();
+                let (e, o, sc) = &mut best[fi];
+                let (k, sii) = (opts.orientations as i32, si as i32);
+                if r <= FUSED_MAX_RADIUS && channels <= FUSED_MAX_CHANNELS {
                     ctl.check()?;
+                    let (ci, ri) = (channels as i32, r);
+                    // The image tile and pass A's s and d tile (see the kernel).
+                    let (arows, acols) =
+                        if fi == 0 { (TILE.1 + 2 * ri - 1, TILE.0) } else { (TILE.1, TILE.0 + 2 * ri - 1) };
+                    let (irows, icols) =
+                        if fi == 0 { (arows, TILE.0 + 2 * ri) } else { (TILE.1 + 2 * ri, acols) };
+                    let shared = (4 * (irows * icols + 2 * arows * acols)) as u32;
+                    let cfg = LaunchConfig {
+                        grid_dim: (
+                            (cw as u32).div_ceil(TILE.0 as u32),
+                            (ch as u32).div_ceil(TILE.1 as u32),
+                            1,
+                        ),
+                        block_dim: (TILE.0 as u32, 8, 1),
+                        shared_mem_bytes: shared,
+                    };
+                    let mut l = st.launch_builder(&fused);
+                    l.arg(&b.img)
+                        .arg(&ci)
+                        .arg(&wi)
+                        .arg(&hi)
+                        .arg(&family)
+                        .arg(&int)
+                        .arg(&half)
+                        .arg(&r)
+                        .arg(&dirs)
+                        .arg(&k)
+                        .arg(&sii)
+                        .arg(&mut *e)
+                        .arg(&mut *o)
+                        .arg(&mut *sc);
+                    // SAFETY: img holds `channels` w * h floats (at most MAXC), the taps 3 (r + 1)
+                    // and 3 r floats, dirs 2 k, the outputs cw * ch each; the shared memory is
+                    // sized for r as the kernel lays it out, and the kernel bound-checks.
+                    unsafe { l.launch(cfg) }?;
+                    ctl.tick((w * h * channels) as u64);
+                    continue;
+                }
+                for c in 0..channels {
+                    ctl.check()?;
+                    let chan = b.img.slice(c * w * h..(c + 1) * w * h);
                     let mut l = st.launch_builder(&pass_a);
-                    l.arg(chan)
+                    l.arg(&chan)
                         .arg(&mut b.s)
                         .arg(&mut b.d)
                         .arg(&no_dd)
@@ -151,12 +207,10 @@ impl Gpu {
                     unsafe { l.launch(grid_2d(cw, ch)) }?;
                     ctl.tick((w * h) as u64);
                 }
-                let (e, o, sc) = &mut best[fi];
-                let (channels, nl, k, sii) =
-                    (b.channels.len() as i32, n as i64, opts.orientations as i32, si as i32);
+                let (ci, nl) = (channels as i32, n as i64);
                 let mut l = st.launch_builder(&fold);
                 l.arg(&b.first)
-                    .arg(&channels)
+                    .arg(&ci)
                     .arg(&nl)
                     .arg(&family)
                     .arg(&dirs)
