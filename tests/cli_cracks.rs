@@ -7,18 +7,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use topoview::control::Control;
 use topoview::topo::cracks::{CrackOptions, Family, Image, boundaries, cracks};
 
-fn topoview(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_topoview")).args(args).output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+use common::topoview;
 
 fn read_f32(p: &Path) -> (Vec<usize>, Vec<f32>) {
     let f = topoview::io::open(p, &Default::default()).unwrap();

@@ -4,16 +4,7 @@
 
 mod common;
 
-use std::process::Command;
-
-fn topoview(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_topoview")).args(args).output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+use common::topoview;
 
 #[test]
 fn csv_and_json_record_their_provenance() {

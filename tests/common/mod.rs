@@ -114,3 +114,16 @@ pub fn shared_strip_tiff(path: &std::path::Path, pages: u32, w: u32, h: u32) {
     }
     std::fs::write(path, f).unwrap();
 }
+
+/// Runs the `topoview` binary with `args`: (success, standard output, standard error).
+pub fn topoview(args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_topoview"))
+        .args(args)
+        .output()
+        .expect("topoview runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
