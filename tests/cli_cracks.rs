@@ -156,3 +156,39 @@ fn bad_input_is_refused_with_the_reason_and_nothing_written() {
     assert!(!ok && err.contains("2 x 2 at least"), "{err}");
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 2, "only the inputs are left");
 }
+
+#[test]
+fn a_bank_is_an_input_and_sizes_are_judged_before_any_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = common::data("coins.png");
+    // Named as `--out x --responses` would name its copy of the bank.
+    let bank = tmp.path().join("x.bank.json");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (ok, _, err) = topoview(&["cracks", &s(&input), "--save-bank", &s(&bank)]);
+    assert!(ok, "{err}");
+    let before = std::fs::read(&bank).unwrap();
+    // --save-bank cannot overwrite the bank being loaded, nor can an output.
+    let (ok, _, err) = topoview(&["cracks", &s(&input), "--bank", &s(&bank), "--save-bank", &s(&bank)]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+    let prefix = tmp.path().join("x");
+    let (ok, _, err) =
+        topoview(&["cracks", &s(&input), "--bank", &s(&bank), "--out", &s(&prefix), "--responses"]);
+    assert!(!ok && err.contains("x.bank.json"), "{err}");
+    assert_eq!(std::fs::read(&bank).unwrap(), before, "the bank is untouched");
+    // Scales too small, too many, or too wide for a bank of taps are refused up front.
+    let (ok, _, err) = topoview(&["cracks", &s(&input), "--scales", "0.01"]);
+    assert!(!ok && err.contains("at least 0.1"), "{err}");
+    let (ok, _, err) =
+        topoview(&["cracks", &s(&input), "--scales", "600", "--save-bank", &s(&tmp.path().join("w.json"))]);
+    assert!(!ok && err.contains("taps"), "{err}");
+    // A bank with angles but none across the vertical cracks says so.
+    let tilted = tmp.path().join("t.json");
+    std::fs::write(
+        &tilted,
+        r#"{"format": "topoview crack bank 1", "kernels": [{"name": "d", "edge": true, "angle": 1.5707963267948966,
+            "h": [[0,0,-1],[0,1,1]], "v": [[0,0,-1],[1,0,1]]}]}"#,
+    )
+    .unwrap();
+    let (ok, _, err) = topoview(&["cracks", &s(&input), "--bank", &s(&tilted)]);
+    assert!(!ok && err.contains("normal of the v cracks"), "{err}");
+}

@@ -26,6 +26,8 @@ pub struct CrackLayer {
     kept: Option<((usize, u32, bool), Arc<Kept>)>,
     /// The threshold set's boundary, for (values, threshold bits, superlevel).
     boundary: Option<((usize, u64, bool), Arc<Kept>)>,
+    /// The scales as being typed (applied on Enter or when the field loses focus).
+    scales_text: Option<String>,
 }
 
 impl std::fmt::Debug for CrackLayer {
@@ -90,7 +92,9 @@ pub struct Overlay {
     pub kept: Arc<Kept>,
     pub boundary: Option<Arc<Kept>>,
     pub color: CrackColor,
+    /// The drawn range of strengths: the threshold and the strongest.
     pub lowest: f32,
+    pub top: f32,
 }
 
 /// The overlay for the field on screen at its current settings, if the layer is on and its
@@ -104,7 +108,8 @@ pub fn overlay(app: &mut TopoApp) -> Option<Overlay> {
     let field = d.displayed();
     let slice = app.cracks.slice.as_ref().filter(|s| Arc::ptr_eq(&s.field, field))?;
     let map = slice.map.clone();
-    let lowest = c.min_fraction * map.max_strength();
+    let top = map.max_strength();
+    let lowest = c.min_fraction * top;
     let key = (Arc::as_ptr(&map) as usize, c.min_fraction.to_bits(), c.closed);
     let kept = match &app.cracks.kept {
         Some((k, kept)) if *k == key => kept.clone(),
@@ -147,6 +152,7 @@ pub fn overlay(app: &mut TopoApp) -> Option<Overlay> {
         boundary,
         color: c.color,
         lowest,
+        top,
     })
 }
 
@@ -155,8 +161,7 @@ fn color(o: &Overlay, s: f32, angle: f32) -> Color32 {
     match o.color {
         CrackColor::Strength => {
             // Yellow at the threshold to red at the strongest.
-            let top = o.map.max_strength().max(f32::MIN_POSITIVE);
-            let t = ((s - o.lowest) / (top - o.lowest).max(f32::MIN_POSITIVE)).clamp(0.0, 1.0);
+            let t = ((s - o.lowest) / (o.top - o.lowest).max(f32::MIN_POSITIVE)).clamp(0.0, 1.0);
             Color32::from_rgb(255, (230.0 - 190.0 * t) as u8, 0)
         }
         CrackColor::Orientation => {
@@ -252,16 +257,25 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         .on_hover_text("The cracks between a pixel in the threshold set and one outside it");
     ui.horizontal(|ui| {
         ui.label("Scales");
-        let mut text = c.scales.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",");
-        let r = ui.add(egui::TextEdit::singleline(&mut text).desired_width(90.0));
-        if r.changed() {
+        let text = app
+            .cracks
+            .scales_text
+            .get_or_insert_with(|| c.scales.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","));
+        let r = ui
+            .add(egui::TextEdit::singleline(text).desired_width(90.0))
+            .on_hover_text("Gaussian scales in pixels, comma-separated (0.1 to 64); Enter applies them");
+        if r.lost_focus() {
             let parsed: Result<Vec<f64>, _> = text.split(',').map(|s| s.trim().parse::<f64>()).collect();
-            if let Ok(v) = parsed.map(|v| {
-                v.into_iter().filter(|s| s.is_finite() && *s > 0.0 && *s <= 64.0).collect::<Vec<_>>()
-            }) && !v.is_empty()
-            {
-                c.scales = v;
+            match parsed {
+                Ok(v) if !v.is_empty() && v.len() <= 16 && v.iter().all(|s| (0.1..=64.0).contains(s)) => {
+                    c.scales = v
+                }
+                _ => {
+                    app.error =
+                        Some(format!("scales: '{text}' is not a list of 1 to 16 numbers from 0.1 to 64"))
+                }
             }
+            app.cracks.scales_text = None;
         }
         ui.add(egui::DragValue::new(&mut c.orientations).range(2..=32).speed(0.1).prefix("orientations "));
         c.orientations = (c.orientations / 2 * 2).max(2);

@@ -129,7 +129,8 @@ fn cracks(a: &BenchArgs) -> anyhow::Result<()> {
     let mut o = stdout();
     writeln!(
         o,
-        "bank: scales {:?}, {} orientations, D1 and D2 ({} kernels); radius {} sigma",
+        "bank: scales {:?}, {} orientations, D1 and D2 ({} kernels; the strengths timed here need the D1 alone, \
+         steered from Gx and Gy); radius {} sigma",
         opts.scales,
         opts.orientations,
         2 * opts.scales.len() * opts.orientations,

@@ -40,7 +40,7 @@ pub struct CracksArgs {
     #[arg(long, requires = "out")]
     pub responses: bool,
     /// Write the Gaussian bank of these options as JSON to OUT (to edit and load with --bank).
-    #[arg(long, value_name = "OUT.json")]
+    #[arg(long, value_name = "OUT.json", conflicts_with = "bank")]
     pub save_bank: Option<PathBuf>,
     /// Filter colour images as their luminance (default: every colour channel, energies added).
     #[arg(long)]
@@ -94,7 +94,9 @@ fn images(args: &CracksArgs, name: &str) -> anyhow::Result<(Vec<Image>, usize)> 
 pub fn run(args: &CracksArgs) -> anyhow::Result<bool> {
     args.input.init_threads()?;
     let name = args.file.display().to_string();
-    outputs::check(&topoview::io::read_set(&args.file), &output_paths(args), &[])?;
+    let mut inputs = topoview::io::read_set(&args.file);
+    inputs.extend(args.bank.iter().cloned());
+    outputs::check(&inputs, &output_paths(args), &[])?;
     let opts = CrackOptions {
         scales: args.scales.clone(),
         orientations: args.orientations,
@@ -111,7 +113,12 @@ pub fn run(args: &CracksArgs) -> anyhow::Result<bool> {
         }
     };
     let (slices, depth) = images(args, &name)?;
-    let backend = args.backend.open()?;
+    check_sizes(args, &slices, bank.as_ref(), &opts).with_context(|| name.clone())?;
+    // A loaded bank runs on the CPU: no device is opened for it.
+    let backend = match &bank {
+        Some(_) => topoview::compute::backend::Backend::cpu_because("a loaded bank runs tap by tap".into()),
+        None => args.backend.open()?,
+    };
     let progress = Progress::new();
     let total = slices.iter().map(|i| (i.width * i.height * i.channels.len()) as u64).sum::<u64>();
     let bar = progress.bar(total * 2 * opts.scales.len() as u64, "cracks");
@@ -211,6 +218,37 @@ pub fn run(args: &CracksArgs) -> anyhow::Result<bool> {
         out!("wrote {}", names.join(", "))?;
     }
     Ok(true)
+}
+
+/// Refuses, before any filtering, outputs that classic TIFF cannot hold (4 GiB a file).
+fn check_sizes(
+    args: &CracksArgs,
+    slices: &[Image],
+    bank: Option<&Bank>,
+    opts: &CrackOptions,
+) -> anyhow::Result<()> {
+    if args.out.is_none() {
+        return Ok(());
+    }
+    let (w, h, c) = (slices[0].width as u64, slices[0].height as u64, slices[0].channels.len() as u64);
+    let pages = slices.len() as u64;
+    let kernels = bank.map_or(2 * opts.scales.len() * opts.orientations, |b| b.kernels.len()) as u64;
+    let limit = u32::MAX as u64;
+    let mut files = vec![("strengths", pages * w * h * 4)];
+    if args.complex {
+        files.push(("the complex", pages * (2 * w - 1) * (2 * h - 1) * 4));
+    }
+    if args.responses {
+        files.push(("the responses", pages * c * kernels * w * h * 4));
+    }
+    for (what, bytes) in files {
+        anyhow::ensure!(
+            bytes < limit,
+            "{what} would take {bytes} bytes in one TIFF, over classic TIFF's 4 GiB: filter fewer slices, \
+             scales or orientations"
+        );
+    }
+    Ok(())
 }
 
 fn summary(

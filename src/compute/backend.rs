@@ -268,7 +268,7 @@ impl Backend {
 
 impl Backend {
     /// Strength, orientation and scale of every crack of `img` under the Gaussian bank `opts`,
-    /// on the GPU when it can be (equal to the CPU's to float rounding).
+    /// on the GPU when it can be (equal to the CPU's bit for bit).
     pub fn cracks(
         &self,
         img: &Image,

@@ -60,8 +60,10 @@ pub enum BankError {
     Empty,
     #[error("kernel '{0}': {1}")]
     Kernel(String, String),
-    #[error("the bank holds {0} taps, more than {MAX_TAPS}")]
+    #[error("the bank holds {0} taps, more than {MAX_TAPS} (use smaller scales)")]
     TooLarge(usize),
+    #[error("no edge kernel has the normal of the {0} cracks ({1} degrees): their strength is not defined")]
+    NoNormal(char, f64),
 }
 
 impl Bank {
@@ -69,6 +71,16 @@ impl Bank {
     /// `D1` at each orientation (edge kernels) then `D2` at each.
     pub fn gaussian(opts: &CrackOptions) -> Result<Bank, CrackError> {
         opts.check()?;
+        // Counted before anything is built: a wide scale makes millions of taps.
+        let taps: usize = opts
+            .scales
+            .iter()
+            .map(|&s| opts.radius(s))
+            .map(|r| 2 * 2 * opts.orientations * 2 * (2 * r + 1) * 2 * r)
+            .sum();
+        if taps > MAX_TAPS {
+            return Err(BankError::TooLarge(taps).into());
+        }
         let mut kernels = Vec::new();
         for &s in &opts.scales {
             let r = opts.radius(s) as i32;
@@ -182,7 +194,8 @@ impl Bank {
     /// Strength, orientation and scale of every crack from this bank's edge kernels applied
     /// directly, defined as for the Gaussian bank ([`super`]): edge kernels are grouped by
     /// scale; a crack's strength is the largest energy of a kernel whose angle is the crack's
-    /// normal (any edge kernel when the bank gives no angles), its scale that kernel's, and
+    /// normal or that has no angle (any edge kernel when the bank gives no angles; an error when
+    /// it gives angles but none along a family's normal), its scale that kernel's, and
     /// its orientation the angle of the most energetic edge kernel of that scale (NaN for a
     /// kernel that gives none).
     pub fn cracks(&self, img: &Image, ctl: &Control) -> Result<CrackMap, CrackError> {
@@ -191,6 +204,18 @@ impl Bank {
         let (w, h) = (img.width, img.height);
         let edge: Vec<usize> = (0..self.kernels.len()).filter(|&k| self.kernels[k].edge).collect();
         let angled = edge.iter().any(|&k| self.kernels[k].angle.is_some());
+        // A kernel without an angle counts as across every crack.
+        let is_across = |a: Option<f64>, f: Family| {
+            a.is_none_or(|a| {
+                let d = (a - f.normal()).rem_euclid(std::f64::consts::PI);
+                d.min(std::f64::consts::PI - d) < 1e-9
+            })
+        };
+        for f in Family::BOTH {
+            if angled && !edge.iter().any(|&k| is_across(self.kernels[k].angle, f)) {
+                return Err(BankError::NoNormal(f.letter(), f.normal().to_degrees()).into());
+            }
+        }
         let mut groups: Vec<(Option<f64>, Vec<usize>)> = Vec::new();
         for &k in &edge {
             let s = self.kernels[k].scale;
@@ -216,10 +241,7 @@ impl Bank {
                         energy.iter_mut().zip(&r).for_each(|(e, v)| *e += v * v);
                     }
                     let a = self.kernels[k].angle;
-                    let normal = a.is_none_or(|a| {
-                        let d = (a - f.normal()).rem_euclid(std::f64::consts::PI);
-                        d.min(std::f64::consts::PI - d) < 1e-9
-                    });
+                    let normal = is_across(a, f);
                     for i in 0..n {
                         if (normal || !angled) && energy[i] > across[i] {
                             across[i] = energy[i];

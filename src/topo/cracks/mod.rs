@@ -109,6 +109,10 @@ impl Default for CrackOptions {
 
 /// The largest kernel radius accepted, in pixels (a 4097-tap pass per output is already slow).
 pub const MAX_RADIUS: usize = 2048;
+/// The smallest scale accepted, in pixels.
+pub const MIN_SCALE: f64 = 0.1;
+/// The most scales in one bank.
+pub const MAX_SCALES: usize = 64;
 
 impl CrackOptions {
     /// The kernel radius at scale `s`.
@@ -122,6 +126,17 @@ impl CrackOptions {
         }
         if let Some(&s) = self.scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
             return Err(CrackError::Options(format!("scales must be finite and positive, got {s}")));
+        }
+        if let Some(&s) = self.scales.iter().find(|s| **s < MIN_SCALE) {
+            return Err(CrackError::Options(format!(
+                "scales must be at least {MIN_SCALE} pixels (below, the kernels are one pixel wide), got {s}"
+            )));
+        }
+        if self.scales.len() > MAX_SCALES {
+            return Err(CrackError::Options(format!(
+                "at most {MAX_SCALES} scales, got {}",
+                self.scales.len()
+            )));
         }
         if !(self.truncate.is_finite() && self.truncate > 0.0) {
             return Err(CrackError::Options(format!(
@@ -342,9 +357,12 @@ impl Best {
                         *a += r * r;
                     }
                 }
+                // The first scale always writes (a NaN energy, from absurd values, included), as
+                // the GPU does; later ones where they are larger.
+                let first = si == 0;
                 for (((e, sc), b), &a) in e.iter_mut().zip(sc.iter_mut()).zip(b.iter_mut()).zip(&across) {
-                    *b = 0u32.wrapping_sub((a > *e) as u32);
-                    *e = e.max(a);
+                    *b = 0u32.wrapping_sub((first || a > *e) as u32);
+                    *e = f32::from_bits((e.to_bits() & !*b) | (a.to_bits() & *b));
                     *sc = (*sc & !*b) | (si & *b);
                 }
             });
@@ -425,12 +443,16 @@ pub fn responses(
     family: Family,
     ctl: &Control,
 ) -> Result<Vec<Vec<Vec<f32>>>, CrackError> {
-    let all = basis(img, opts, ctl)?;
+    opts.check()?;
+    check_image(img)?;
     let dirs = opts.directions();
     let mut out = vec![Vec::new(); img.channels.len()];
-    for per_channel in &all {
-        for (c, b) in per_channel.iter().enumerate() {
-            let b = &b[family as usize];
+    for &s in &opts.scales {
+        let taps = separable::Taps::new(s, opts.radius(s));
+        for (c, values) in img.channels.iter().enumerate() {
+            ctl.check()?;
+            let b = &separable::basis(values, img.width, img.height, family, &taps);
+            ctl.tick((img.width * img.height) as u64);
             for &[co, si] in &dirs {
                 out[c].push(b.gx.iter().zip(&b.gy).map(|(x, y)| co * x + si * y).collect());
             }
