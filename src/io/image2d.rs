@@ -80,7 +80,21 @@ pub fn read_channels(path: &Path, ctl: &Control) -> Result<Option<Planes>, super
     if !matches!(reader.format(), Some(ImageFormat::Png | ImageFormat::Jpeg)) {
         return Ok(None);
     }
-    let img = reader.decode().map_err(|e| fail(format!("cannot decode image: {e}")))?;
+    // The colour type is in the header: a grey image is left to `open_with`, not decoded twice.
+    use image::{ColorType, ImageDecoder};
+    let decoder = reader.into_decoder().map_err(|e| fail(format!("cannot decode image: {e}")))?;
+    if !matches!(
+        decoder.color_type(),
+        ColorType::Rgb8
+            | ColorType::Rgba8
+            | ColorType::Rgb16
+            | ColorType::Rgba16
+            | ColorType::Rgb32F
+            | ColorType::Rgba32F
+    ) {
+        return Ok(None);
+    }
+    let img = DynamicImage::from_decoder(decoder).map_err(|e| fail(format!("cannot decode image: {e}")))?;
     let (w, h) = (img.width() as usize, img.height() as usize);
     let planes = |v: Vec<f32>, n: usize| -> Vec<Vec<f32>> {
         (0..3).map(|c| v.chunks_exact(n).map(|p| p[c]).collect()).collect()

@@ -255,25 +255,6 @@ pub fn check_image(img: &Image) -> Result<(), CrackError> {
     Ok(())
 }
 
-/// The basis responses of every channel, per scale then channel then family.
-pub fn basis(img: &Image, opts: &CrackOptions, ctl: &Control) -> Result<Vec<Vec<[Basis; 2]>>, CrackError> {
-    opts.check()?;
-    check_image(img)?;
-    let mut out = Vec::with_capacity(opts.scales.len());
-    for &s in &opts.scales {
-        let taps = separable::Taps::new(s, opts.radius(s));
-        let mut per_channel = Vec::with_capacity(img.channels.len());
-        for c in &img.channels {
-            ctl.check()?;
-            let b = Family::BOTH.map(|f| separable::basis(c, img.width, img.height, f, &taps));
-            ctl.tick((2 * img.width * img.height) as u64);
-            per_channel.push(b);
-        }
-        out.push(per_channel);
-    }
-    Ok(out)
-}
-
 /// Strength, orientation and scale of every crack (the CPU reference, on all cores).
 pub fn cracks(img: &Image, opts: &CrackOptions, ctl: &Control) -> Result<CrackMap, CrackError> {
     opts.check()?;
