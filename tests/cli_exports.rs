@@ -213,3 +213,42 @@ fn msc_smooths_first_lists_its_files_and_can_leave_geometry_out() {
     let (ok, _, _) = topoview(&["msc", input.to_str().unwrap(), "--no-geometry"]);
     assert!(!ok);
 }
+
+#[test]
+fn betti_columns_in_2d_and_3d() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (input, header) in [
+        (common::data("coins.png"), "threshold,chi,b0,b1"),
+        (common::data("nibabel_standard_4x5x7.nii.gz"), "threshold,chi,b0,b1,b2"),
+    ] {
+        let csv = tmp.path().join("b.csv");
+        let json = tmp.path().join("b.json");
+        let (ok, out, err) = topoview(&[
+            "ecc",
+            input.to_str().unwrap(),
+            "--betti",
+            "--csv",
+            csv.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(ok, "{err}");
+        assert!(out.contains("max b0 "), "{out}");
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(rows[0], header);
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let col = |k: &str| -> Vec<i64> { v[k].as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect() };
+        let (chi, b0, b1, b2) = (col("chi"), col("b0"), col("b1"), col("b2"));
+        assert_eq!(b0.len(), rows.len() - 1);
+        for (i, row) in rows[1..].iter().enumerate() {
+            // Columns and arrays agree, and chi = b0 - b1 + b2 on every row.
+            let cells: Vec<i64> = row.split(',').skip(1).map(|c| c.parse().unwrap()).collect();
+            let want = [chi[i], b0[i], b1[i], b2[i]];
+            assert_eq!(cells, want[..cells.len()], "row {row}");
+            assert_eq!(chi[i], b0[i] - b1[i] + b2[i]);
+        }
+        // The whole image or box at the top threshold: one component, no hole.
+        assert_eq!((b0[b0.len() - 1], b1[b1.len() - 1], b2[b2.len() - 1]), (1, 0, 0));
+    }
+}

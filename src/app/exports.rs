@@ -86,6 +86,7 @@ fn write(job: Export) -> Written {
                 ecc: &ecc,
                 smoothing: smoothing.as_ref(),
                 nan: NanPolicy::Absent,
+                betti: None,
             };
             let r = if json {
                 write_atomic_with(&path, |w| {

@@ -11,7 +11,7 @@ use topoview::export::{EccReport, format_threshold, outputs};
 use topoview::field::dims_string;
 use topoview::io::open;
 use topoview::topo::ecc::crossings::{suggested_threshold, zero_crossings};
-use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy};
+use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy, betti};
 use topoview::topo::smooth::Smoothing;
 
 #[derive(clap::Args, Debug)]
@@ -30,6 +30,10 @@ pub struct EccArgs {
     /// NaN samples: reject the file (default), or treat NaN voxels as absent.
     #[arg(long, default_value = "reject", value_parser = ["reject", "absent"])]
     pub nan: String,
+    /// Betti curves too: b0, b1 (and b2 in 3D) at every threshold, added to the CSV columns,
+    /// the JSON and the summary (on all CPU cores; b1 = b0 + b2 - chi).
+    #[arg(long)]
+    pub betti: bool,
     /// Write the curve as CSV (`-` for standard output; a folder when several files are given).
     #[arg(long, value_name = "OUT")]
     pub csv: Option<PathBuf>,
@@ -178,8 +182,25 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
         progress.println(&format!("note: {name}: {why}"));
     }
     bar.finish_and_clear();
+    let betti = if args.betti {
+        let bar = progress.bar(betti::work(&field), "Betti");
+        let tick = |n: u64| progress.inc(&bar, n);
+        let b = betti::betti(&field, &curve, &Control { progress: Some(&tick), cancel: None })
+            .with_context(|| format!("{name}: Betti curves"))?;
+        bar.finish_and_clear();
+        Some(b)
+    } else {
+        None
+    };
 
-    let report = EccReport { file: &name, field: &field, ecc: &curve, smoothing, nan: ecc_opts.nan };
+    let report = EccReport {
+        file: &name,
+        field: &field,
+        ecc: &curve,
+        smoothing,
+        nan: ecc_opts.nan,
+        betti: betti.as_ref(),
+    };
     let write_json = |w: &mut dyn std::io::Write| {
         serde_json::to_writer_pretty(&mut *w, &report.json()).map_err(std::io::Error::other)?;
         w.write_all(b"\n")
@@ -210,13 +231,37 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
         }
         _ => format!("computed on {}", backend.where_ran(&ran)),
     };
-    let summary = format!("{}; {on}", summary(&name, &field, &curve));
+    let mut summary = format!("{}; {on}", summary(&name, &field, &curve));
+    if let Some(b) = &betti {
+        summary += &betti_summary(&field, &curve, b);
+    }
     if to_stdout {
         say!("{summary}")
     } else {
         out!("{summary}")?
     }
     Ok(())
+}
+
+/// Where each Betti number peaks: `; max b0 12 at 40, max b1 ...`.
+fn betti_summary(field: &topoview::field::ScalarField, c: &ecc::Ecc, b: &betti::Betti) -> String {
+    let mut s = String::new();
+    let curves: &[(&str, &Vec<i64>)] = if field.ndim() == 3 {
+        &[("b0", &b.b0), ("b1", &b.b1), ("b2", &b.b2)]
+    } else {
+        &[("b0", &b.b0), ("b1", &b.b1)]
+    };
+    for (i, (name, v)) in curves.iter().enumerate() {
+        // The first threshold where the maximum is reached.
+        if let Some((at, max)) = v.iter().enumerate().rev().max_by_key(|&(_, x)| *x) {
+            s += &format!(
+                "{}max {name} {max} at {}",
+                if i == 0 { "; Betti numbers on the CPU: " } else { ", " },
+                format_threshold(c.thresholds[at], c.dtype)
+            );
+        }
+    }
+    s
 }
 
 fn summary(name: &str, field: &topoview::field::ScalarField, c: &ecc::Ecc) -> String {

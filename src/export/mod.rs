@@ -8,6 +8,7 @@ pub mod outputs;
 pub mod tiff;
 
 use crate::field::{Dtype, ScalarField, dims_string};
+use crate::topo::ecc::betti::Betti;
 use crate::topo::ecc::crossings::{Crossing, suggested_threshold, zero_crossings};
 use crate::topo::ecc::{Ecc, NanPolicy};
 use crate::topo::smooth::Smoothing;
@@ -38,6 +39,8 @@ pub struct EccReport<'a> {
     pub ecc: &'a Ecc,
     pub smoothing: Option<&'a Smoothing>,
     pub nan: NanPolicy,
+    /// Betti curves at the curve's thresholds, when asked for.
+    pub betti: Option<&'a Betti>,
 }
 
 /// A threshold printed exactly and briefly: integers as integers, f32 values as the shortest
@@ -65,7 +68,8 @@ impl EccReport<'_> {
         }
     }
 
-    /// `# key: value` header lines, then `threshold,chi`.
+    /// `# key: value` header lines, then `threshold,chi`, with `,b0,b1` (2D) or `,b0,b1,b2` (3D)
+    /// when the report has Betti curves.
     pub fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
         let e = self.ecc;
         writeln!(w, "# topoview {} Euler characteristic curve", env!("CARGO_PKG_VERSION"))?;
@@ -75,9 +79,21 @@ impl EccReport<'_> {
         writeln!(w, "# filtration: {}", e.filtration.name())?;
         writeln!(w, "# smoothing: {}", self.smoothing_text())?;
         writeln!(w, "# nan: {}", self.nan.name())?;
-        writeln!(w, "threshold,chi")?;
-        for (t, c) in e.thresholds.iter().zip(&e.chi) {
-            writeln!(w, "{},{c}", format_threshold(*t, e.dtype))?;
+        let three_d = self.field.ndim() == 3;
+        match self.betti {
+            None => writeln!(w, "threshold,chi")?,
+            Some(_) if three_d => writeln!(w, "threshold,chi,b0,b1,b2")?,
+            Some(_) => writeln!(w, "threshold,chi,b0,b1")?,
+        }
+        for (i, (t, c)) in e.thresholds.iter().zip(&e.chi).enumerate() {
+            write!(w, "{},{c}", format_threshold(*t, e.dtype))?;
+            if let Some(b) = self.betti {
+                write!(w, ",{},{}", b.b0[i], b.b1[i])?;
+                if three_d {
+                    write!(w, ",{}", b.b2[i])?;
+                }
+            }
+            writeln!(w)?;
         }
         Ok(())
     }
@@ -101,7 +117,7 @@ impl EccReport<'_> {
                 "chi_after": c.chi_after,
             })
         };
-        serde_json::json!({
+        let mut doc = serde_json::json!({
             "topoview_version": env!("CARGO_PKG_VERSION"),
             "file": self.file,
             "dims": self.field.shape(),
@@ -123,6 +139,13 @@ impl EccReport<'_> {
             "chi": e.chi,
             "zero_crossings": crossings.iter().map(cross).collect::<Vec<_>>(),
             "suggested_threshold": suggested_threshold(&crossings).map(num),
-        })
+        });
+        if let Some(b) = self.betti {
+            // b2 is zero below 3D, and written anyway: every reader finds the three arrays.
+            doc["b0"] = serde_json::json!(b.b0);
+            doc["b1"] = serde_json::json!(b.b1);
+            doc["b2"] = serde_json::json!(b.b2);
+        }
+        doc
     }
 }

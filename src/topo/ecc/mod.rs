@@ -22,6 +22,7 @@
 //! (key, change) entry per voxel (8 bytes, 16 for u32/i32/f64; see [`buckets`]) and the curve
 //! itself (16 bytes per distinct value).
 
+pub mod betti;
 mod buckets;
 pub mod crossings;
 mod histogram;

@@ -1,0 +1,334 @@
+//! Betti curves: β0, β1 and β2 of the sublevel (superlevel) set at every threshold of an ECC.
+//!
+//! * **β0** counts the components of the set: a union-find over the voxels in filtration order,
+//!   with the construction's connectivity (top cells: 8 in 2D, 26 in 3D, since cubes sharing a
+//!   corner share that corner; vertices: 4 and 6, since a cell needs all its vertices).
+//! * **β2** (3D) counts the voids, by Alexander duality the bounded components of the complement
+//!   of the set in space: a union-find over the voxels *outside* the set, in reverse filtration
+//!   order, with the dual connectivity (top cells: 6, since only a shared face keeps two outside
+//!   cubes' interiors apart from the set; vertices: 26, since the open cube of a cell not in the
+//!   set joins all of its outside vertices), and one extra node for the unbounded outside of the
+//!   box, which every outside voxel on the box's boundary touches. NaN voxels (absent from every
+//!   set) are outside from the start.
+//! * **β1** follows from χ = β0 − β1 + β2.
+//!
+//! Both passes share one sort of the voxels and run concurrently. Memory beyond the field: four
+//! bytes a voxel for the order and four per pass for the union-find (a transient key+index pair
+//! per voxel while sorting wide types). Fields of 2^32 - 1 voxels or more are refused.
+
+use super::{Construction, Ecc, Filtration, filtration_key, threshold};
+use crate::control::Control;
+use crate::field::{Key, Sample, ScalarField};
+use crate::with_samples;
+use rayon::prelude::*;
+
+/// β0, β1, β2 at each threshold of the curve they were computed for (β2 is zero in 1D and 2D).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Betti {
+    pub b0: Vec<i64>,
+    pub b1: Vec<i64>,
+    pub b2: Vec<i64>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum BettiError {
+    #[error("{voxels} voxels: Betti curves index voxels with 32 bits (at most {} voxels)", u32::MAX - 1)]
+    TooLarge { voxels: usize },
+    #[error(
+        "the curve's {curve} thresholds are not the field's {field} distinct values: it was not \
+         computed from this field"
+    )]
+    NotThisField { curve: usize, field: usize },
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl From<crate::control::Cancelled> for BettiError {
+    fn from(_: crate::control::Cancelled) -> Self {
+        BettiError::Cancelled
+    }
+}
+
+/// The Betti curves of `field` at the thresholds of `ecc`, its Euler characteristic curve (with
+/// the construction and filtration it was computed with). Progress: [`work`] ticks in all.
+pub fn betti(field: &ScalarField, ecc: &Ecc, ctl: &Control) -> Result<Betti, BettiError> {
+    if field.len() >= u32::MAX as usize {
+        return Err(BettiError::TooLarge { voxels: field.len() });
+    }
+    let sup = ecc.filtration == Filtration::Superlevel;
+    let order = with_samples!(field.samples(), v => {
+        if sup { Order::of::<_, true>(v) } else { Order::of::<_, false>(v) }
+    });
+    ctl.check()?;
+    if order.thresholds != ecc.thresholds {
+        return Err(BettiError::NotThisField { curve: ecc.chi.len(), field: order.groups() });
+    }
+    let grid = Grid::of(field);
+    let (set_conn, outside_conn) = match ecc.construction {
+        Construction::TopCells => (Connectivity::Full, Connectivity::Faces),
+        Construction::Vertices => (Connectivity::Faces, Connectivity::Full),
+    };
+    let (b0, b2) = rayon::join(
+        || components(&grid, &order, set_conn, ctl),
+        || if grid.three_d { voids(&grid, &order, outside_conn, ctl) } else { Ok(vec![0; order.groups()]) },
+    );
+    let (b0, b2) = (b0?, b2?);
+    let b1 = b0.iter().zip(&b2).zip(&ecc.chi).map(|((b0, b2), chi)| b0 + b2 - chi).collect();
+    Ok(Betti { b0, b1, b2 })
+}
+
+/// The progress ticks of [`betti`]: one per voxel and pass.
+pub fn work(field: &ScalarField) -> u64 {
+    (field.len() * if field.ndim() == 3 { 2 } else { 1 }) as u64
+}
+
+/// The voxels in filtration order, cut into groups of equal value; NaN voxels last, in no group.
+pub(crate) struct Order {
+    pub(crate) voxels: Vec<u32>,
+    /// Group `g` is `voxels[starts[g]..starts[g + 1]]`.
+    pub(crate) starts: Vec<usize>,
+    /// The value of each group.
+    pub(crate) thresholds: Vec<f64>,
+}
+
+impl Order {
+    pub(crate) fn of<T: Sample, const SUP: bool>(data: &[T]) -> Order {
+        let key = |s: T| filtration_key::<T, SUP>(s);
+        let mut voxels: Vec<u32>;
+        let mut starts = Vec::new();
+        let mut thresholds = Vec::new();
+        if let Some((lo, bins)) = T::BINS {
+            // A counting sort: keys of narrow types index a histogram directly.
+            let lo = if SUP { -lo - bins as i64 } else { lo };
+            let bin = |s: T| (key(s).to_i64() - lo) as usize;
+            let mut count = vec![0usize; bins + 1];
+            for &s in data {
+                count[bin(s) + 1] += 1;
+            }
+            for b in 0..bins {
+                if count[b + 1] > 0 {
+                    starts.push(count[b]);
+                    thresholds.push(threshold::<T, SUP>(T::Key::from_i64(lo + b as i64)));
+                }
+                count[b + 1] += count[b];
+            }
+            starts.push(data.len());
+            voxels = vec![0; data.len()];
+            for (i, &s) in data.iter().enumerate() {
+                let b = bin(s);
+                voxels[count[b]] = i as u32;
+                count[b] += 1;
+            }
+        } else {
+            let mut pairs: Vec<(T::Key, u32)> =
+                data.par_iter().enumerate().map(|(i, &s)| (key(s), i as u32)).collect();
+            pairs.par_sort_unstable();
+            let mut prev = None;
+            for (j, &(k, _)) in pairs.iter().enumerate() {
+                if k == T::Key::ABSENT {
+                    break;
+                }
+                if prev != Some(k) {
+                    starts.push(j);
+                    thresholds.push(threshold::<T, SUP>(k));
+                    prev = Some(k);
+                }
+            }
+            starts.push(pairs.iter().take_while(|p| p.0 != T::Key::ABSENT).count());
+            voxels = pairs.into_iter().map(|(_, i)| i).collect();
+        }
+        Order { voxels, starts, thresholds }
+    }
+
+    pub(crate) fn groups(&self) -> usize {
+        self.thresholds.len()
+    }
+
+    fn group(&self, g: usize) -> &[u32] {
+        &self.voxels[self.starts[g]..self.starts[g + 1]]
+    }
+
+    /// The NaN voxels, in no set.
+    fn absent(&self) -> &[u32] {
+        &self.voxels[self.starts[self.groups()]..]
+    }
+}
+
+/// Which neighbours of a voxel are joined to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Connectivity {
+    /// Across faces only: 4 in 2D, 6 in 3D.
+    Faces,
+    /// Across faces, edges and corners: 8 in 2D, 26 in 3D.
+    Full,
+}
+
+/// The voxel grid, x fastest; 1D and 2D fields are one plane.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Grid {
+    pub(crate) n: [usize; 3],
+    pub(crate) three_d: bool,
+}
+
+impl Grid {
+    pub(crate) fn of(field: &ScalarField) -> Grid {
+        Grid { n: field.dims(), three_d: field.ndim() == 3 }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.n[0] * self.n[1] * self.n[2]
+    }
+
+    /// The neighbour offsets of a connectivity, each as (dx, dy, dz).
+    pub(crate) fn offsets(&self, conn: Connectivity) -> Vec<[isize; 3]> {
+        let dz: &[isize] = if self.three_d { &[-1, 0, 1] } else { &[0] };
+        let mut out = Vec::new();
+        for &z in dz {
+            for y in -1..=1isize {
+                for x in -1..=1isize {
+                    let steps = (x != 0) as u8 + (y != 0) as u8 + (z != 0) as u8;
+                    if steps > 0 && (conn == Connectivity::Full || steps == 1) {
+                        out.push([x, y, z]);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Calls `f` with the index of each neighbour of voxel `i` inside the grid; returns whether
+    /// `i` lies on the box's boundary.
+    #[inline(always)]
+    pub(crate) fn neighbours(&self, i: usize, offsets: &[[isize; 3]], mut f: impl FnMut(usize)) -> bool {
+        let [nx, ny, nz] = self.n;
+        let (x, y, z) = (i % nx, i / nx % ny, i / (nx * ny));
+        let stride = [1, nx as isize, (nx * ny) as isize];
+        let boundary =
+            x == 0 || x + 1 == nx || y == 0 || y + 1 == ny || (self.three_d && (z == 0 || z + 1 == nz));
+        for o in offsets {
+            if boundary {
+                let inside =
+                    |c: usize, d: isize, n: usize| (c as isize + d) >= 0 && ((c as isize + d) as usize) < n;
+                if !(inside(x, o[0], nx) && inside(y, o[1], ny) && inside(z, o[2], nz)) {
+                    continue;
+                }
+            }
+            f((i as isize + o[0] * stride[0] + o[1] * stride[1] + o[2] * stride[2]) as usize);
+        }
+        boundary
+    }
+}
+
+/// A union-find over voxels that are added one at a time, counting its components.
+pub(crate) struct Growing {
+    parent: Vec<u32>,
+    pub(crate) components: i64,
+}
+
+const NOT_ADDED: u32 = u32::MAX;
+
+impl Growing {
+    /// Room for `n` voxels (indices `0..n`) and no voxel added.
+    pub(crate) fn new(n: usize) -> Growing {
+        Growing { parent: vec![NOT_ADDED; n], components: 0 }
+    }
+
+    pub(crate) fn contains(&self, i: usize) -> bool {
+        self.parent[i] != NOT_ADDED
+    }
+
+    pub(crate) fn add(&mut self, i: usize) {
+        self.parent[i] = i as u32;
+        self.components += 1;
+    }
+
+    pub(crate) fn find(&mut self, mut i: usize) -> usize {
+        // Path halving: every other node on the way points to its grandparent.
+        while self.parent[i] as usize != i {
+            let grand = self.parent[self.parent[i] as usize];
+            self.parent[i] = grand;
+            i = grand as usize;
+        }
+        i
+    }
+
+    /// Joins the components of `a` and `b` (both added).
+    pub(crate) fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            // The larger index becomes the root: deterministic and as good as any on grids.
+            let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+            self.parent[lo] = hi as u32;
+            self.components -= 1;
+        }
+    }
+
+    /// Adds voxel `i` joined to its added neighbours; returns whether it lies on the boundary.
+    #[inline(always)]
+    fn grow(&mut self, grid: &Grid, offsets: &[[isize; 3]], i: usize) -> bool {
+        self.add(i);
+        grid.neighbours(i, offsets, |j| {
+            if self.contains(j) {
+                self.union(i, j);
+            }
+        })
+    }
+}
+
+/// Voxels between two looks at the cancel flag (and progress reports).
+const CHECK_EVERY: usize = 1 << 18;
+
+/// β0 after each group, adding groups in filtration order.
+fn components(grid: &Grid, order: &Order, conn: Connectivity, ctl: &Control) -> Result<Vec<i64>, BettiError> {
+    let offsets = grid.offsets(conn);
+    let mut uf = Growing::new(grid.len());
+    let mut out = Vec::with_capacity(order.groups());
+    let mut since = 0;
+    for g in 0..order.groups() {
+        for &i in order.group(g) {
+            uf.grow(grid, &offsets, i as usize);
+        }
+        out.push(uf.components);
+        since += order.group(g).len();
+        if since >= CHECK_EVERY {
+            ctl.check()?;
+            ctl.tick(since as u64);
+            since = 0;
+        }
+    }
+    ctl.tick(since as u64);
+    Ok(out)
+}
+
+/// β2 at each group: the bounded components of the voxels after it (and the NaN voxels),
+/// adding groups in reverse filtration order with one node for the space around the box.
+fn voids(grid: &Grid, order: &Order, conn: Connectivity, ctl: &Control) -> Result<Vec<i64>, BettiError> {
+    let offsets = grid.offsets(conn);
+    let around = grid.len();
+    let mut uf = Growing::new(around + 1);
+    uf.add(around);
+    let grow = |uf: &mut Growing, i: u32| {
+        if uf.grow(grid, &offsets, i as usize) {
+            uf.union(i as usize, around);
+        }
+    };
+    for &i in order.absent() {
+        grow(&mut uf, i);
+    }
+    let mut out = vec![0; order.groups()];
+    let mut since = order.absent().len();
+    for g in (0..order.groups()).rev() {
+        out[g] = uf.components - 1;
+        for &i in order.group(g) {
+            grow(&mut uf, i);
+        }
+        since += order.group(g).len();
+        if since >= CHECK_EVERY {
+            ctl.check()?;
+            ctl.tick(since as u64);
+            since = 0;
+        }
+    }
+    ctl.tick(since as u64);
+    Ok(out)
+}
