@@ -92,6 +92,8 @@ pub enum BenchError {
     Msc(#[from] MscError),
     #[error(transparent)]
     Ecc(#[from] ecc::EccError),
+    #[error(transparent)]
+    Betti(#[from] crate::topo::betti::BettiError),
 }
 
 /// Times the CPU ECC and smoothing, writing one row per case and thread count to `out`.
@@ -281,4 +283,59 @@ pub fn time_cracks_cpu(
     }
     t.sort_by(f64::total_cmp);
     Ok(t[t.len() / 2])
+}
+
+/// `topoview bench --betti`: the ECC, the Betti curves (both passes) and the labelled parts at
+/// the middle threshold (what the viewer's "explain" overlay computes per threshold), best of
+/// `repeat`, for top cells and vertices, on a 256^3 random field, 256^3 u8 noise (the most
+/// runs a labelling can meet) and, when given, a file.
+pub fn run_betti(
+    repeat: usize,
+    extra: Option<(&str, &ScalarField)>,
+    out: &mut dyn std::io::Write,
+) -> Result<(), BenchError> {
+    use crate::topo::betti::{self, parts::parts};
+    use crate::topo::ecc::{Construction, NanPolicy};
+    writeln!(
+        out,
+        "{:<34} {:<10} {:>9} {:>10} {:>10} {:>11} {:>8} {:>7}",
+        "field", "cells", "ECC ms", "Betti ms", "parts ms", "threshold", "comps", "voids"
+    )?;
+    let best = |f: &mut dyn FnMut() -> Result<(), BenchError>| -> Result<f64, BenchError> {
+        let mut best = f64::INFINITY;
+        for _ in 0..repeat.max(1) {
+            let t = Instant::now();
+            f()?;
+            best = best.min(t.elapsed().as_secs_f64() * 1e3);
+        }
+        Ok(best)
+    };
+    let mut row = |name: &str, f: &ScalarField| -> Result<(), BenchError> {
+        for construction in [Construction::TopCells, Construction::Vertices] {
+            let opts = EccOptions { construction, nan: NanPolicy::Absent, ..EccOptions::default() };
+            let ctl = Control::default();
+            let e = ecc::ecc(f, &opts, &ctl)?;
+            let t_ecc = best(&mut || Ok(ecc::ecc(f, &opts, &ctl).map(|_| ())?))?;
+            let t_betti = best(&mut || Ok(betti::betti(f, &e, &ctl).map(|_| ())?))?;
+            let t = e.thresholds[e.thresholds.len() / 2];
+            let mut p = None;
+            let t_parts = best(&mut || {
+                p = Some(parts(f, construction, opts.filtration, t, &ctl)?);
+                Ok(())
+            })?;
+            let (c, v) = p.map_or((0, 0), |p| (p.components, p.voids));
+            writeln!(
+                out,
+                "{name:<34} {:<10} {t_ecc:>9.1} {t_betti:>10.1} {t_parts:>10.1} {t:>11.4} {c:>8} {v:>7}",
+                construction.name()
+            )?;
+        }
+        Ok(())
+    };
+    row("GRF sigma=4 256x256x256 f32", &gaussian_random_field(&[256, 256, 256], 4.0, 1))?;
+    row("noise 256x256x256 u8", &noise_u8(&[256, 256, 256]))?;
+    if let Some((name, f)) = extra {
+        row(name, f)?;
+    }
+    Ok(())
 }

@@ -10,7 +10,8 @@ use proptest::prelude::*;
 use topoview::control::Control;
 use topoview::field::{Dtype, ScalarField};
 use topoview::io::{OpenOptions, open};
-use topoview::topo::ecc::betti::{Betti, betti};
+use topoview::topo::betti::parts::{NO_PART, parts};
+use topoview::topo::betti::{Betti, betti};
 use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy};
 
 fn options(construction: Construction, filtration: Filtration) -> EccOptions {
@@ -114,8 +115,79 @@ fn check_naive(f: &ScalarField) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The labelled parts at every threshold: as many components and bounded complement components
+/// as the curves count, every label used, neighbours (under the connectivity) labelled alike.
+fn check_parts(f: &ScalarField) -> Result<(), TestCaseError> {
+    let [nx, ny, nz] = f.dims();
+    for (c, filt) in ALL {
+        let e = ecc::ecc(f, &options(c, filt), &Control::default()).unwrap();
+        let b = betti(f, &e, &Control::default()).unwrap();
+        for (i, &t) in e.thresholds.iter().enumerate() {
+            let p = parts(f, c, filt, t, &Control::default()).unwrap();
+            let bounded = if f.ndim() == 3 { b.b2[i] } else { b.b1[i] };
+            prop_assert_eq!(
+                (p.components as i64, p.voids as i64),
+                (b.b0[i], bounded),
+                "{:?} {} t={}",
+                f.shape(),
+                c,
+                t
+            );
+            let ids = p.ids();
+            let mut used = vec![0u64; (p.components + p.voids) as usize];
+            for &id in ids.iter().filter(|&&id| id != NO_PART) {
+                used[id as usize] += 1;
+            }
+            prop_assert_eq!(&used, &p.sizes);
+            prop_assert!(used.iter().all(|&n| n > 0));
+            let v = |i: usize| f.samples().get_f64(i);
+            let in_set = |i: usize| if filt == Filtration::Sublevel { v(i) <= t } else { v(i) >= t };
+            for z in 0..nz {
+                for y in 0..ny {
+                    for x in 0..nx {
+                        let a = x + nx * (y + ny * z);
+                        prop_assert_eq!(in_set(a), ids[a] != NO_PART && ids[a] < p.components);
+                        prop_assert_eq!(p.id_at(x, y, z), ids[a]);
+                        for (dx, dy, dz) in
+                            [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (1, 0, 1), (1, 1, 1), (1, -1, 1)]
+                        {
+                            let (x2, y2, z2) = (x as i64 + dx, y as i64 + dy, z as i64 + dz);
+                            if x2 >= nx as i64 || y2 < 0 || y2 >= ny as i64 || z2 >= nz as i64 {
+                                continue;
+                            }
+                            let bb = x2 as usize + nx * (y2 as usize + ny * z2 as usize);
+                            let steps = dx.abs() + dy.abs() + dz.abs();
+                            let set_joins = c == Construction::TopCells || steps == 1;
+                            let out_joins = c == Construction::Vertices || steps == 1;
+                            if in_set(a) && in_set(bb) && set_joins || !in_set(a) && !in_set(bb) && out_joins
+                            {
+                                prop_assert_eq!(ids[a], ids[bb]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn parts_match_the_curves(
+        (dims, vals) in (2usize..=3).prop_flat_map(|nd| {
+            let max = if nd == 3 { 6 } else { 10 };
+            prop::collection::vec(1usize..=max, nd)
+        }).prop_flat_map(|dims| {
+            let n: usize = dims.iter().product();
+            (Just(dims), prop::collection::vec(0u8..4, n))
+        }),
+    ) {
+        let vals: Vec<f64> = vals.iter().map(|&v| v as f64).collect();
+        check_parts(&field_of(Dtype::U8, &dims, &vals))?;
+    }
 
     #[test]
     fn union_find_equals_flood_fill(

@@ -238,7 +238,8 @@ fn betti_columns_in_2d_and_3d() {
         let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
         assert_eq!(rows[0], header);
         let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        let col = |k: &str| -> Vec<i64> { v[k].as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect() };
+        let col =
+            |k: &str| -> Vec<i64> { v[k].as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect() };
         let (chi, b0, b1, b2) = (col("chi"), col("b0"), col("b1"), col("b2"));
         assert_eq!(b0.len(), rows.len() - 1);
         for (i, row) in rows[1..].iter().enumerate() {

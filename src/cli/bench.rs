@@ -23,6 +23,10 @@ pub struct BenchArgs {
     /// instead, on the CPU (all cores) and on the GPU when there is one.
     #[arg(long)]
     pub cracks: bool,
+    /// Time the Betti curves and the labelled parts of a threshold set instead (256^3 random
+    /// field and noise, and FILE when given).
+    #[arg(long)]
+    pub betti: bool,
     /// With --cracks: edges of the square test images.
     #[arg(long, value_delimiter = ',', default_value = "500,8192")]
     pub crack_sizes: Vec<usize>,
@@ -89,6 +93,15 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     }
     if a.cracks {
         return cracks(a);
+    }
+    if a.betti {
+        let field = match &a.file {
+            Some(p) => Some(topoview::io::open(p, &Default::default())?),
+            None => None,
+        };
+        let name = a.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        topoview::bench::run_betti(a.repeat, field.as_ref().map(|f| (name.as_str(), f)), &mut stdout())?;
+        return Ok(());
     }
     if a.msc {
         let field = match &a.file {

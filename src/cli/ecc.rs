@@ -10,8 +10,9 @@ use topoview::control::Control;
 use topoview::export::{EccReport, format_threshold, outputs};
 use topoview::field::dims_string;
 use topoview::io::open;
+use topoview::topo::betti;
 use topoview::topo::ecc::crossings::{suggested_threshold, zero_crossings};
-use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy, betti};
+use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy};
 use topoview::topo::smooth::Smoothing;
 
 #[derive(clap::Args, Debug)]

@@ -8,7 +8,7 @@ pub mod outputs;
 pub mod tiff;
 
 use crate::field::{Dtype, ScalarField, dims_string};
-use crate::topo::ecc::betti::Betti;
+use crate::topo::betti::Betti;
 use crate::topo::ecc::crossings::{Crossing, suggested_threshold, zero_crossings};
 use crate::topo::ecc::{Ecc, NanPolicy};
 use crate::topo::smooth::Smoothing;

@@ -1,5 +1,6 @@
 //! The mathematics, as plain CPU code: the reference every other backend is tested against.
 
+pub mod betti;
 pub mod cracks;
 pub mod ecc;
 pub mod msc;

@@ -22,7 +22,6 @@
 //! (key, change) entry per voxel (8 bytes, 16 for u32/i32/f64; see [`buckets`]) and the curve
 //! itself (16 bytes per distinct value).
 
-pub mod betti;
 mod buckets;
 pub mod crossings;
 mod histogram;
@@ -327,14 +326,14 @@ impl EccKey for i64 {
 /// The key of a sample in the filtration's order: NOT of the key for superlevel sets (absent
 /// stays absent).
 #[inline(always)]
-fn filtration_key<T: Sample, const SUP: bool>(s: T) -> T::Key {
+pub(crate) fn filtration_key<T: Sample, const SUP: bool>(s: T) -> T::Key {
     let k = s.to_key();
     if SUP && k != T::Key::ABSENT { !k } else { k }
 }
 
 /// The threshold (sample value) of a filtration key.
 #[inline(always)]
-fn threshold<T: Sample, const SUP: bool>(k: T::Key) -> f64 {
+pub(crate) fn threshold<T: Sample, const SUP: bool>(k: T::Key) -> f64 {
     T::from_key(if SUP { !k } else { k }).to_f64()
 }
 

@@ -16,9 +16,11 @@
 //! bytes a voxel for the order and four per pass for the union-find (a transient key+index pair
 //! per voxel while sorting wide types). Fields of 2^32 - 1 voxels or more are refused.
 
-use super::{Construction, Ecc, Filtration, filtration_key, threshold};
+pub mod parts;
+
 use crate::control::Control;
 use crate::field::{Key, Sample, ScalarField};
+use crate::topo::ecc::{Construction, Ecc, Filtration, filtration_key, threshold};
 use crate::with_samples;
 use rayon::prelude::*;
 
@@ -222,6 +224,9 @@ impl Grid {
 /// A union-find over voxels that are added one at a time, counting its components.
 pub(crate) struct Growing {
     parent: Vec<u32>,
+    /// Whether each voxel is added: a quarter of `parent`'s bytes, so the neighbour checks that
+    /// find nothing (most of them) stay in cache longer.
+    added: Vec<bool>,
     pub(crate) components: i64,
 }
 
@@ -230,15 +235,16 @@ const NOT_ADDED: u32 = u32::MAX;
 impl Growing {
     /// Room for `n` voxels (indices `0..n`) and no voxel added.
     pub(crate) fn new(n: usize) -> Growing {
-        Growing { parent: vec![NOT_ADDED; n], components: 0 }
+        Growing { parent: vec![NOT_ADDED; n], added: vec![false; n], components: 0 }
     }
 
     pub(crate) fn contains(&self, i: usize) -> bool {
-        self.parent[i] != NOT_ADDED
+        self.added[i]
     }
 
     pub(crate) fn add(&mut self, i: usize) {
         self.parent[i] = i as u32;
+        self.added[i] = true;
         self.components += 1;
     }
 
