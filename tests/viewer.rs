@@ -364,3 +364,44 @@ fn edges_between_pixels_follow_the_axial_slice_of_a_volume() {
     });
     assert!(h.state().views.cracks_drawn > 0);
 }
+
+#[test]
+fn betti_numbers_and_the_parts_of_the_set_follow_the_threshold() {
+    use topoview::topo::betti::{betti, parts::parts};
+    use topoview::topo::ecc::{Construction, Filtration};
+    let mut h = harness("coins.png");
+    wait_for(&mut h, "coins.png", idle);
+    h.state_mut().settings.msc.show = false;
+    h.get_by_label("Betti curves").click();
+    h.get_by_label("Components and holes").click();
+    let explained = |t: f64| {
+        move |a: &TopoApp| {
+            a.jobs.is_empty()
+                && a.explain.lines.is_some()
+                && a.explain.shown.as_ref().is_some_and(|e| e.threshold == t)
+        }
+    };
+    let t0 = h.state().data.as_ref().unwrap().threshold;
+    wait_for(&mut h, "the Betti curves and the parts of coins.png", explained(t0));
+    let field = h.state().data.as_ref().unwrap().field.clone();
+    let curve = h.state().data.as_ref().unwrap().curve.as_ref().unwrap().ecc.clone();
+    let b = betti(&field, &curve, &Control::default()).unwrap();
+    let check = |h: &Harness<'_, TopoApp>, t: f64| {
+        let n = topoview::compute::curve::passed(&curve, t) - 1;
+        h.get_by_label(&format!("β0 = {}", b.b0[n]));
+        h.get_by_label(&format!("β1 = {}", b.b1[n]));
+        let p = parts(&field, Construction::TopCells, Filtration::Sublevel, t, &Control::default()).unwrap();
+        assert_eq!((p.components as i64, p.voids as i64), (b.b0[n], b.b1[n]));
+        assert_eq!(*h.state().explain.shown.as_ref().unwrap().parts, p);
+    };
+    check(&h, t0);
+    h.snapshot_options("coins_betti_parts", &snapshot_options());
+
+    // Moving the threshold relabels the set; the Betti curves are not recomputed.
+    let lines = h.state().explain.lines.clone().unwrap();
+    h.get_by_label("Threshold").set_value_accesskit(120.0);
+    wait_for(&mut h, "the parts at 120", explained(120.0));
+    assert!(std::sync::Arc::ptr_eq(&lines, h.state().explain.lines.as_ref().unwrap()));
+    check(&h, 120.0);
+    h.snapshot_options("coins_betti_parts_120", &snapshot_options());
+}

@@ -11,7 +11,12 @@ const SMOOTHED: Color32 = Color32::from_rgb(255, 170, 60);
 const THRESHOLD: Color32 = Color32::from_rgb(255, 80, 60);
 
 /// Draws the plot; returns true when the user moved the threshold on it.
-pub fn plot(ui: &mut egui::Ui, data: &mut Dataset, height: f32) -> bool {
+pub fn plot(
+    ui: &mut egui::Ui,
+    data: &mut Dataset,
+    betti: Option<&crate::compute::betti_jobs::BettiLines>,
+    height: f32,
+) -> bool {
     let sigma = data.smoothed.as_ref().map(|s| s.sigma);
     let shown = data.displayed_curve().map(|c| (&c.crossings, c.suggested));
     let threshold = data.threshold;
@@ -31,6 +36,13 @@ pub fn plot(ui: &mut egui::Ui, data: &mut Dataset, height: f32) -> bool {
                     Line::new(format!("σ = {sigma}"), PlotPoints::from(s.curve.points.clone()))
                         .color(SMOOTHED),
                 );
+            }
+            if let Some(b) = betti {
+                let n = if data.displayed().ndim() == 3 { 3 } else { 2 };
+                for (k, points) in b.points.iter().enumerate().take(n) {
+                    let colour = super::explain::BETTI_COLOURS[k];
+                    pu.line(Line::new(format!("β{k}"), PlotPoints::from(points.clone())).color(colour));
+                }
             }
             if let Some((cross, best)) = &shown {
                 let pts: Vec<[f64; 2]> = cross.iter().map(|c| [c.last_before, c.chi_before as f64]).collect();

@@ -7,6 +7,7 @@
 mod crack_layer;
 mod curve_panel;
 pub mod dataset;
+pub mod explain;
 pub mod exports;
 mod msc_labels;
 mod msc_overlay;
@@ -94,6 +95,8 @@ pub struct TopoApp {
     bench: Option<bench::FrameBench>,
     /// The "edges between pixels" layer.
     pub cracks: crack_layer::CrackLayer,
+    /// Betti curves and the parts of the threshold set.
+    pub explain: explain::ExplainLayer,
 }
 
 mod bench;
@@ -201,6 +204,7 @@ impl TopoApp {
             frames: FrameClock { first_frame: true, ..Default::default() },
             bench,
             cracks: Default::default(),
+            explain: Default::default(),
         };
         let file = startup.file.unwrap_or_else(|| asset(DEMO_VOLUME));
         app.open(file, startup.open);
@@ -319,6 +323,17 @@ impl TopoApp {
         };
         let outcome = match outcome.take::<Smoothed>() {
             Ok(s) => return self.smoothed(s, seconds),
+            Err(o) => o,
+        };
+        let outcome = match outcome.take::<crate::compute::betti_jobs::BettiLines>() {
+            Ok(l) => {
+                self.last_job = Some(("Betti curves".into(), seconds));
+                return self.explain.arrived_lines(l);
+            }
+            Err(o) => o,
+        };
+        let outcome = match outcome.take::<crate::compute::betti_jobs::Explained>() {
+            Ok(e) => return self.explain.arrived_parts(e),
             Err(o) => o,
         };
         let outcome = match outcome.take::<jobs::CrackSlice>() {
@@ -461,6 +476,7 @@ impl TopoApp {
                 settings: &settings.msc,
                 labels,
             }),
+            parts: None,
         }
     }
 }
@@ -492,6 +508,7 @@ impl eframe::App for TopoApp {
             }
         }
         crack_layer::request(self);
+        explain::request(self);
         let sync = Instant::now();
         let uploading = self.upload.is_none_or(|p| p.planes < p.of);
         self.sync_texture(frame, &ctx);

@@ -124,6 +124,17 @@ pub struct Settings {
     pub view3d: View3dSettings,
     pub msc: MscSettings,
     pub cracks: CrackSettings,
+    pub explain: ExplainSettings,
+}
+
+/// What the ECC panel shows of why χ changes.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ExplainSettings {
+    /// β0, β1, β2 beside χ in the plot and the readout.
+    pub betti: bool,
+    /// The components and voids of the threshold set coloured on the slices.
+    pub parts: bool,
 }
 
 /// The "edges between pixels" layer over the slice views (a 2D image, or a volume's axial
@@ -202,6 +213,7 @@ impl Default for Settings {
             view3d: View3dSettings::default(),
             msc: MscSettings::default(),
             cracks: CrackSettings::default(),
+            explain: ExplainSettings::default(),
         }
     }
 }

@@ -235,8 +235,14 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     if d.curve.is_none() && d.smoothed.is_none() {
         ui.label("Computing the curve…");
     }
-    curve_panel::plot(ui, d, 300.0);
+    let lines = if app.settings.explain.betti {
+        d.displayed_curve().and_then(|c| app.explain.lines_for(&c.ecc)).cloned()
+    } else {
+        None
+    };
+    curve_panel::plot(ui, d, lines.as_deref(), 300.0);
     curve_panel::readout(ui, d);
+    super::explain::panel(app, ui);
     ui.horizontal(|ui| {
         ui.checkbox(&mut app.mask_on, "Show mask");
         ui.add(egui::Slider::new(&mut app.settings.mask_opacity, 0.0..=1.0).text("opacity"));
@@ -375,6 +381,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         .then(|| app.data.as_mut()?.displayed_msc_mut()?.labels(kind))
         .flatten();
     let cracks = super::crack_layer::overlay(app);
+    let parts = super::explain::overlay(app);
     let Some(d) = &app.data else {
         ui.centered_and_justified(|ui| {
             ui.label(if app.jobs.contains_key(&jobs::LOAD) {
@@ -390,7 +397,8 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         return;
     }
     let labels = labels.as_ref();
-    let look = TopoApp::look(&app.settings, app.mask_on, d, labels, cracks);
+    let mut look = TopoApp::look(&app.settings, app.mask_on, d, labels, cracks);
+    look.parts = parts;
     let field = d.displayed().clone();
     let rect = ui.available_rect_before_wrap();
     let free = views::show(ui, rect, &field, app.settings.layout, &mut app.views, &look);

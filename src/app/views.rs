@@ -64,6 +64,8 @@ pub struct ViewState {
     pub picked: Option<(usize, Vec<usize>)>,
     /// Each view's label image and what it shows.
     labels: LabelTextures,
+    /// Each view's image of the threshold set's parts, and which parts, plane and slice.
+    parts: PartTextures,
     /// How many cracks the "edges between pixels" layer drew in the last frame.
     pub cracks_drawn: usize,
 }
@@ -75,6 +77,17 @@ type LabelKey = (std::sync::Arc<msc_labels::LabelMap>, usize, usize);
 /// Per view slot, the texture of its label image (egui's handle frees it when dropped).
 #[derive(Clone, Default)]
 struct LabelTextures([Option<(LabelKey, egui::TextureHandle)>; 3]);
+
+/// Per view slot, the texture of the parts of the threshold set over it.
+type PartKey = (std::sync::Arc<crate::topo::betti::parts::Parts>, usize, usize);
+#[derive(Clone, Default)]
+struct PartTextures([Option<(PartKey, egui::TextureHandle)>; 3]);
+
+impl std::fmt::Debug for PartTextures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PartTextures")
+    }
+}
 
 impl std::fmt::Debug for LabelTextures {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -103,6 +116,8 @@ pub struct Look<'a> {
     pub msc: Option<SliceOverlay<'a>>,
     /// Edges between pixels over the axial slice (or the 2D image) they were computed for.
     pub cracks: Option<super::crack_layer::Overlay>,
+    /// The components and voids of the threshold set, coloured.
+    pub parts: Option<std::sync::Arc<crate::topo::betti::parts::Parts>>,
 }
 
 /// Screen <-> plane mapping of one view.
@@ -292,6 +307,22 @@ fn view(
             let off = if labels.on_cells { 0.5 } else { 0.0 };
             let [nu, nv] = tex.size().map(|n| n as f32);
             let rect = Rect::from_two_pos(fr.to_screen(off, off + nv), fr.to_screen(off + nu, off));
+            let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));
+            painter.image(tex.id(), rect, uv, Color32::WHITE);
+        }
+    }
+
+    if let Some(parts) = &look.parts {
+        let cached = &mut state.parts.0[slot];
+        let same = |k: &PartKey| std::sync::Arc::ptr_eq(&k.0, parts) && (k.1, k.2) == (w, state.cursor[w]);
+        if cached.as_ref().is_none_or(|c| !same(&c.0)) {
+            let img = super::explain::parts_image(parts, (u, v, w), state.cursor[w]);
+            let tex = ui.ctx().load_texture(format!("parts {slot}"), img, egui::TextureOptions::NEAREST);
+            *cached = Some(((parts.clone(), w, state.cursor[w]), tex));
+        }
+        if let Some((_, tex)) = cached {
+            let [nu, nv] = tex.size().map(|n| n as f32);
+            let rect = Rect::from_two_pos(fr.to_screen(0.0, nv), fr.to_screen(nu, 0.0));
             let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));
             painter.image(tex.id(), rect, uv, Color32::WHITE);
         }

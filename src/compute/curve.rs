@@ -61,11 +61,18 @@ pub fn thin(t: &[f64], chi: &[i64], max_points: usize) -> Vec<[f64; 2]> {
 /// Euler characteristic of the sublevel (superlevel) set at `t`: the curve's value at the last
 /// of its thresholds that `t` has passed; 0 (the empty set) before the first.
 pub fn chi_at(e: &Ecc, t: f64) -> i64 {
-    let passed = match e.filtration {
+    match passed(e, t) {
+        0 => 0,
+        n => e.chi[n - 1],
+    }
+}
+
+/// How many of the curve's thresholds `t` has passed.
+pub fn passed(e: &Ecc, t: f64) -> usize {
+    match e.filtration {
         Filtration::Sublevel => e.thresholds.partition_point(|&x| x <= t),
         Filtration::Superlevel => e.thresholds.partition_point(|&x| x >= t),
-    };
-    if passed == 0 { 0 } else { e.chi[passed - 1] }
+    }
 }
 
 #[cfg(test)]

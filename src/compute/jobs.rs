@@ -256,5 +256,10 @@ mod tests {
         assert!(matches!(smooth, Err(JobError::Cancelled)));
         let msc = cancelled_at_first_report(Msc { field: field(), max_bytes: u64::MAX });
         assert!(matches!(msc, Err(JobError::Cancelled)));
+        let f = Arc::new(crate::bench::noise_u8(&[128, 128, 128]));
+        let e = crate::topo::ecc::ecc(&f, &EccOptions::default(), &Default::default()).unwrap();
+        let betti =
+            cancelled_at_first_report(super::super::betti_jobs::BettiCurves { field: f, ecc: Arc::new(e) });
+        assert!(matches!(betti, Err(JobError::Cancelled)));
     }
 }

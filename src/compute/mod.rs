@@ -9,6 +9,7 @@
 //! [`Outcome`] that the UI takes by type.
 
 pub mod backend;
+pub mod betti_jobs;
 pub mod curve;
 pub mod jobs;
 pub mod msc_scene;
@@ -95,6 +96,12 @@ impl From<crate::synthetic::RandomFieldError> for JobError {
 impl From<crate::topo::msc::MscError> for JobError {
     fn from(e: crate::topo::msc::MscError) -> Self {
         JobError::from_error(matches!(e, crate::topo::msc::MscError::Cancelled(_)), e)
+    }
+}
+
+impl From<crate::topo::betti::BettiError> for JobError {
+    fn from(e: crate::topo::betti::BettiError) -> Self {
+        JobError::from_error(matches!(e, crate::topo::betti::BettiError::Cancelled), e)
     }
 }
 

@@ -1,0 +1,208 @@
+//! "Why χ changes": the Betti curves beside χ (worker lane `betti`), and the parts of the
+//! threshold set (components, and the voids or holes they enclose) coloured over the slices,
+//! relabelled on the worker's `explain` lane each time the threshold moves.
+
+use super::TopoApp;
+use crate::compute::betti_jobs::{self, BettiCurves, BettiLines, Explain, Explained};
+use crate::topo::betti::parts::{NO_PART, Parts};
+use crate::topo::ecc::{Construction, Ecc, Filtration};
+use egui::Color32;
+use std::sync::Arc;
+
+/// Colours of β0, β1, β2 in the plot and the readout.
+pub const BETTI_COLOURS: [Color32; 3] =
+    [Color32::from_rgb(110, 215, 110), Color32::from_rgb(205, 120, 255), Color32::from_rgb(70, 215, 215)];
+
+/// Components take these hues in turn; voids (and 2D holes) are drawn in [`VOID`].
+const COMPONENT_HUES: [[u8; 3]; 10] = [
+    [31, 119, 180],
+    [255, 127, 14],
+    [44, 160, 44],
+    [214, 39, 40],
+    [148, 103, 189],
+    [140, 86, 75],
+    [227, 119, 194],
+    [188, 189, 34],
+    [23, 190, 207],
+    [255, 220, 80],
+];
+/// Translucent: a void can be most of a volume (the brain inside the dark background).
+const VOID: Color32 = Color32::from_rgba_premultiplied(100, 0, 100, 100);
+
+/// What the layer holds between frames.
+#[derive(Default)]
+pub struct ExplainLayer {
+    /// The Betti curves last computed, for their curve.
+    pub lines: Option<Arc<BettiLines>>,
+    /// The curve (by address) whose Betti curves were last asked for.
+    betti_asked: Option<usize>,
+    /// The parts last labelled.
+    pub shown: Option<Explained>,
+    /// What was last asked: field (by address), threshold bits, construction, filtration.
+    asked: Option<(usize, u64, Construction, Filtration)>,
+}
+
+impl std::fmt::Debug for ExplainLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ExplainLayer")
+    }
+}
+
+impl ExplainLayer {
+    /// The Betti curves of `ecc`, when they are here.
+    pub fn lines_for(&self, ecc: &Arc<Ecc>) -> Option<&Arc<BettiLines>> {
+        self.lines.as_ref().filter(|l| Arc::ptr_eq(&l.ecc, ecc))
+    }
+
+    pub fn arrived_lines(&mut self, l: BettiLines) {
+        if self.betti_asked == Some(Arc::as_ptr(&l.ecc) as usize) {
+            self.lines = Some(Arc::new(l));
+        }
+    }
+
+    pub fn arrived_parts(&mut self, e: Explained) {
+        if self.asked.is_some_and(|(f, ..)| f == Arc::as_ptr(&e.field) as usize) {
+            self.shown = Some(e);
+        }
+    }
+}
+
+/// Asks the worker for what the panel shows and does not have: the Betti curves of the curve on
+/// screen, the parts of the set at the current threshold (a newer request supersedes an older
+/// one on each lane).
+pub fn request(app: &mut TopoApp) {
+    let Some(d) = &app.data else { return };
+    let on = &app.settings.explain;
+    if on.betti
+        && let Some(c) = d.displayed_curve()
+    {
+        let key = Arc::as_ptr(&c.ecc) as usize;
+        if app.explain.lines_for(&c.ecc).is_none() && app.explain.betti_asked != Some(key) {
+            app.explain.betti_asked = Some(key);
+            app.worker.submit(BettiCurves { field: d.displayed().clone(), ecc: c.ecc.clone() });
+            let what = "Betti curves".to_string();
+            app.jobs.insert(betti_jobs::BETTI, super::JobProgress { what, ..Default::default() });
+        }
+    }
+    if on.parts {
+        let field = d.displayed().clone();
+        let (construction, filtration) = (app.settings.construction, app.settings.filtration());
+        let key = (Arc::as_ptr(&field) as usize, d.threshold.to_bits(), construction, filtration);
+        if app.explain.asked != Some(key) {
+            app.explain.asked = Some(key);
+            app.worker.submit(Explain { field, construction, filtration, threshold: d.threshold });
+        }
+    }
+}
+
+/// The parts to draw over the slices: those of the field on screen with the current
+/// construction and filtration (at the last threshold labelled, while a newer one is under way).
+pub fn overlay(app: &TopoApp) -> Option<Arc<Parts>> {
+    if !app.settings.explain.parts {
+        return None;
+    }
+    let d = app.data.as_ref()?;
+    let e = app.explain.shown.as_ref()?;
+    let same = Arc::ptr_eq(&e.field, d.displayed())
+        && e.construction == app.settings.construction
+        && e.filtration == app.settings.filtration();
+    same.then(|| e.parts.clone())
+}
+
+/// The plane at `slice` (normal axis `w`, in-plane axes `u`, `v`) of the parts, row 0 at the top.
+pub fn parts_image(parts: &Parts, axes: (usize, usize, usize), slice: usize) -> egui::ColorImage {
+    let (u, v, w) = axes;
+    let dims = parts.dims;
+    let (nu, nv) = (dims[u], dims[v]);
+    let mut pixels = vec![Color32::TRANSPARENT; nu * nv];
+    let colour = |id: u32| {
+        if id == NO_PART {
+            Color32::TRANSPARENT
+        } else if id >= parts.components {
+            VOID
+        } else {
+            let [r, g, b] = COMPONENT_HUES[id as usize % COMPONENT_HUES.len()];
+            Color32::from_rgba_unmultiplied(r, g, b, 120)
+        }
+    };
+    let layer = slice.min(dims[w] - 1);
+    if w == 2 {
+        // Axial planes are whole lines of runs.
+        for y in 0..nv {
+            let row = nv - 1 - y;
+            for (x0, x1, id) in parts.line(y, layer) {
+                pixels[row * nu + x0..row * nu + x1].fill(colour(id));
+            }
+        }
+    } else {
+        for row in 0..nv {
+            for iu in 0..nu {
+                let mut p = [0; 3];
+                p[u] = iu;
+                p[v] = nv - 1 - row;
+                p[w] = layer;
+                pixels[row * nu + iu] = colour(parts.id_at(p[0], p[1], p[2]));
+            }
+        }
+    }
+    egui::ColorImage::new([nu, nv], pixels)
+}
+
+/// The panel's controls and readouts, under the ECC plot.
+pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
+    let three_d = app.data.as_ref().is_some_and(|d| d.displayed().ndim() == 3);
+    let s = &mut app.settings.explain;
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut s.betti, "Betti curves").on_hover_text(
+            "β0 components, β1 tunnels (holes in 2D), β2 voids: χ = β0 − β1 + β2 at every threshold",
+        );
+        ui.checkbox(&mut s.parts, if three_d { "Components and voids" } else { "Components and holes" })
+            .on_hover_text(
+                "Colour each component of the threshold set on the slices, and the voids it encloses",
+            );
+    });
+    let Some(d) = &app.data else { return };
+    let t = d.threshold;
+    if app.settings.explain.betti {
+        match d.displayed_curve().and_then(|c| app.explain.lines_for(&c.ecc)) {
+            Some(l) => {
+                let b = l.at(t);
+                ui.horizontal(|ui| {
+                    let n = if three_d { 3 } else { 2 };
+                    for k in 0..n {
+                        ui.label(
+                            egui::RichText::new(format!("β{k} = {}", b[k]))
+                                .size(16.0)
+                                .color(BETTI_COLOURS[k]),
+                        );
+                    }
+                });
+            }
+            None => {
+                ui.small("Computing the Betti curves…");
+            }
+        }
+    }
+    if app.settings.explain.parts {
+        match &app.explain.shown {
+            Some(e) if overlay(app).is_some() => {
+                let p = &e.parts;
+                let plural =
+                    |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+                let voids =
+                    if three_d { plural(p.voids, "void", "voids") } else { plural(p.voids, "hole", "holes") };
+                let largest = p.sizes[..p.components as usize].iter().max().copied().unwrap_or(0);
+                let stale = if e.threshold.to_bits() != t.to_bits() { " (updating)" } else { "" };
+                ui.small(format!(
+                    "At {}: {} (largest {largest} voxels), {voids} (magenta){stale}; labelled in {:.0} ms",
+                    crate::export::format_threshold(e.threshold, d.displayed().dtype()),
+                    plural(p.components, "component", "components"),
+                    e.ms
+                ));
+            }
+            _ => {
+                ui.small("Labelling the components…");
+            }
+        }
+    }
+}
