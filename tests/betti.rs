@@ -284,3 +284,40 @@ fn a_curve_of_another_field_is_refused() {
     let err = betti(&f, &e, &Control::default()).unwrap_err();
     assert!(err.to_string().contains("not the field's 9 distinct values"), "{err}");
 }
+
+/// The tunnels alive at each threshold are β1 there, for both constructions and filtrations.
+fn check_tunnels(f: &ScalarField) {
+    use topoview::topo::betti::tunnels::tunnels;
+    for (c, filt) in ALL {
+        let e = ecc::ecc(f, &options(c, filt), &Control::default()).unwrap();
+        let b = betti(f, &e, &Control::default()).unwrap();
+        let tun = tunnels(f, c, filt, &Control::default()).unwrap();
+        for (i, &t) in e.thresholds.iter().enumerate() {
+            let alive = tun
+                .iter()
+                .filter(|x| {
+                    if filt == Filtration::Sublevel {
+                        x.birth <= t && t < x.death
+                    } else {
+                        x.birth >= t && t > x.death
+                    }
+                })
+                .count();
+            assert_eq!(alive as i64, b.b1[i], "{:?} {c} {filt:?} at {t}", f.shape());
+        }
+        // Each is marked inside the box.
+        for x in &tun {
+            assert!((0..3).all(|a| x.at[a] >= 0.0 && x.at[a] <= (f.dims()[a] - 1) as f64), "{x:?}");
+        }
+    }
+}
+
+#[test]
+fn tunnels_alive_are_b1() {
+    check_tunnels(&open(&common::data("gudhi/random2d_40x30_float64.raw"), &OpenOptions::default()).unwrap());
+    check_tunnels(
+        &open(&common::data("gudhi/random3d_12x10x8_float64.raw"), &OpenOptions::default()).unwrap(),
+    );
+    check_tunnels(&open(&common::data("nibabel_standard_4x5x7.nii.gz"), &OpenOptions::default()).unwrap());
+    check_tunnels(&open(&common::data("nipy_some_blobs.nii"), &OpenOptions::default()).unwrap());
+}

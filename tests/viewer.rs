@@ -405,3 +405,28 @@ fn betti_numbers_and_the_parts_of_the_set_follow_the_threshold() {
     check(&h, 120.0);
     h.snapshot_options("coins_betti_parts_120", &snapshot_options());
 }
+
+#[test]
+fn the_tunnels_alive_at_the_threshold_are_b1_and_listed() {
+    use topoview::topo::betti::betti;
+    let mut h = harness("pydicom_emri_small.nii.gz");
+    wait_for(&mut h, "the EMRI volume", idle);
+    h.state_mut().settings.msc.show = false;
+    h.get_by_label("Betti curves").click();
+    h.get_by_label("Components and voids").click();
+    wait_for(&mut h, "the tunnels", |a| {
+        a.jobs.is_empty()
+            && a.explain.tunnels.is_some()
+            && a.explain.lines.is_some()
+            && a.explain.shown.is_some()
+    });
+    let d = h.state().data.as_ref().unwrap();
+    let (field, t) = (d.field.clone(), d.threshold);
+    let curve = d.curve.as_ref().unwrap().ecc.clone();
+    let b = betti(&field, &curve, &Control::default()).unwrap();
+    let n = topoview::compute::curve::passed(&curve, t) - 1;
+    assert_eq!(topoview::app::explain::alive_tunnels(h.state()).len() as i64, b.b1[n]);
+    h.get_by_label(&format!("β1 = {}", b.b1[n]));
+    h.get_by_label(&format!("Tunnels at the threshold: {} (yellow rings where born)", b.b1[n]));
+    h.snapshot_options("emri_tunnels", &snapshot_options());
+}

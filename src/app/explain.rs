@@ -1,10 +1,12 @@
 //! "Why χ changes": the Betti curves beside χ (worker lane `betti`), and the parts of the
 //! threshold set (components, and the voids or holes they enclose) coloured over the slices,
-//! relabelled on the worker's `explain` lane each time the threshold moves.
+//! relabelled on the worker's `explain` lane each time the threshold moves, with the tunnels
+//! alive at the threshold marked where they are born (lane `tunnels`, once per field).
 
 use super::TopoApp;
-use crate::compute::betti_jobs::{self, BettiCurves, BettiLines, Explain, Explained};
+use crate::compute::betti_jobs::{self, BettiCurves, BettiLines, Explain, Explained, TunnelList, Tunnels};
 use crate::topo::betti::parts::{NO_PART, Parts};
+use crate::topo::betti::tunnels::Tunnel;
 use crate::topo::ecc::{Construction, Ecc, Filtration};
 use egui::Color32;
 use std::sync::Arc;
@@ -40,7 +42,17 @@ pub struct ExplainLayer {
     pub shown: Option<Explained>,
     /// What was last asked: field (by address), threshold bits, construction, filtration.
     asked: Option<(usize, u64, Construction, Filtration)>,
+    /// The tunnels last computed, and what was last asked of them.
+    pub tunnels: Option<TunnelList>,
+    tunnels_asked: Option<(usize, Construction, Filtration)>,
+    /// A field (by address) larger than [`TUNNEL_VOXELS`] whose tunnels the user asked for.
+    tunnels_wanted: Option<usize>,
 }
+
+/// Fields up to this many voxels get their tunnels found on their own; larger ones on request
+/// (the persistence diagram behind them took 9 to 37 s and 2.5 GiB for the 8.7 M voxels of the
+/// MNI template on the 2-core VM).
+pub const TUNNEL_VOXELS: usize = 1 << 21;
 
 impl std::fmt::Debug for ExplainLayer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -57,6 +69,12 @@ impl ExplainLayer {
     pub fn arrived_lines(&mut self, l: BettiLines) {
         if self.betti_asked == Some(Arc::as_ptr(&l.ecc) as usize) {
             self.lines = Some(Arc::new(l));
+        }
+    }
+
+    pub fn arrived_tunnels(&mut self, t: TunnelList) {
+        if self.tunnels_asked == Some((Arc::as_ptr(&t.field) as usize, t.construction, t.filtration)) {
+            self.tunnels = Some(t);
         }
     }
 
@@ -90,8 +108,58 @@ pub fn request(app: &mut TopoApp) {
         let key = (Arc::as_ptr(&field) as usize, d.threshold.to_bits(), construction, filtration);
         if app.explain.asked != Some(key) {
             app.explain.asked = Some(key);
-            app.worker.submit(Explain { field, construction, filtration, threshold: d.threshold });
+            app.worker.submit(Explain {
+                field: field.clone(),
+                construction,
+                filtration,
+                threshold: d.threshold,
+            });
         }
+        let key = (key.0, construction, filtration);
+        let wanted = field.len() <= TUNNEL_VOXELS || app.explain.tunnels_wanted == Some(key.0);
+        if wanted && field.ndim() >= 2 && app.explain.tunnels_asked != Some(key) {
+            app.explain.tunnels_asked = Some(key);
+            app.worker.submit(Tunnels { field, construction, filtration });
+            let what = "Tunnels".to_string();
+            app.jobs.insert(betti_jobs::TUNNELS, super::JobProgress { what, ..Default::default() });
+        }
+    }
+}
+
+/// The tunnels alive at the threshold, for the field on screen with the current construction
+/// and filtration.
+pub fn alive_tunnels(app: &TopoApp) -> Vec<Tunnel> {
+    let (Some(d), Some(l)) = (&app.data, &app.explain.tunnels) else { return Vec::new() };
+    let same = Arc::ptr_eq(&l.field, d.displayed())
+        && l.construction == app.settings.construction
+        && l.filtration == app.settings.filtration();
+    if !app.settings.explain.parts || !same {
+        return Vec::new();
+    }
+    let t = d.threshold;
+    let sup = l.filtration == Filtration::Superlevel;
+    l.tunnels
+        .iter()
+        .filter(|x| if sup { x.birth >= t && t > x.death } else { x.birth <= t && t < x.death })
+        .copied()
+        .collect()
+}
+
+/// Colour of the tunnel marks.
+pub const TUNNEL: Color32 = Color32::from_rgb(255, 235, 60);
+
+/// Marks the tunnels born in the plane at `slice` (normal `w`; a cell between two planes shows
+/// on both) with a ring, `to_screen` mapping voxel coordinates to the view.
+pub fn draw_tunnels(
+    painter: &egui::Painter,
+    tunnels: &[Tunnel],
+    w: usize,
+    slice: usize,
+    to_screen: impl Fn([f64; 3]) -> egui::Pos2,
+) {
+    let stroke = egui::Stroke::new(2.0, TUNNEL);
+    for x in tunnels.iter().filter(|x| (x.at[w] - slice as f64).abs() < 1.0) {
+        painter.circle_stroke(to_screen(x.at), 5.0, stroke);
     }
 }
 
@@ -204,5 +272,57 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
                 ui.small("Labelling the components…");
             }
         }
+        tunnel_list(app, ui);
     }
+}
+
+/// The tunnels alive at the threshold, longest-lived first; a click puts the crosshair on one.
+fn tunnel_list(app: &mut TopoApp, ui: &mut egui::Ui) {
+    let Some(d) = &app.data else { return };
+    let (dtype, ndim) = (d.displayed().dtype(), d.displayed().ndim());
+    let key = Arc::as_ptr(d.displayed()) as usize;
+    let asked = app.explain.tunnels_asked.is_some_and(|k| k.0 == key);
+    if !asked && d.displayed().len() > TUNNEL_VOXELS {
+        let label = if ndim == 3 { "Find the tunnels" } else { "Find the holes" };
+        let hint = "Their birth and death thresholds, from the persistence diagram: a minute and a few GiB for 10 M voxels";
+        if ui.button(label).on_hover_text(hint).clicked() {
+            app.explain.tunnels_wanted = Some(key);
+        }
+        return;
+    }
+    let ready = app.explain.tunnels.as_ref().is_some_and(|l| Arc::as_ptr(&l.field) as usize == key);
+    if !ready {
+        ui.small("Finding the tunnels…");
+        return;
+    }
+    let mut alive = alive_tunnels(app);
+    alive.sort_by(|a, b| (b.death - b.birth).abs().total_cmp(&(a.death - a.birth).abs()));
+    let what = if ndim == 3 { "Tunnels" } else { "Holes" };
+    let fmt = |v: f64| crate::export::format_threshold(v, dtype);
+    egui::CollapsingHeader::new(format!(
+        "{what} at the threshold: {} (yellow rings where born)",
+        alive.len()
+    ))
+    .id_salt("tunnels")
+    .show(ui, |ui| {
+        egui::ScrollArea::vertical().max_height(140.0).show(ui, |ui| {
+            for x in alive.iter().take(200) {
+                let at = x.at.map(|c| c.round() as usize);
+                let label = format!(
+                    "born {} dies {} at ({}, {}, {})",
+                    fmt(x.birth),
+                    fmt(x.death),
+                    at[0],
+                    at[1],
+                    at[2]
+                );
+                if ui.small_button(label).on_hover_text("Move the crosshair here").clicked() {
+                    app.views.cursor = at;
+                }
+            }
+            if alive.len() > 200 {
+                ui.small(format!("and {} shorter-lived", alive.len() - 200));
+            }
+        });
+    });
 }

@@ -332,6 +332,13 @@ impl TopoApp {
             }
             Err(o) => o,
         };
+        let outcome = match outcome.take::<crate::compute::betti_jobs::TunnelList>() {
+            Ok(t) => {
+                self.last_job = Some(("tunnels".into(), seconds));
+                return self.explain.arrived_tunnels(t);
+            }
+            Err(o) => o,
+        };
         let outcome = match outcome.take::<crate::compute::betti_jobs::Explained>() {
             Ok(e) => return self.explain.arrived_parts(e),
             Err(o) => o,
@@ -477,6 +484,7 @@ impl TopoApp {
                 labels,
             }),
             parts: None,
+            tunnels: Vec::new(),
         }
     }
 }

@@ -382,6 +382,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         .flatten();
     let cracks = super::crack_layer::overlay(app);
     let parts = super::explain::overlay(app);
+    let tunnels = super::explain::alive_tunnels(app);
     let Some(d) = &app.data else {
         ui.centered_and_justified(|ui| {
             ui.label(if app.jobs.contains_key(&jobs::LOAD) {
@@ -399,6 +400,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
     let labels = labels.as_ref();
     let mut look = TopoApp::look(&app.settings, app.mask_on, d, labels, cracks);
     look.parts = parts;
+    look.tunnels = tunnels;
     let field = d.displayed().clone();
     let rect = ui.available_rect_before_wrap();
     let free = views::show(ui, rect, &field, app.settings.layout, &mut app.views, &look);

@@ -118,6 +118,8 @@ pub struct Look<'a> {
     pub cracks: Option<super::crack_layer::Overlay>,
     /// The components and voids of the threshold set, coloured.
     pub parts: Option<std::sync::Arc<crate::topo::betti::parts::Parts>>,
+    /// The tunnels alive at the threshold, marked where they are born.
+    pub tunnels: Vec<crate::topo::betti::tunnels::Tunnel>,
 }
 
 /// Screen <-> plane mapping of one view.
@@ -326,6 +328,11 @@ fn view(
             let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));
             painter.image(tex.id(), rect, uv, Color32::WHITE);
         }
+    }
+
+    if !look.tunnels.is_empty() {
+        let to_screen = |p: [f64; 3]| fr.to_screen(p[u] as f32 + 0.5, p[v] as f32 + 0.5);
+        super::explain::draw_tunnels(&painter, &look.tunnels, w, state.cursor[w], to_screen);
     }
 
     let mut cracks_complete = true;

@@ -1,10 +1,11 @@
 //! The jobs behind "why χ changes": the Betti curves of a curve's field, and the labelled parts
-//! (components, voids) of the set at the threshold on screen.
+//! (components, voids) of the set at the threshold on screen, and the tunnels of the field.
 
 use super::curve::thin;
 use super::{Job, JobContext, JobError, Lane};
 use crate::field::ScalarField;
 use crate::topo::betti::parts::{Parts, parts};
+use crate::topo::betti::tunnels::{Tunnel, tunnels};
 use crate::topo::betti::{self, Betti};
 use crate::topo::ecc::{Construction, Ecc, Filtration};
 use std::sync::Arc;
@@ -68,6 +69,16 @@ pub struct Explain {
     pub threshold: f64,
 }
 
+/// The explain lane's own thread pool (as many threads as cores), made on first use; None if
+/// the system refused threads (the shared pool then serves).
+fn explain_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new().thread_name(|i| format!("topoview-explain-{i}")).build().ok()
+    })
+    .as_ref()
+}
+
 /// Labelled parts with what they were computed from.
 pub struct Explained {
     pub field: Arc<ScalarField>,
@@ -89,10 +100,49 @@ impl Job for Explain {
     fn run(self, cx: &JobContext) -> Result<Explained, JobError> {
         let t = std::time::Instant::now();
         let progress = |_: u64| {};
-        let p =
-            parts(&self.field, self.construction, self.filtration, self.threshold, &cx.control(&progress))?;
+        let label =
+            || parts(&self.field, self.construction, self.filtration, self.threshold, &cx.control(&progress));
+        // On threads of its own: the shared pool may be held for seconds by a long job (the
+        // Betti curves' two passes, the tunnels' gradient) while the user drags the threshold.
+        let p = match explain_pool() {
+            Some(pool) => pool.install(label)?,
+            None => label()?,
+        };
         let Explain { field, construction, filtration, threshold } = self;
         let ms = t.elapsed().as_secs_f64() * 1e3;
         Ok(Explained { field, construction, filtration, threshold, parts: Arc::new(p), ms })
+    }
+}
+
+/// The tunnels of the field on screen (once per field, construction and filtration).
+pub const TUNNELS: Lane = Lane("tunnels");
+
+/// The dimension-1 persistence pairs of a field's filtration, with where each is born.
+pub struct Tunnels {
+    pub field: Arc<ScalarField>,
+    pub construction: Construction,
+    pub filtration: Filtration,
+}
+
+/// Tunnels with what they were computed from.
+pub struct TunnelList {
+    pub field: Arc<ScalarField>,
+    pub construction: Construction,
+    pub filtration: Filtration,
+    pub tunnels: Arc<Vec<Tunnel>>,
+}
+
+impl Job for Tunnels {
+    type Output = TunnelList;
+
+    fn lane(&self) -> Lane {
+        TUNNELS
+    }
+
+    fn run(self, cx: &JobContext) -> Result<TunnelList, JobError> {
+        let progress = |_: u64| {};
+        let t = tunnels(&self.field, self.construction, self.filtration, &cx.control(&progress))?;
+        let Tunnels { field, construction, filtration } = self;
+        Ok(TunnelList { field, construction, filtration, tunnels: Arc::new(t) })
     }
 }

@@ -17,6 +17,7 @@
 //! per voxel while sorting wide types). Fields of 2^32 - 1 voxels or more are refused.
 
 pub mod parts;
+pub mod tunnels;
 
 use crate::control::Control;
 use crate::field::{Key, Sample, ScalarField};

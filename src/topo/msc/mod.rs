@@ -118,6 +118,23 @@ pub fn diagram(field: &ScalarField, g: &Gradient, keys: &[i64]) -> Vec<DiagramPo
     diagram_of_pairs(field, g, keys, morse::persistence(g, keys))
 }
 
+/// [`diagram`] from the field alone, under a [`Control`](crate::control::Control) (checked
+/// through the gradient and the reduction), without building the Morse-Smale complex.
+pub fn diagram_with(
+    field: &ScalarField,
+    ctl: &crate::control::Control,
+) -> Result<Vec<DiagramPoint>, MscError> {
+    check_shape(field)?;
+    check_size(field.shape())?;
+    let keys = vertex_keys(field)?;
+    ctl.check()?;
+    let g = gradient::gradient_with(cell_grid(field), keys.as_slice(), ctl)?;
+    let boundary =
+        |c| morse::descending(&g, c).into_iter().filter(|(_, m, _)| m.is_odd()).map(|(t, _, _)| t).collect();
+    let pairs = morse::persistence_with(&g, keys.as_slice(), boundary, ctl)?;
+    Ok(diagram_of_pairs(field, &g, &keys, pairs))
+}
+
 /// Diagram points (values, zero-persistence pairs left out, sorted) of persistence pairs.
 fn diagram_of_pairs(
     field: &ScalarField,
