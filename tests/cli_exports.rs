@@ -253,3 +253,41 @@ fn betti_columns_in_2d_and_3d() {
         assert_eq!((b0[b0.len() - 1], b1[b1.len() - 1], b2[b2.len() - 1]), (1, 0, 0));
     }
 }
+
+#[test]
+fn scale_space_rows_are_chi_of_each_smoothed_field() {
+    use topoview::compute::curve::chi_at;
+    use topoview::control::Control;
+    use topoview::topo::ecc::{EccOptions, ecc};
+    use topoview::topo::smooth::{Smoothing, smooth};
+    let input = common::data("coins.png");
+    let (ok, out, err) = topoview(&[
+        "ecc",
+        input.to_str().unwrap(),
+        "--scale-space",
+        "2:0.5",
+        "--scale-space-thresholds",
+        "9",
+        "--csv",
+        "-",
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("5 scales (sigma 0 to 2 voxels) x 9 thresholds"), "{err}");
+    let rows: Vec<&str> = out.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(rows[0], "sigma,threshold,chi");
+    assert_eq!(rows.len(), 1 + 5 * 9);
+    let f = topoview::io::open(&input, &Default::default()).unwrap();
+    for row in &rows[1..] {
+        let v: Vec<f64> = row.split(',').map(|x| x.parse().unwrap()).collect();
+        let (sigma, t, chi) = (v[0], v[1], v[2] as i64);
+        let g = if sigma == 0.0 {
+            f.clone()
+        } else {
+            smooth(&f, &Smoothing::voxels(sigma), &Control::default()).unwrap()
+        };
+        let e = ecc(&g, &EccOptions::default(), &Control::default()).unwrap();
+        assert_eq!(chi, chi_at(&e, t), "sigma {sigma} threshold {t}");
+    }
+    let (ok, _, err) = topoview(&["ecc", input.to_str().unwrap(), "--scale-space", "2:0"]);
+    assert!(!ok && err.contains("must be positive"), "{err}");
+}

@@ -33,8 +33,16 @@ pub struct EccArgs {
     pub nan: String,
     /// Betti curves too: b0, b1 (and b2 in 3D) at every threshold, added to the CSV columns,
     /// the JSON and the summary (on all CPU cores; b1 = b0 + b2 - chi).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "scale_space")]
     pub betti: bool,
+    /// The ECC scale-space instead of one curve: chi at a grid of thresholds for sigma = 0,
+    /// STEP, 2 STEP, ... SIGMA_MAX (voxels; STEP 0.25 when left out); the CSV has rows
+    /// `sigma,threshold,chi`.
+    #[arg(long, value_name = "SIGMA_MAX[:STEP]", conflicts_with = "smooth")]
+    pub scale_space: Option<String>,
+    /// With --scale-space: how many thresholds, evenly spaced over the field's range.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub scale_space_thresholds: usize,
     /// Write the curve as CSV (`-` for standard output; a folder when several files are given).
     #[arg(long, value_name = "OUT")]
     pub csv: Option<PathBuf>,
@@ -118,12 +126,19 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
         ..EccOptions::default()
     };
     let smoothing = args.smoothing.smoothing();
+    let sigmas = args.scale_space.as_deref().map(super::scale_space::parse).transpose()?;
     let backend = args.backend.open()?;
     let progress = Progress::new();
     let files_bar = batch.then(|| progress.bar(args.files.len() as u64, "files"));
     let mut failures = 0;
     for file in &args.files {
-        let setup = Setup { open: &opts, ecc: &ecc_opts, smoothing: smoothing.as_ref(), backend: &backend };
+        let setup = Setup {
+            open: &opts,
+            ecc: &ecc_opts,
+            smoothing: smoothing.as_ref(),
+            sigmas: sigmas.as_deref(),
+            backend: &backend,
+        };
         if let Err(e) = one(file, &setup, args, batch, &progress) {
             progress.println(&format!("topoview: {e:#}"));
             failures += 1;
@@ -143,16 +158,21 @@ struct Setup<'a> {
     open: &'a topoview::io::OpenOptions,
     ecc: &'a EccOptions,
     smoothing: Option<&'a Smoothing>,
+    /// The scales of a scale-space run.
+    sigmas: Option<&'a [f64]>,
     backend: &'a Backend,
 }
 
 fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progress) -> anyhow::Result<()> {
-    let Setup { open: opts, ecc: ecc_opts, smoothing, backend } = *setup;
+    let Setup { open: opts, ecc: ecc_opts, smoothing, sigmas, backend } = *setup;
     let name = file.display().to_string();
     let mut field = open(file, opts)?;
     let mut smoothed_on = None;
     for n in &field.notes {
         progress.println(&format!("note: {name}: {n}"));
+    }
+    if let Some(sigmas) = sigmas {
+        return scale_space(file, &field, sigmas, setup, args, batch, progress);
     }
     if let Some(s) = smoothing {
         // Smoothing spreads NaN to the neighbourhood: judge the file's own samples.
@@ -237,6 +257,56 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
         summary += &betti_summary(&field, &curve, b);
     }
     if to_stdout {
+        say!("{summary}")
+    } else {
+        out!("{summary}")?
+    }
+    Ok(())
+}
+
+/// `one` for --scale-space: the scale-space of `field`, its exports and summary.
+fn scale_space(
+    file: &Path,
+    field: &topoview::field::ScalarField,
+    sigmas: &[f64],
+    setup: &Setup,
+    args: &EccArgs,
+    batch: bool,
+    progress: &Progress,
+) -> anyhow::Result<()> {
+    use super::scale_space as ss;
+    let name = file.display().to_string();
+    let request = ss::Request {
+        name: &name,
+        sigmas,
+        thresholds: args.scale_space_thresholds,
+        opts: setup.ecc,
+        backend: setup.backend,
+    };
+    let (s, summary) = ss::run(field, &request, progress)?;
+    let csv = |w: &mut dyn std::io::Write| ss::write_csv(w, &name, field, setup.ecc, &s);
+    let json = |w: &mut dyn std::io::Write| {
+        serde_json::to_writer_pretty(&mut *w, &ss::json(&name, field, setup.ecc, &s))
+            .map_err(std::io::Error::other)?;
+        w.write_all(b"\n")
+    };
+    let mut staged = outputs::Staged::new();
+    if let Some(out) = args.csv.as_ref().filter(|_| !is_stdout(&args.csv)) {
+        staged.add(&target(out, file, batch, "csv"), csv)?;
+    }
+    if let Some(out) = args.json.as_ref().filter(|_| !is_stdout(&args.json)) {
+        staged.add(&target(out, file, batch, "json"), json)?;
+    }
+    staged.commit()?;
+    let to_stdout = is_stdout(&args.csv) || is_stdout(&args.json);
+    if to_stdout {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        if is_stdout(&args.csv) {
+            csv(&mut out)?;
+        } else {
+            json(&mut out)?;
+        }
+        std::io::Write::flush(&mut out)?;
         say!("{summary}")
     } else {
         out!("{summary}")?

@@ -25,6 +25,7 @@ mod ecc;
 mod info;
 mod msc;
 mod progress;
+mod scale_space;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

@@ -13,6 +13,7 @@ pub mod betti_jobs;
 pub mod curve;
 pub mod jobs;
 pub mod msc_scene;
+pub mod scale_space;
 pub mod summary;
 pub mod worker;
 

@@ -1,0 +1,95 @@
+//! The ECC scale-space: χ over (threshold, σ), by the iterated smoothing + ECC pipeline (on the
+//! GPU where the backend has one), sampled at a grid of thresholds common to every σ, with the
+//! suggested threshold (the first positive-to-negative zero-crossing) of each σ's exact curve.
+
+use super::backend::{Backend, Ran, SmoothEccError};
+use crate::control::Control;
+use crate::field::ScalarField;
+use crate::topo::ecc::EccOptions;
+use crate::topo::ecc::crossings::{suggested_threshold, zero_crossings};
+use crate::topo::smooth::Smoothing;
+
+/// Most scales and thresholds of one scale-space (a heat map, not a volume).
+pub const MAX_SIGMAS: usize = 1024;
+pub const MAX_THRESHOLDS: usize = 65536;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScaleSpaceError {
+    #[error("scale-space: {0}")]
+    Range(String),
+    #[error(transparent)]
+    Compute(#[from] SmoothEccError),
+}
+
+/// χ at `thresholds` for each of `sigmas` (σ = 0: the field itself).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScaleSpace {
+    pub sigmas: Vec<f64>,
+    pub thresholds: Vec<f64>,
+    /// `chi[s][t]`: χ of the set at `thresholds[t]` of the field smoothed with `sigmas[s]`.
+    pub chi: Vec<Vec<i64>>,
+    /// Per σ, the suggested threshold of its exact curve (None: no positive-to-negative crossing).
+    pub suggested: Vec<Option<f64>>,
+    /// Where each σ ran.
+    pub ran: Vec<Ran>,
+}
+
+/// `0, step, 2 step, ...` up to `max` (inclusive, within rounding).
+pub fn sigmas(max: f64, step: f64) -> Result<Vec<f64>, ScaleSpaceError> {
+    if !(max.is_finite() && max > 0.0 && step.is_finite() && step > 0.0) {
+        return Err(ScaleSpaceError::Range(format!("SIGMA_MAX ({max}) and STEP ({step}) must be positive")));
+    }
+    let n = (max / step + 1e-9).floor() as usize + 1;
+    if n > MAX_SIGMAS {
+        return Err(ScaleSpaceError::Range(format!("{n} scales; at most {MAX_SIGMAS} (raise STEP)")));
+    }
+    Ok((0..n).map(|i| i as f64 * step).collect())
+}
+
+/// `n` thresholds evenly spaced from `lo` to `hi` inclusive (one if they are equal).
+pub fn threshold_grid(lo: f64, hi: f64, n: usize) -> Result<Vec<f64>, ScaleSpaceError> {
+    if !(2..=MAX_THRESHOLDS).contains(&n) {
+        return Err(ScaleSpaceError::Range(format!("{n} thresholds; 2 to {MAX_THRESHOLDS}")));
+    }
+    if lo == hi {
+        return Ok(vec![lo]);
+    }
+    Ok((0..n).map(|i| if i + 1 == n { hi } else { lo + (hi - lo) * i as f64 / (n - 1) as f64 }).collect())
+}
+
+/// The scale-space of `field`. Progress: one tick per voxel and axis smoothed and per voxel of
+/// each ECC, `(ndim + 1) * voxels` per σ (the original: voxels only).
+pub fn scale_space(
+    backend: &Backend,
+    field: &ScalarField,
+    opts: &EccOptions,
+    sigmas: &[f64],
+    thresholds: &[f64],
+    ctl: &Control,
+) -> Result<ScaleSpace, ScaleSpaceError> {
+    let mut out = ScaleSpace {
+        sigmas: sigmas.to_vec(),
+        thresholds: thresholds.to_vec(),
+        chi: Vec::with_capacity(sigmas.len()),
+        suggested: Vec::with_capacity(sigmas.len()),
+        ran: Vec::with_capacity(sigmas.len()),
+    };
+    for &sigma in sigmas {
+        let (e, ran) = if sigma == 0.0 {
+            backend.ecc(field, opts, ctl).map_err(SmoothEccError::from)?
+        } else {
+            let (_, e, ran) = backend.smooth_ecc(field, &Smoothing::voxels(sigma), opts, ctl)?;
+            (e, ran)
+        };
+        out.chi.push(thresholds.iter().map(|&t| super::curve::chi_at(&e, t)).collect());
+        out.suggested.push(suggested_threshold(&zero_crossings(&e)));
+        out.ran.push(ran);
+    }
+    Ok(out)
+}
+
+/// The work [`scale_space`] reports progress in.
+pub fn work(field: &ScalarField, sigmas: &[f64]) -> u64 {
+    let n = field.len() as u64;
+    sigmas.iter().map(|&s| if s == 0.0 { n } else { (field.ndim() as u64 + 1) * n }).sum()
+}
