@@ -15,19 +15,8 @@ use std::sync::Arc;
 pub const BETTI_COLOURS: [Color32; 3] =
     [Color32::from_rgb(110, 215, 110), Color32::from_rgb(205, 120, 255), Color32::from_rgb(70, 215, 215)];
 
-/// Components take these hues in turn; voids (and 2D holes) are drawn in [`VOID`].
-const COMPONENT_HUES: [[u8; 3]; 10] = [
-    [31, 119, 180],
-    [255, 127, 14],
-    [44, 160, 44],
-    [214, 39, 40],
-    [148, 103, 189],
-    [140, 86, 75],
-    [227, 119, 194],
-    [188, 189, 34],
-    [23, 190, 207],
-    [255, 220, 80],
-];
+/// Components take the label palette's hues in turn ([`super::msc_labels::PALETTE`]); voids
+/// (and 2D holes) are drawn in [`VOID`].
 /// Translucent: a void can be most of a volume (the brain inside the dark background).
 const VOID: Color32 = Color32::from_rgba_premultiplied(100, 0, 100, 100);
 
@@ -189,7 +178,8 @@ pub fn parts_image(parts: &Parts, axes: (usize, usize, usize), slice: usize) -> 
         } else if id >= parts.components {
             VOID
         } else {
-            let [r, g, b] = COMPONENT_HUES[id as usize % COMPONENT_HUES.len()];
+            let hues = &super::msc_labels::PALETTE;
+            let [r, g, b] = hues[id as usize % hues.len()];
             Color32::from_rgba_unmultiplied(r, g, b, 120)
         }
     };

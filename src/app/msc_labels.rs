@@ -34,7 +34,7 @@ impl LabelMap {
 }
 
 /// Twelve categorical hues (Tableau's ten and two more), drawn translucent.
-const PALETTE: [[u8; 3]; 12] = [
+pub const PALETTE: [[u8; 3]; 12] = [
     [31, 119, 180],
     [255, 127, 14],
     [44, 160, 44],

@@ -290,21 +290,42 @@ fn components(grid: &Grid, order: &Order, conn: Connectivity, ctl: &Control) -> 
     let offsets = grid.offsets(conn);
     let mut uf = Growing::new(grid.len());
     let mut out = Vec::with_capacity(order.groups());
-    let mut since = 0;
+    let mut pace = Pace::new(ctl, 0);
     for g in 0..order.groups() {
         for &i in order.group(g) {
             uf.grow(grid, &offsets, i as usize);
         }
         out.push(uf.components);
-        since += order.group(g).len();
-        if since >= CHECK_EVERY {
-            ctl.check()?;
-            ctl.tick(since as u64);
-            since = 0;
-        }
+        pace.done(order.group(g).len())?;
     }
-    ctl.tick(since as u64);
+    pace.finish();
     Ok(out)
+}
+
+/// Progress and the cancel flag, looked at every [`CHECK_EVERY`] voxels.
+struct Pace<'a, 'c> {
+    ctl: &'a Control<'c>,
+    since: usize,
+}
+
+impl<'a, 'c> Pace<'a, 'c> {
+    fn new(ctl: &'a Control<'c>, since: usize) -> Self {
+        Pace { ctl, since }
+    }
+
+    fn done(&mut self, voxels: usize) -> Result<(), BettiError> {
+        self.since += voxels;
+        if self.since >= CHECK_EVERY {
+            self.ctl.check()?;
+            self.ctl.tick(self.since as u64);
+            self.since = 0;
+        }
+        Ok(())
+    }
+
+    fn finish(self) {
+        self.ctl.tick(self.since as u64);
+    }
 }
 
 /// β2 at each group: the bounded components of the voxels after it (and the NaN voxels),
@@ -323,19 +344,14 @@ fn voids(grid: &Grid, order: &Order, conn: Connectivity, ctl: &Control) -> Resul
         grow(&mut uf, i);
     }
     let mut out = vec![0; order.groups()];
-    let mut since = order.absent().len();
+    let mut pace = Pace::new(ctl, order.absent().len());
     for g in (0..order.groups()).rev() {
         out[g] = uf.components - 1;
         for &i in order.group(g) {
             grow(&mut uf, i);
         }
-        since += order.group(g).len();
-        if since >= CHECK_EVERY {
-            ctl.check()?;
-            ctl.tick(since as u64);
-            since = 0;
-        }
+        pace.done(order.group(g).len())?;
     }
-    ctl.tick(since as u64);
+    pace.finish();
     Ok(out)
 }
