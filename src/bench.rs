@@ -327,7 +327,8 @@ pub fn run_betti(
             let e = ecc::ecc(f, &opts, &ctl)?;
             let t_ecc = best(&mut || Ok(ecc::ecc(f, &opts, &ctl).map(|_| ())?))?;
             let t_betti = best(&mut || Ok(betti::betti(f, &e, &ctl).map(|_| ())?))?;
-            let t = e.thresholds[e.thresholds.len() / 2];
+            // A field without a finite value has no middle threshold: nothing to time.
+            let Some(&t) = e.thresholds.get(e.thresholds.len() / 2) else { continue };
             let mut p = None;
             let t_parts = best(&mut || {
                 p = Some(parts(f, construction, opts.filtration, t, &ctl)?);

@@ -321,3 +321,14 @@ fn tunnels_alive_are_b1() {
     check_tunnels(&open(&common::data("nibabel_standard_4x5x7.nii.gz"), &OpenOptions::default()).unwrap());
     check_tunnels(&open(&common::data("nipy_some_blobs.nii"), &OpenOptions::default()).unwrap());
 }
+
+#[test]
+fn tunnels_refuse_infinities_and_nan_with_the_reason() {
+    use topoview::topo::betti::tunnels::tunnels;
+    let f = field_of(Dtype::F32, &[3, 3], &[0., 1., 2., 3., f64::INFINITY, 5., 6., 7., 8.]);
+    let e = tunnels(&f, Construction::TopCells, Filtration::Sublevel, &Control::default()).unwrap_err();
+    assert!(e.to_string().contains("1 infinite samples"), "{e}");
+    let f = field_of(Dtype::F32, &[3, 3], &[0., 1., 2., 3., f64::NAN, 5., 6., 7., 8.]);
+    let e = tunnels(&f, Construction::Vertices, Filtration::Sublevel, &Control::default()).unwrap_err();
+    assert!(e.to_string().contains("1 NaN samples"), "{e}");
+}

@@ -4,6 +4,7 @@
 //! alive at the threshold marked where they are born (lane `tunnels`, once per field).
 
 use super::TopoApp;
+use crate::compute::JobId;
 use crate::compute::betti_jobs::{self, BettiCurves, BettiLines, Explain, Explained, TunnelList, Tunnels};
 use crate::topo::betti::parts::{NO_PART, Parts};
 use crate::topo::betti::tunnels::Tunnel;
@@ -25,8 +26,14 @@ const VOID: Color32 = Color32::from_rgba_premultiplied(100, 0, 100, 100);
 pub struct ExplainLayer {
     /// The Betti curves last computed, for their curve.
     pub lines: Option<Arc<BettiLines>>,
-    /// The curve (by address) whose Betti curves were last asked for.
+    /// The curve (by address) whose Betti curves were last asked for, and the job.
     betti_asked: Option<usize>,
+    betti_job: Option<JobId>,
+    /// Why the last Betti curves or tunnels asked for did not come (cancelled, failed, or the
+    /// field cannot have tunnels): shown with a Retry button instead of asking again each frame.
+    betti_stopped: Option<String>,
+    tunnels_stopped: Option<String>,
+    tunnels_job: Option<JobId>,
     /// The parts last labelled.
     pub shown: Option<Explained>,
     /// What was last asked: field (by address), threshold bits, construction, filtration.
@@ -61,6 +68,16 @@ impl ExplainLayer {
         }
     }
 
+    /// A job of this layer's (or another lane's: then nothing) was cancelled or failed.
+    pub fn stopped(&mut self, id: JobId, why: &str) {
+        if self.betti_job == Some(id) {
+            self.betti_stopped = Some(why.to_string());
+        }
+        if self.tunnels_job == Some(id) {
+            self.tunnels_stopped = Some(why.to_string());
+        }
+    }
+
     pub fn arrived_tunnels(&mut self, t: TunnelList) {
         if self.tunnels_asked == Some((Arc::as_ptr(&t.field) as usize, t.construction, t.filtration)) {
             self.tunnels = Some(t);
@@ -86,7 +103,9 @@ pub fn request(app: &mut TopoApp) {
         let key = Arc::as_ptr(&c.ecc) as usize;
         if app.explain.lines_for(&c.ecc).is_none() && app.explain.betti_asked != Some(key) {
             app.explain.betti_asked = Some(key);
-            app.worker.submit(BettiCurves { field: d.displayed().clone(), ecc: c.ecc.clone() });
+            app.explain.betti_stopped = None;
+            let id = app.worker.submit(BettiCurves { field: d.displayed().clone(), ecc: c.ecc.clone() });
+            app.explain.betti_job = Some(id);
             let what = "Betti curves".to_string();
             app.jobs.insert(betti_jobs::BETTI, super::JobProgress { what, ..Default::default() });
         }
@@ -108,7 +127,14 @@ pub fn request(app: &mut TopoApp) {
         let wanted = field.len() <= TUNNEL_VOXELS || app.explain.tunnels_wanted == Some(key.0);
         if wanted && field.ndim() >= 2 && app.explain.tunnels_asked != Some(key) {
             app.explain.tunnels_asked = Some(key);
-            app.worker.submit(Tunnels { field, construction, filtration });
+            app.explain.tunnels_stopped = None;
+            // Judged once per field: NaN, infinities, a flat axis or a size the diagram cannot take.
+            if let Err(e) = crate::topo::betti::tunnels::check(&field) {
+                app.explain.tunnels_stopped = Some(e.to_string());
+                return;
+            }
+            let id = app.worker.submit(Tunnels { field, construction, filtration });
+            app.explain.tunnels_job = Some(id);
             let what = "Tunnels".to_string();
             app.jobs.insert(betti_jobs::TUNNELS, super::JobProgress { what, ..Default::default() });
         }
@@ -236,9 +262,20 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
                     }
                 });
             }
-            None => {
-                ui.small("Computing the Betti curves…");
-            }
+            None => match app.explain.betti_stopped.clone() {
+                Some(why) => {
+                    ui.horizontal(|ui| {
+                        ui.small(format!("Betti curves: {why}"));
+                        if ui.small_button("Retry").clicked() {
+                            app.explain.betti_asked = None;
+                            app.explain.betti_stopped = None;
+                        }
+                    });
+                }
+                None => {
+                    ui.small("Computing the Betti curves…");
+                }
+            },
         }
     }
     if app.settings.explain.parts {
@@ -280,11 +317,25 @@ fn tunnel_list(app: &mut TopoApp, ui: &mut egui::Ui) {
         }
         return;
     }
-    let ready = app.explain.tunnels.as_ref().is_some_and(|l| Arc::as_ptr(&l.field) as usize == key);
+    if let Some(why) = app.explain.tunnels_stopped.clone() {
+        ui.horizontal(|ui| {
+            ui.small(format!("Tunnels: {why}"));
+            if ui.small_button("Retry").clicked() {
+                app.explain.tunnels_asked = None;
+                app.explain.tunnels_stopped = None;
+            }
+        });
+        return;
+    }
+    let (construction, filtration) = (app.settings.construction, app.settings.filtration());
+    let ready = app.explain.tunnels.as_ref().is_some_and(|l| {
+        Arc::as_ptr(&l.field) as usize == key && l.construction == construction && l.filtration == filtration
+    });
     if !ready {
         ui.small("Finding the tunnels…");
         return;
     }
+    let dims = d.displayed().dims();
     let mut alive = alive_tunnels(app);
     alive.sort_by(|a, b| (b.death - b.birth).abs().total_cmp(&(a.death - a.birth).abs()));
     let what = if ndim == 3 { "Tunnels" } else { "Holes" };
@@ -297,7 +348,7 @@ fn tunnel_list(app: &mut TopoApp, ui: &mut egui::Ui) {
     .show(ui, |ui| {
         egui::ScrollArea::vertical().max_height(140.0).show(ui, |ui| {
             for x in alive.iter().take(200) {
-                let at = x.at.map(|c| c.round() as usize);
+                let at = super::views::voxel_at(x.at, dims);
                 let label = format!(
                     "born {} dies {} at ({}, {}, {})",
                     fmt(x.birth),

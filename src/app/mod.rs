@@ -294,12 +294,14 @@ impl TopoApp {
                     self.finished(outcome, seconds);
                 }
                 Event::Backend(_) => {}
-                Event::Failed { lane, message, .. } => {
+                Event::Failed { id, lane, message } => {
                     self.jobs.remove(&lane);
+                    self.explain.stopped(id, &message);
                     self.error = Some(message);
                 }
-                Event::Cancelled { lane, .. } => {
+                Event::Cancelled { id, lane } => {
                     self.jobs.remove(&lane);
+                    self.explain.stopped(id, "cancelled");
                 }
             }
         }
@@ -367,6 +369,8 @@ impl TopoApp {
 
     fn loaded(&mut self, l: Loaded, seconds: f64) {
         self.last_job = Some(("open".into(), seconds));
+        // What the layer holds of the last field (its fields included) goes with it.
+        self.explain = Default::default();
         if let Some(p) = &l.path {
             self.settings.opened(p);
         }

@@ -41,7 +41,7 @@ pub struct EccArgs {
     #[arg(long, value_name = "SIGMA_MAX[:STEP]", conflicts_with = "smooth")]
     pub scale_space: Option<String>,
     /// With --scale-space: how many thresholds, evenly spaced over the field's range.
-    #[arg(long, value_name = "N", default_value_t = 256)]
+    #[arg(long, value_name = "N", default_value_t = 256, requires = "scale_space")]
     pub scale_space_thresholds: usize,
     /// Write the curve as CSV (`-` for standard output; a folder when several files are given).
     #[arg(long, value_name = "OUT")]

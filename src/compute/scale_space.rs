@@ -39,10 +39,14 @@ pub fn sigmas(max: f64, step: f64) -> Result<Vec<f64>, ScaleSpaceError> {
     if !(max.is_finite() && max > 0.0 && step.is_finite() && step > 0.0) {
         return Err(ScaleSpaceError::Range(format!("SIGMA_MAX ({max}) and STEP ({step}) must be positive")));
     }
-    let n = (max / step + 1e-9).floor() as usize + 1;
-    if n > MAX_SIGMAS {
-        return Err(ScaleSpaceError::Range(format!("{n} scales; at most {MAX_SIGMAS} (raise STEP)")));
+    let steps = (max / step + 1e-9).floor();
+    if steps + 1.0 > MAX_SIGMAS as f64 {
+        return Err(ScaleSpaceError::Range(format!(
+            "{} scales; at most {MAX_SIGMAS} (raise STEP)",
+            steps + 1.0
+        )));
     }
+    let n = steps as usize + 1;
     Ok((0..n).map(|i| i as f64 * step).collect())
 }
 

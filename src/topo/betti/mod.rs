@@ -35,7 +35,11 @@ pub struct Betti {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum BettiError {
-    #[error("{voxels} voxels: Betti curves index voxels with 32 bits (at most {} voxels)", u32::MAX - 1)]
+    #[error(
+        "{voxels} voxels: Betti curves and the labelling of components index voxels with 32 bits \
+         (at most {} voxels); crop or downsample the field",
+        u32::MAX - 1
+    )]
     TooLarge { voxels: usize },
     #[error(
         "the curve's {curve} thresholds are not the field's {field} distinct values: it was not \
@@ -298,6 +302,8 @@ fn components(grid: &Grid, order: &Order, conn: Connectivity, ctl: &Control) -> 
         out.push(uf.components);
         pace.done(order.group(g).len())?;
     }
+    // NaN voxels, never added, count as done: the bar reaches its end.
+    pace.done(order.absent().len())?;
     pace.finish();
     Ok(out)
 }

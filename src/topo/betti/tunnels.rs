@@ -30,7 +30,7 @@ pub fn tunnels(
     filtration: Filtration,
     ctl: &Control,
 ) -> Result<Vec<Tunnel>, MscError> {
-    msc::check_field(field)?;
+    check(field)?;
     let sup = filtration == Filtration::Superlevel;
     let ndim = field.ndim();
     let mut out: Vec<Tunnel> = match construction {
@@ -73,6 +73,17 @@ pub fn tunnels(
     Ok(out)
 }
 
+/// Whether [`tunnels`] takes `field`: what the lower-star diagram takes (2D or 3D, no flat
+/// axis, no NaN, a size its 32-bit cell ids reach), and no infinite sample (the duality pads
+/// below every value).
+pub fn check(field: &ScalarField) -> Result<(), MscError> {
+    msc::check_field(field)?;
+    match crate::topo::ecc::count_non_finite(field) {
+        (_, 0) => Ok(()),
+        (_, inf) => Err(MscError::Infinite(inf)),
+    }
+}
+
 /// `s * field` as f64 (exact: every sample type converts without rounding), padded with one
 /// layer of a value below all others when `pad`.
 fn signed(field: &ScalarField, s: f64, pad: bool) -> Result<ScalarField, MscError> {
@@ -83,7 +94,9 @@ fn signed(field: &ScalarField, s: f64, pad: bool) -> Result<ScalarField, MscErro
         let vals = (0..field.len()).map(v).collect();
         return Ok(ScalarField::new(field.shape(), Samples::F64(vals))?);
     }
-    let low = (0..field.len()).map(v).fold(f64::INFINITY, f64::min) - 1.0;
+    // Strictly below every value (finite: `check` refused infinities), whatever its magnitude.
+    let min = (0..field.len()).map(v).fold(f64::INFINITY, f64::min);
+    let low = (min - 1.0).min(min.next_down());
     let p: Vec<usize> = (0..3).map(|a| if a < ndim { dims[a] + 2 } else { 1 }).collect();
     let off = |a: usize| usize::from(a < ndim);
     let mut vals = vec![low; p[0] * p[1] * p[2]];

@@ -27,6 +27,8 @@ use rayon::prelude::*;
 pub enum MscError {
     #[error("{0} NaN samples: the Morse-Smale complex needs a value at every vertex")]
     Nan(usize),
+    #[error("{0} infinite samples: tunnels (through the dual filtration) need finite values")]
+    Infinite(usize),
     #[error(
         "axis {0} has a single voxel: critical points would be classified as in {1}D; store the \
          field without that axis"
