@@ -226,25 +226,7 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
         serde_json::to_writer_pretty(&mut *w, &report.json()).map_err(std::io::Error::other)?;
         w.write_all(b"\n")
     };
-    // The file outputs of this input appear together, or none does.
-    let mut staged = outputs::Staged::new();
-    if let Some(out) = args.csv.as_ref().filter(|_| !is_stdout(&args.csv)) {
-        staged.add(&target(out, file, batch, "csv"), |w| report.write_csv(w))?;
-    }
-    if let Some(out) = args.json.as_ref().filter(|_| !is_stdout(&args.json)) {
-        staged.add(&target(out, file, batch, "json"), write_json)?;
-    }
-    staged.commit()?;
-    let to_stdout = is_stdout(&args.csv) || is_stdout(&args.json);
-    if to_stdout {
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        if is_stdout(&args.csv) {
-            report.write_csv(&mut out)?;
-        } else {
-            write_json(&mut out)?;
-        }
-        std::io::Write::flush(&mut out)?;
-    }
+    let to_stdout = write_outputs(file, args, batch, &|w| report.write_csv(w), &write_json)?;
     // Smoothing may run where the ECC does not (a kernel folded on the CPU, say): name both.
     let on = match smoothed_on {
         Some(s) if s.on_gpu != ran.on_gpu => {
@@ -256,6 +238,41 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
     if let Some(b) = &betti {
         summary += &betti_summary(&field, &curve, b);
     }
+    print_summary(&summary, to_stdout)
+}
+
+/// Writes an input's exports: the file outputs together (or none), then the one sent to
+/// standard output. Returns whether one was, so the summary goes to standard error instead.
+fn write_outputs(
+    file: &Path,
+    args: &EccArgs,
+    batch: bool,
+    csv: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
+    json: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> anyhow::Result<bool> {
+    let mut staged = outputs::Staged::new();
+    if let Some(out) = args.csv.as_ref().filter(|_| !is_stdout(&args.csv)) {
+        staged.add(&target(out, file, batch, "csv"), csv)?;
+    }
+    if let Some(out) = args.json.as_ref().filter(|_| !is_stdout(&args.json)) {
+        staged.add(&target(out, file, batch, "json"), json)?;
+    }
+    staged.commit()?;
+    let to_stdout = is_stdout(&args.csv) || is_stdout(&args.json);
+    if to_stdout {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        if is_stdout(&args.csv) {
+            csv(&mut out)?;
+        } else {
+            json(&mut out)?;
+        }
+        std::io::Write::flush(&mut out)?;
+    }
+    Ok(to_stdout)
+}
+
+/// The summary line: on standard output, or standard error when an export took standard output.
+fn print_summary(summary: &str, to_stdout: bool) -> anyhow::Result<()> {
     if to_stdout {
         say!("{summary}")
     } else {
@@ -290,28 +307,8 @@ fn scale_space(
             .map_err(std::io::Error::other)?;
         w.write_all(b"\n")
     };
-    let mut staged = outputs::Staged::new();
-    if let Some(out) = args.csv.as_ref().filter(|_| !is_stdout(&args.csv)) {
-        staged.add(&target(out, file, batch, "csv"), csv)?;
-    }
-    if let Some(out) = args.json.as_ref().filter(|_| !is_stdout(&args.json)) {
-        staged.add(&target(out, file, batch, "json"), json)?;
-    }
-    staged.commit()?;
-    let to_stdout = is_stdout(&args.csv) || is_stdout(&args.json);
-    if to_stdout {
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        if is_stdout(&args.csv) {
-            csv(&mut out)?;
-        } else {
-            json(&mut out)?;
-        }
-        std::io::Write::flush(&mut out)?;
-        say!("{summary}")
-    } else {
-        out!("{summary}")?
-    }
-    Ok(())
+    let to_stdout = write_outputs(file, args, batch, &csv, &json)?;
+    print_summary(&summary, to_stdout)
 }
 
 /// Where each Betti number peaks: `; max b0 12 at 40, max b1 ...`.
