@@ -430,3 +430,53 @@ fn the_tunnels_alive_at_the_threshold_are_b1_and_listed() {
     h.get_by_label(&format!("Tunnels at the threshold: {} (yellow rings where born)", b.b1[n]));
     h.snapshot_options("emri_tunnels", &snapshot_options());
 }
+
+#[test]
+fn the_scale_space_is_drawn_and_a_click_sets_threshold_and_sigma() {
+    use topoview::app::scale_space::HEAT_MAP;
+    use topoview::topo::ecc::crossings::{suggested_threshold, zero_crossings};
+    let mut h = harness("coins.png");
+    wait_for(&mut h, "coins.png", idle);
+    h.state_mut().settings.msc.show = false;
+    h.get_by_label("ECC scale-space (χ over threshold and σ)").click();
+    h.run_steps(2);
+    let s = &mut h.state_mut().settings.scale_space;
+    (s.sigma_max, s.step, s.thresholds) = (4.0, 0.5, 64);
+    h.run_steps(2);
+    h.get_by_label("Compute 9 scales").click();
+    wait_for(&mut h, "the scale-space", |a| a.jobs.is_empty() && a.scale_space.map.is_some());
+    let m = h.state().scale_space.map.clone().unwrap();
+    let field = h.state().data.as_ref().unwrap().field.clone();
+    let (lo, hi) = h.state().data.as_ref().unwrap().summary.range.unwrap();
+    assert_eq!(m.map.sigmas, (0..9).map(|k| k as f64 * 0.5).collect::<Vec<_>>());
+    assert_eq!((m.map.thresholds.len(), m.map.thresholds[0], m.map.thresholds[63]), (64, lo, hi));
+    // Each row is the ECC of the field smoothed on its own, read at the grid's thresholds.
+    let opts = EccOptions { nan: NanPolicy::Absent, ..Default::default() };
+    for (k, &sigma) in m.map.sigmas.iter().enumerate() {
+        let f = if sigma == 0.0 {
+            (*field).clone()
+        } else {
+            smooth(&field, &Smoothing::voxels(sigma), &Control::default()).unwrap()
+        };
+        let e = ecc(&f, &opts, &Control::default()).unwrap();
+        let row: Vec<i64> = m.map.thresholds.iter().map(|&t| chi_at(&e, t)).collect();
+        assert_eq!(m.map.chi[k], row, "σ = {sigma}");
+        assert_eq!(m.map.suggested[k], suggested_threshold(&zero_crossings(&e)), "σ = {sigma}");
+    }
+    // On screen without scrolling at the harness's size (the click below lands on its centre).
+    assert!(h.get_by_label(HEAT_MAP).rect().max.y < 780.0);
+    h.snapshot_options("coins_scale_space", &snapshot_options());
+
+    // A click in the middle of the map: the middle scale (row 4 of 9 from the top: σ = 2) and
+    // the middle column (32 of 64).
+    h.get_by_label(HEAT_MAP).click();
+    h.run_steps(2);
+    let (a, want_t) = (h.state(), m.map.thresholds[32]);
+    assert_eq!(a.sigma, 2.0);
+    assert_eq!(a.data.as_ref().unwrap().threshold, want_t);
+    wait_for(&mut h, "the field smoothed with σ = 2", |a| {
+        a.jobs.is_empty() && a.data.as_ref().unwrap().displayed_sigma() == Some(2.0)
+    });
+    let d = h.state().data.as_ref().unwrap();
+    assert_eq!(d.threshold, want_t, "the threshold picked stays once the smoothed curve arrives");
+}

@@ -12,6 +12,7 @@ pub mod exports;
 mod msc_labels;
 mod msc_overlay;
 pub mod msc_panel;
+pub mod scale_space;
 pub mod settings;
 mod side;
 mod transfer_editor;
@@ -97,6 +98,8 @@ pub struct TopoApp {
     pub cracks: crack_layer::CrackLayer,
     /// Betti curves and the parts of the threshold set.
     pub explain: explain::ExplainLayer,
+    /// The ECC scale-space heat map.
+    pub scale_space: scale_space::ScaleSpaceLayer,
 }
 
 mod bench;
@@ -205,6 +208,7 @@ impl TopoApp {
             bench,
             cracks: Default::default(),
             explain: Default::default(),
+            scale_space: Default::default(),
         };
         let file = startup.file.unwrap_or_else(|| asset(DEMO_VOLUME));
         app.open(file, startup.open);
@@ -232,7 +236,7 @@ impl TopoApp {
         );
     }
 
-    fn ecc_options(&self) -> EccOptions {
+    pub fn ecc_options(&self) -> EccOptions {
         EccOptions {
             construction: self.settings.construction,
             filtration: self.settings.filtration(),
@@ -297,11 +301,13 @@ impl TopoApp {
                 Event::Failed { id, lane, message } => {
                     self.jobs.remove(&lane);
                     self.explain.stopped(id, &message);
+                    self.scale_space.stopped(id, &message);
                     self.error = Some(message);
                 }
                 Event::Cancelled { id, lane } => {
                     self.jobs.remove(&lane);
                     self.explain.stopped(id, "cancelled");
+                    self.scale_space.stopped(id, "cancelled");
                 }
             }
         }
@@ -345,6 +351,13 @@ impl TopoApp {
             Ok(e) => return self.explain.arrived_parts(e),
             Err(o) => o,
         };
+        let outcome = match outcome.take::<crate::compute::scale_space::ScaleSpaceMap>() {
+            Ok(m) => {
+                self.last_job = Some(("scale-space".into(), seconds));
+                return self.scale_space.arrived(m);
+            }
+            Err(o) => o,
+        };
         let outcome = match outcome.take::<jobs::CrackSlice>() {
             Ok(c) => {
                 self.last_job = Some(("edges between pixels".into(), seconds));
@@ -371,6 +384,7 @@ impl TopoApp {
         self.last_job = Some(("open".into(), seconds));
         // What the layer holds of the last field (its fields included) goes with it.
         self.explain = Default::default();
+        self.scale_space = Default::default();
         if let Some(p) = &l.path {
             self.settings.opened(p);
         }

@@ -125,6 +125,24 @@ pub struct Settings {
     pub msc: MscSettings,
     pub cracks: CrackSettings,
     pub explain: ExplainSettings,
+    pub scale_space: ScaleSpaceSettings,
+}
+
+/// The scales and thresholds of the ECC scale-space heat map.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ScaleSpaceSettings {
+    /// The largest σ (voxels); scales run from 0 in steps of `step`.
+    pub sigma_max: f64,
+    pub step: f64,
+    /// Thresholds across the field's value range.
+    pub thresholds: usize,
+}
+
+impl Default for ScaleSpaceSettings {
+    fn default() -> Self {
+        ScaleSpaceSettings { sigma_max: 8.0, step: 0.25, thresholds: 256 }
+    }
 }
 
 /// What the ECC panel shows of why χ changes.
@@ -214,6 +232,7 @@ impl Default for Settings {
             msc: MscSettings::default(),
             cracks: CrackSettings::default(),
             explain: ExplainSettings::default(),
+            scale_space: ScaleSpaceSettings::default(),
         }
     }
 }

@@ -243,6 +243,7 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     curve_panel::plot(ui, d, lines.as_deref(), 300.0);
     curve_panel::readout(ui, d);
     super::explain::panel(app, ui);
+    super::scale_space::panel(app, ui);
     ui.horizontal(|ui| {
         ui.checkbox(&mut app.mask_on, "Show mask");
         ui.add(egui::Slider::new(&mut app.settings.mask_opacity, 0.0..=1.0).text("opacity"));

@@ -97,3 +97,55 @@ pub fn work(field: &ScalarField, sigmas: &[f64]) -> u64 {
     let n = field.len() as u64;
     sigmas.iter().map(|&s| if s == 0.0 { n } else { (field.ndim() as u64 + 1) * n }).sum()
 }
+
+/// The viewer's scale-space: one per field, construction and filtration, on request.
+pub const SCALE_SPACE: super::Lane = super::Lane("scale-space");
+
+/// The scale-space of a field over an even grid of its value range.
+pub struct ScaleSpaceJob {
+    pub field: std::sync::Arc<ScalarField>,
+    pub opts: EccOptions,
+    pub sigmas: Vec<f64>,
+    pub thresholds: Vec<f64>,
+}
+
+/// A scale-space with what it was computed from.
+pub struct ScaleSpaceMap {
+    pub field: std::sync::Arc<ScalarField>,
+    pub opts: EccOptions,
+    pub map: ScaleSpace,
+}
+
+impl super::Job for ScaleSpaceJob {
+    type Output = ScaleSpaceMap;
+
+    fn lane(&self) -> super::Lane {
+        SCALE_SPACE
+    }
+
+    fn run(self, cx: &super::JobContext) -> Result<ScaleSpaceMap, super::JobError> {
+        let total = work(&self.field, &self.sigmas);
+        let progress = |n: u64| cx.report("scale-space", n, total);
+        let map = scale_space(
+            cx.backend,
+            &self.field,
+            &self.opts,
+            &self.sigmas,
+            &self.thresholds,
+            &cx.control(&progress),
+        )?;
+        if let Some(why) = map.ran.iter().find_map(|r| r.fallback.clone()) {
+            cx.note(Some(why));
+        }
+        Ok(ScaleSpaceMap { field: self.field, opts: self.opts, map })
+    }
+}
+
+impl From<ScaleSpaceError> for super::JobError {
+    fn from(e: ScaleSpaceError) -> Self {
+        match e {
+            ScaleSpaceError::Compute(c) => c.into(),
+            r => super::JobError::Failed(Box::new(r)),
+        }
+    }
+}
