@@ -94,6 +94,8 @@ pub enum BenchError {
     Ecc(#[from] ecc::EccError),
     #[error(transparent)]
     Betti(#[from] crate::topo::betti::BettiError),
+    #[error(transparent)]
+    ScaleSpace(#[from] crate::compute::scale_space::ScaleSpaceError),
 }
 
 /// Times the CPU ECC and smoothing, writing one row per case and thread count to `out`.
@@ -356,6 +358,47 @@ pub fn run_betti(
     row("noise 256x256x256 u8", &noise_u8(&[256, 256, 256]), false)?;
     if let Some((name, f)) = extra {
         row(name, f, true)?;
+    }
+    Ok(())
+}
+
+/// `topoview bench --scale-space`: the ECC scale-space of a 256^3 f32 random field (and FILE
+/// when given), 32 scales (σ = 0 to 7.75 in steps of 0.25) at 256 thresholds, best of `repeat`,
+/// on each backend given (the CPU, and CUDA where there is one).
+pub fn run_scale_space(
+    backends: &[crate::compute::backend::Backend],
+    repeat: usize,
+    extra: Option<(&str, &ScalarField)>,
+    out: &mut dyn std::io::Write,
+) -> Result<(), BenchError> {
+    use crate::compute::scale_space::{scale_space, sigmas, threshold_grid};
+    writeln!(
+        out,
+        "{:<34} {:<28} {:>7} {:>10} {:>12}",
+        "field", "backend", "scales", "total s", "ms per scale"
+    )?;
+    let sig = sigmas(7.75, 0.25)?;
+    let mut row = |name: &str, f: &ScalarField| -> Result<(), BenchError> {
+        let Some((lo, hi)) = crate::compute::FieldSummary::of(f).range else { return Ok(()) };
+        let grid = threshold_grid(lo, hi, 256)?;
+        let opts = EccOptions { nan: ecc::NanPolicy::Absent, ..EccOptions::default() };
+        for b in backends {
+            let mut best = f64::INFINITY;
+            let mut ran = String::new();
+            for _ in 0..repeat.max(1) {
+                let t = Instant::now();
+                let m = scale_space(b, f, &opts, &sig, &grid, &Control::default())?;
+                best = best.min(t.elapsed().as_secs_f64());
+                ran = m.ran.last().map(|r| b.where_ran(r)).unwrap_or_default();
+            }
+            let per = best * 1e3 / sig.len() as f64;
+            writeln!(out, "{name:<34} {ran:<28} {:>7} {best:>10.2} {per:>12.1}", sig.len())?;
+        }
+        Ok(())
+    };
+    row("GRF sigma=4 256x256x256 f32", &gaussian_random_field(&[256, 256, 256], 4.0, 1))?;
+    if let Some((name, f)) = extra {
+        row(name, f)?;
     }
     Ok(())
 }

@@ -284,3 +284,27 @@ fn the_crack_filter_equals_the_cpu_bit_for_bit() {
         println!("cracks {name}: equal to the CPU bit for bit");
     }
 }
+
+#[test]
+fn the_scale_space_on_the_device_equals_the_cpus() {
+    use topoview::compute::backend::{Backend, Choice};
+    use topoview::compute::scale_space::{scale_space, sigmas, threshold_grid};
+    if gpu().is_none() {
+        return;
+    }
+    let (cuda, cpu) = (Backend::new(Choice::Cuda, None).unwrap(), Backend::new(Choice::Cpu, None).unwrap());
+    let sig = sigmas(3.0, 0.5).unwrap();
+    for dims in [vec![64, 48, 40], vec![300, 200]] {
+        let f = topoview::synthetic::gaussian_random_field(&dims, 2.0, 7, &Control::default()).unwrap();
+        let (lo, hi) = topoview::compute::FieldSummary::of(&f).range.unwrap();
+        let grid = threshold_grid(lo, hi, 200).unwrap();
+        for construction in [Construction::TopCells, Construction::Vertices] {
+            let opts = EccOptions { construction, nan: NanPolicy::Absent, ..Default::default() };
+            let g = scale_space(&cuda, &f, &opts, &sig, &grid, &Control::default()).unwrap();
+            let c = scale_space(&cpu, &f, &opts, &sig, &grid, &Control::default()).unwrap();
+            assert!(g.ran.iter().all(|r| r.on_gpu), "{dims:?}: ran on the GPU");
+            assert_eq!((g.chi, g.suggested), (c.chi, c.suggested), "{dims:?} {construction:?}");
+        }
+    }
+    println!("scale-space: equal to the CPU");
+}

@@ -27,6 +27,10 @@ pub struct BenchArgs {
     /// field and noise, and FILE when given).
     #[arg(long)]
     pub betti: bool,
+    /// Time the ECC scale-space instead (32 scales of a 256^3 f32 random field, and FILE when
+    /// given), on the CPU (all cores) and on the GPU when there is one.
+    #[arg(long)]
+    pub scale_space: bool,
     /// With --cracks: edges of the square test images.
     #[arg(long, value_delimiter = ',', default_value = "500,8192")]
     pub crack_sizes: Vec<usize>,
@@ -101,6 +105,25 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         };
         let name = a.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
         topoview::bench::run_betti(a.repeat, field.as_ref().map(|f| (name.as_str(), f)), &mut stdout())?;
+        return Ok(());
+    }
+    if a.scale_space {
+        let field = match &a.file {
+            Some(p) => Some(topoview::io::open(p, &Default::default())?),
+            None => None,
+        };
+        let name = a.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        use topoview::compute::backend::{Backend, Choice};
+        let mut backends = vec![Backend::new(Choice::Cpu, None)?];
+        if let Ok(gpu) = Backend::new(Choice::Cuda, None) {
+            backends.push(gpu);
+        }
+        topoview::bench::run_scale_space(
+            &backends,
+            a.repeat,
+            field.as_ref().map(|f| (name.as_str(), f)),
+            &mut stdout(),
+        )?;
         return Ok(());
     }
     if a.msc {
