@@ -480,3 +480,92 @@ fn the_scale_space_is_drawn_and_a_click_sets_threshold_and_sigma() {
     let d = h.state().data.as_ref().unwrap();
     assert_eq!(d.threshold, want_t, "the threshold picked stays once the smoothed curve arrives");
 }
+
+fn harness_with(startup: Startup) -> Harness<'static, TopoApp> {
+    Harness::builder()
+        .with_size(egui::Vec2::new(1280.0, 800.0))
+        .wgpu()
+        .build_eframe(move |cc| TopoApp::new(cc, startup))
+}
+
+#[test]
+fn a_session_round_trips_and_one_whose_file_moved_says_which() {
+    use topoview::app::session::{Session, save};
+    use topoview::topo::ecc::Construction;
+    let mut h = harness("pydicom_emri_small.nii.gz");
+    wait_for(&mut h, "the EMRI volume", idle);
+    // A state far from the defaults: vertices, σ = 1.5 shown, a threshold picked by hand, a
+    // colormap, a layout, a camera, a crosshair, a zoom, a simplification level.
+    {
+        let a = h.state_mut();
+        a.settings.construction = Construction::Vertices;
+        a.settings.colormap = Colormap::Viridis;
+        a.settings.layout = Layout::Single(1);
+        a.settings.view3d.camera.yaw = 33.0;
+        a.settings.view3d.camera.pitch = -12.5;
+        a.settings.explain.betti = true;
+        a.views.cursor = [20, 30, 4];
+        a.views.nav[1].zoom = 2.5;
+        a.views.nav[1].pan = [3.0, -4.0];
+        a.recompute();
+    }
+    h.get_by_role_and_label(Role::Slider, "σ (voxels)").set_value_accesskit(1.5);
+    wait_for(&mut h, "the smoothed field's complex", |a| {
+        a.jobs.is_empty() && a.data.as_ref().is_some_and(|d| d.smoothed.is_some() && d.msc.is_some())
+    });
+    h.get_by_label("Show smoothed field").click();
+    h.run_steps(2);
+    wait_for(&mut h, "the complex of the smoothed field", |a| {
+        a.jobs.is_empty() && a.data.as_ref().is_some_and(|d| d.show_smoothed && d.displayed_msc().is_some())
+    });
+    {
+        let d = h.state_mut().data.as_mut().unwrap();
+        d.pick_threshold(20.0);
+        d.window = (3.0, 90.0);
+        let m = d.displayed_msc_mut().unwrap();
+        let t = m.scene.range.1 * 0.05;
+        m.set_threshold(t);
+    }
+    h.run_steps(2);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    save(h.state(), &path).unwrap();
+    let before = Session::of(h.state(), &path);
+    let (threshold, level) = {
+        let d = h.state().data.as_ref().unwrap();
+        (d.threshold, d.displayed_msc().unwrap().level.threshold)
+    };
+
+    let mut r = harness_with(Startup { session: Some(path.clone()), ..Default::default() });
+    wait_for(&mut r, "the restored session", |a| {
+        a.jobs.is_empty()
+            && a.data
+                .as_ref()
+                .is_some_and(|d| d.displayed_sigma() == Some(1.5) && d.displayed_msc().is_some())
+    });
+    let a = r.state();
+    let d = a.data.as_ref().unwrap();
+    assert_eq!(d.field.dims(), h.state().data.as_ref().unwrap().field.dims());
+    assert_eq!((d.threshold, d.threshold_chosen, d.window), (threshold, true, (3.0, 90.0)));
+    assert_eq!(d.displayed_msc().unwrap().level.threshold, level);
+    assert_eq!(d.smoothed.as_ref().unwrap().curve.ecc.construction, Construction::Vertices);
+    assert_eq!((a.views.cursor, a.views.nav[1].zoom, a.views.nav[1].pan), ([20, 30, 4], 2.5, [3.0, -4.0]));
+    // Everything a session holds comes back as it was.
+    assert_eq!(Session::of(a, &path), before);
+    assert_eq!(a.settings.view3d.camera.yaw, 33.0);
+
+    // The same session with its file gone: the file is named, the settings restored.
+    let gone = before
+        .to_json()
+        .replace(&common::data("pydicom_emri_small.nii.gz").display().to_string(), "/nowhere/emri.nii.gz");
+    let moved = dir.path().join("moved.json");
+    std::fs::write(&moved, gone.replace("\"relative\": \"", "\"relative\": \"missing/")).unwrap();
+    let mut m = harness_with(Startup { session: Some(moved), ..Default::default() });
+    m.run_steps(3);
+    let err = m.state().error.clone().unwrap_or_default();
+    assert!(err.contains("/nowhere/emri.nii.gz") && err.contains("moved"), "{err}");
+    assert_eq!(
+        (m.state().settings.colormap, m.state().settings.layout),
+        (Colormap::Viridis, Layout::Single(1))
+    );
+}

@@ -77,6 +77,7 @@ impl MscView {
 pub struct Dataset {
     pub source: String,
     pub path: Option<PathBuf>,
+    pub origin: crate::compute::jobs::Origin,
     pub field: Arc<ScalarField>,
     pub summary: FieldSummary,
     pub curve: Option<Curve>,
@@ -101,6 +102,7 @@ impl Dataset {
         Dataset {
             source: l.source,
             path: l.path,
+            origin: l.origin,
             field: l.field,
             summary: l.summary,
             curve: None,

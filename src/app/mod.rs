@@ -13,6 +13,7 @@ mod msc_labels;
 mod msc_overlay;
 pub mod msc_panel;
 pub mod scale_space;
+pub mod session;
 pub mod settings;
 mod side;
 mod transfer_editor;
@@ -57,6 +58,8 @@ pub struct Startup {
     pub backend: crate::compute::backend::Choice,
     /// Device memory the GPU ECC may use for a field's slabs.
     pub gpu_memory: Option<usize>,
+    /// A session to restore (in place of `file`).
+    pub session: Option<PathBuf>,
 }
 
 pub struct TopoApp {
@@ -100,6 +103,10 @@ pub struct TopoApp {
     pub explain: explain::ExplainLayer,
     /// The ECC scale-space heat map.
     pub scale_space: scale_space::ScaleSpaceLayer,
+    /// A session's view, put on its field when the field has loaded.
+    pending_view: Option<session::View>,
+    /// A session's simplification level, applied when the field's complex arrives.
+    pending_level: Option<f64>,
 }
 
 mod bench;
@@ -209,9 +216,21 @@ impl TopoApp {
             cracks: Default::default(),
             explain: Default::default(),
             scale_space: Default::default(),
+            pending_view: None,
+            pending_level: None,
         };
+        if let Some(s) = startup.session {
+            match session::open(&mut app, &s) {
+                Ok(()) => return app,
+                Err(e) => app.error = Some(e.to_string()),
+            }
+        }
         let file = startup.file.unwrap_or_else(|| asset(DEMO_VOLUME));
         app.open(file, startup.open);
+        if let Some(e) = app.error.take() {
+            // Shown once the demo volume has loaded (loading clears errors).
+            app.message = Some(e);
+        }
         app
     }
 
@@ -229,7 +248,12 @@ impl TopoApp {
     pub fn generate(&mut self) {
         let g = self.settings.grf;
         let dims = if g.three_d { vec![g.size; 3] } else { vec![g.size; 2] };
-        self.worker.submit(Generate { dims, corr: g.corr, seed: g.seed });
+        self.generate_field(dims, g.corr, g.seed);
+    }
+
+    /// Generates a seeded Gaussian random field on the worker.
+    pub fn generate_field(&mut self, dims: Vec<usize>, corr: f64, seed: u64) {
+        self.worker.submit(Generate { dims, corr, seed });
         self.jobs.insert(
             jobs::LOAD,
             JobProgress { what: "Generating a random field".into(), ..Default::default() },
@@ -300,12 +324,19 @@ impl TopoApp {
                 Event::Backend(_) => {}
                 Event::Failed { id, lane, message } => {
                     self.jobs.remove(&lane);
+                    if lane == jobs::LOAD {
+                        // A session's view was for the field that did not come.
+                        self.pending_view = None;
+                    }
                     self.explain.stopped(id, &message);
                     self.scale_space.stopped(id, &message);
                     self.error = Some(message);
                 }
                 Event::Cancelled { id, lane } => {
                     self.jobs.remove(&lane);
+                    if lane == jobs::LOAD {
+                        self.pending_view = None;
+                    }
                     self.explain.stopped(id, "cancelled");
                     self.scale_space.stopped(id, "cancelled");
                 }
@@ -372,7 +403,11 @@ impl TopoApp {
                 let ours = Arc::ptr_eq(&scene.field, &d.field)
                     || d.smoothed.as_ref().is_some_and(|s| Arc::ptr_eq(&scene.field, &s.field));
                 if ours {
-                    d.msc = Some(dataset::MscView::new(scene));
+                    let mut m = dataset::MscView::new(scene);
+                    if let Some(t) = self.pending_level.take() {
+                        m.set_threshold(t);
+                    }
+                    d.msc = Some(m);
                     // Picked points named critical points of the complex just replaced.
                     self.views.picked = None;
                 }
@@ -401,6 +436,10 @@ impl TopoApp {
         self.message = load_message(&l.field.notes, l.summary.non_finite);
         self.data = Some(Dataset::new(l));
         self.error = None;
+        self.pending_level = None;
+        if let Some(v) = self.pending_view.take() {
+            session::apply(self, v);
+        }
         self.recompute();
     }
 

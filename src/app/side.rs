@@ -54,6 +54,8 @@ pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
                 }
             });
             ui.separator();
+            session_menu(app, ui);
+            ui.separator();
             export_menu(app, ui);
             ui.separator();
             if ui.button("Quit").clicked() {
@@ -74,6 +76,31 @@ pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
             }
         });
     });
+}
+
+/// File > Save session… and Open session….
+fn session_menu(app: &mut TopoApp, ui: &mut egui::Ui) {
+    let hint = "The field, the settings, the threshold, σ, the window, the camera and the simplification level, as JSON";
+    if ui.add_enabled(app.data.is_some(), egui::Button::new("Save session…")).on_hover_text(hint).clicked()
+        && let Some(mut p) = file_dialog(app)
+            .add_filter("topoview session", &["json"])
+            .set_file_name("session.json")
+            .save_file()
+    {
+        if p.extension().is_none() {
+            p.set_extension("json");
+        }
+        match super::session::save(app, &p) {
+            Ok(()) => app.message = Some(format!("saved the session to {}", p.display())),
+            Err(e) => app.error = Some(e.to_string()),
+        }
+    }
+    if ui.button("Open session…").clicked()
+        && let Some(p) = file_dialog(app).add_filter("topoview session", &["json"]).pick_file()
+        && let Err(e) = super::session::open(app, &p)
+    {
+        app.error = Some(e.to_string());
+    }
 }
 
 fn export_menu(app: &mut TopoApp, ui: &mut egui::Ui) {

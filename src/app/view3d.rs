@@ -82,6 +82,13 @@ impl View3dState {
     }
 
     /// Frames a new volume (keeping the camera's direction) and picks its isovalues.
+    /// Keeps the camera in the settings and these isovalues for `dataset` (a session's), instead
+    /// of framing it afresh when it is first drawn.
+    pub fn keep(&mut self, dataset: &Arc<ScalarField>, iso: f64, iso2: f64) {
+        self.framed_for = Some(Arc::as_ptr(dataset) as usize);
+        (self.iso, self.iso2) = (iso, iso2);
+    }
+
     fn follow(
         &mut self,
         s: &mut View3dSettings,

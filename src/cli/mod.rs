@@ -55,6 +55,10 @@ struct ViewArgs {
     input: InputArgs,
     #[command(flatten)]
     backend: BackendArgs,
+    /// Restore a session saved from the viewer (File > Save session…): its field, settings,
+    /// threshold, σ, window, camera and simplification level.
+    #[arg(long, value_name = "FILE", conflicts_with = "file")]
+    session: Option<PathBuf>,
     /// Benchmark: scroll the axial slice for N frames, print frame times, quit.
     #[arg(long, value_name = "N", hide = true)]
     bench_frames: Option<usize>,
@@ -226,6 +230,7 @@ fn view(file: &Option<PathBuf>, a: &ViewArgs, launched: std::time::Instant) -> a
         launched: Some(launched),
         backend: a.backend.backend,
         gpu_memory: a.backend.gpu_memory,
+        session: a.session.clone(),
     };
     topoview::app::run(startup).map_err(|e| anyhow::anyhow!("cannot open the viewer window: {e}"))?;
     Ok(true)

@@ -28,8 +28,17 @@ pub struct Loaded {
     /// The file's path, or a description of a generated field.
     pub source: String,
     pub path: Option<PathBuf>,
+    /// How to get the field again (a session records it).
+    pub origin: Origin,
     pub field: Arc<ScalarField>,
     pub summary: FieldSummary,
+}
+
+/// Where a field came from: a file read with options, or the random-field generator.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Origin {
+    File { path: PathBuf, opts: OpenOptions },
+    Generated { dims: Vec<usize>, corr: f64, seed: u64 },
 }
 
 /// Reads a file (cancellable between any two reads).
@@ -52,7 +61,8 @@ impl Job for Open {
         let field = io::open_with(&self.path, &self.opts, &cx.control(&progress))?;
         let summary = FieldSummary::of(&field);
         let source = self.path.display().to_string();
-        Ok(Loaded { source, path: Some(self.path), field: Arc::new(field), summary })
+        let origin = Origin::File { path: self.path.clone(), opts: self.opts };
+        Ok(Loaded { source, path: Some(self.path), origin, field: Arc::new(field), summary })
     }
 }
 
@@ -75,12 +85,13 @@ impl Job for Generate {
         let total = (dims.len() as u64 + 1) * dims.iter().product::<usize>() as u64;
         let progress = |n: u64| cx.report("generating", n, total);
         let field = crate::synthetic::gaussian_random_field(&dims, corr, seed, &cx.control(&progress))?;
+        let origin = Origin::Generated { dims: dims.clone(), corr, seed };
         let summary = FieldSummary::of(&field);
         let source = format!(
             "Gaussian random field {}, correlation {corr} voxels, seed {seed}",
             crate::field::dims_string(&dims)
         );
-        Ok(Loaded { source, path: None, field: Arc::new(field), summary })
+        Ok(Loaded { source, path: None, origin, field: Arc::new(field), summary })
     }
 }
 
