@@ -291,6 +291,75 @@ PAIR_KERNELS(int, i32)
 PAIR_KERNELS(float, f32)
 PAIR_KERNELS(double, f64)
 
+// ---- chi at a grid of thresholds (the scale-space), f32 fields ------------------------------
+// Each voxel's change counts towards the sets of the grid thresholds that hold it: sublevel, the
+// grid values >= its value (binned at the first, summed upwards on the host); superlevel, those
+// <= it (binned at the last, summed downwards). No sort and no curve: a block histogram of at
+// most GRID_MAX bins in shared memory, flushed with one atomic per bin. NaN voxels (ABSENT keys)
+// are in no set.
+
+#define GRID_MAX 1024
+
+template <bool THREE_D, int FLAGS, bool CHECK>
+__device__ void grid_impl(const float* __restrict__ d, const Geo& g, int n, unsigned long long* __restrict__ hist,
+                          const double* s_grid, int* s_hist) {
+    const int x = blockIdx.x * blockDim.x + threadIdx.x;
+    const int z = g.z0 + blockIdx.z;
+    for (int r = 0; r < ROWS; r++) {
+        const int y = blockIdx.y * ROWS + r;
+        if (y >= g.ny) break;
+        if (x >= g.nx) continue;
+        const float raw = d[((size_t)(z - g.zs) * g.ny + y) * g.nx + x];
+        const unsigned long long c = Keys<float>::key(raw, (FLAGS & 1) != 0);
+        if (c == Keys<float>::absent()) continue;
+        const int f = THREE_D ? change_3d<float, FLAGS, CHECK>(d, g, x, y, z, c)
+                              : change_2d<float, FLAGS, CHECK>(d, g, x, y, z, c);
+        if (f == 0) continue;
+        const double v = (double)raw;
+        int lo = 0, hi = n;
+        if ((FLAGS & 1) == 0) {
+            // The first grid value >= v (n: above the grid, in no set).
+            while (lo < hi) {
+                const int m = (lo + hi) >> 1;
+                if (s_grid[m] < v) lo = m + 1; else hi = m;
+            }
+        } else {
+            // The last grid value <= v (-1: below the grid, in no set).
+            while (lo < hi) {
+                const int m = (lo + hi) >> 1;
+                if (s_grid[m] <= v) lo = m + 1; else hi = m;
+            }
+            lo -= 1;
+        }
+        if (lo >= 0 && lo < n) atomicAdd(&s_hist[lo], f);
+    }
+}
+
+template <bool THREE_D>
+__device__ void grid_hist(const float* __restrict__ d, Geo g, const double* __restrict__ grid, int n,
+                          unsigned long long* __restrict__ hist) {
+    __shared__ double s_grid[GRID_MAX];
+    __shared__ int s_hist[GRID_MAX];
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        s_grid[i] = grid[i];
+        s_hist[i] = 0;
+    }
+    __syncthreads();
+#define GRID(F, C) grid_impl<THREE_D, F, C>(d, g, n, hist, s_grid, s_hist)
+    DISPATCH(GRID);
+#undef GRID
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        if (s_hist[i] != 0) atomicAdd(&hist[i], (unsigned long long)(long long)s_hist[i]);
+}
+
+extern "C" __global__ void grid_f32_2d(const float* d, Geo g, const double* grid, int n, unsigned long long* hist) {
+    grid_hist<false>(d, g, grid, n, hist);
+}
+extern "C" __global__ void grid_f32_3d(const float* d, Geo g, const double* grid, int n, unsigned long long* hist) {
+    grid_hist<true>(d, g, grid, n, hist);
+}
+
 // ---- Stable LSD radix sort of (key, change) pairs, 8 bits per pass ---------------------------
 // A pass: radix_count (each block's digit counts over its TILE), an exclusive scan of the counts
 // in digit-major order (scan_u32), radix_scatter (each block places its elements in order, so

@@ -298,13 +298,34 @@ fn the_scale_space_on_the_device_equals_the_cpus() {
         let f = topoview::synthetic::gaussian_random_field(&dims, 2.0, 7, &Control::default()).unwrap();
         let (lo, hi) = topoview::compute::FieldSummary::of(&f).range.unwrap();
         let grid = threshold_grid(lo, hi, 200).unwrap();
-        for construction in [Construction::TopCells, Construction::Vertices] {
-            let opts = EccOptions { construction, nan: NanPolicy::Absent, ..Default::default() };
+        for (construction, filtration) in [
+            (Construction::TopCells, Filtration::Sublevel),
+            (Construction::Vertices, Filtration::Sublevel),
+            (Construction::TopCells, Filtration::Superlevel),
+            (Construction::Vertices, Filtration::Superlevel),
+        ] {
+            let opts = EccOptions { construction, filtration, nan: NanPolicy::Absent, ..Default::default() };
             let g = scale_space(&cuda, &f, &opts, &sig, &grid, &Control::default()).unwrap();
             let c = scale_space(&cpu, &f, &opts, &sig, &grid, &Control::default()).unwrap();
             assert!(g.ran.iter().all(|r| r.on_gpu), "{dims:?}: ran on the GPU");
-            assert_eq!((g.chi, g.suggested), (c.chi, c.suggested), "{dims:?} {construction:?}");
+            assert_eq!(
+                (g.chi, g.suggested),
+                (c.chi, c.suggested),
+                "{dims:?} {construction:?} {filtration:?}"
+            );
         }
+    }
+    // Ties and NaN (u16 values converted to f32 and smoothed; NaN voxels left out), and a grid
+    // finer than the kernel's histogram (the exact path per scale).
+    let mut v: Vec<f32> = xorshift_values(9, 40 * 30 * 20, 7).iter().map(|&x| x as f32).collect();
+    v[123] = f32::NAN;
+    let f = ScalarField::new(&[40, 30, 20], topoview::field::Samples::F32(v)).unwrap();
+    for n in [50, 2000] {
+        let grid = threshold_grid(0.0, 6.0, n).unwrap();
+        let opts = EccOptions { nan: NanPolicy::Absent, ..Default::default() };
+        let g = scale_space(&cuda, &f, &opts, &sig, &grid, &Control::default()).unwrap();
+        let c = scale_space(&cpu, &f, &opts, &sig, &grid, &Control::default()).unwrap();
+        assert_eq!((g.chi, g.suggested), (c.chi, c.suggested), "ties and NaN, {n} thresholds");
     }
     println!("scale-space: equal to the CPU");
 }

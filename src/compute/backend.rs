@@ -72,7 +72,7 @@ pub struct Backend {
 type GpuHandles = std::sync::Mutex<std::collections::HashMap<std::thread::ThreadId, Arc<Gpu>>>;
 
 /// What ran a computation, and why not the GPU when it was the CPU although one is there.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Ran {
     pub on_gpu: bool,
     pub fallback: Option<String>,
@@ -263,6 +263,42 @@ impl Backend {
         #[cfg(not(feature = "cuda"))]
         let ((f, e), ran) = (cpu()?, Ran::CPU);
         Ok((f, e, ran))
+    }
+}
+
+impl Backend {
+    /// For each of `sigmas` (> 0), χ at the ascending `grid` of `field` smoothed with σ voxels
+    /// (the scale-space's rows): on the GPU the field is uploaded once and only the grid's sums
+    /// come back per scale ([`Gpu::smoothed_chi_on_grid`]); on the CPU, each smoothed field's
+    /// exact curve read at the grid. Equal either way.
+    pub fn smoothed_chi_on_grid(
+        &self,
+        field: &ScalarField,
+        sigmas: &[f64],
+        opts: &EccOptions,
+        grid: &[f64],
+        ctl: &Control,
+    ) -> Result<(Vec<Vec<i64>>, Ran), SmoothEccError> {
+        let cpu = || -> Result<_, SmoothEccError> {
+            let mut rows = Vec::with_capacity(sigmas.len());
+            for &sigma in sigmas {
+                let f = smooth::smooth(field, &Smoothing::voxels(sigma), ctl)?;
+                let e = ecc::ecc(&f, opts, ctl)?;
+                rows.push(grid.iter().map(|&t| super::curve::chi_at(&e, t)).collect());
+            }
+            Ok(rows)
+        };
+        #[cfg(feature = "cuda")]
+        {
+            // NaN under `Reject` is the CPU's error to give; the kernel leaves NaN out.
+            let use_gpu = opts.nan == NanPolicy::Absent
+                && grid.len() <= crate::cuda::grid::GRID_MAX
+                && sigmas.iter().all(|&s| valid_smoothing(field, &Smoothing::voxels(s)));
+            let gpu = |g: &Gpu| g.smoothed_chi_on_grid(field, sigmas, opts, grid, ctl);
+            self.run(use_gpu, Box::new(gpu), cpu)
+        }
+        #[cfg(not(feature = "cuda"))]
+        Ok((cpu()?, Ran::CPU))
     }
 }
 

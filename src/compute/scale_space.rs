@@ -1,13 +1,13 @@
 //! The ECC scale-space: χ over (threshold, σ), by the iterated smoothing + ECC pipeline (on the
-//! GPU where the backend has one), sampled at a grid of thresholds common to every σ, with the
-//! suggested threshold (the first positive-to-negative zero-crossing) of each σ's exact curve.
+//! GPU where the backend has one, the field resident there across the scales), at a grid of
+//! thresholds common to every σ, with each σ's suggested threshold (the first
+//! positive-to-negative zero-crossing) read on the grid.
 
 use super::backend::{Backend, Ran, SmoothEccError};
 use crate::control::Control;
 use crate::field::ScalarField;
 use crate::topo::ecc::EccOptions;
 use crate::topo::ecc::crossings::{suggested_threshold, zero_crossings};
-use crate::topo::smooth::Smoothing;
 
 /// Most scales and thresholds of one scale-space (a heat map, not a volume).
 pub const MAX_SIGMAS: usize = 1024;
@@ -28,7 +28,7 @@ pub struct ScaleSpace {
     pub thresholds: Vec<f64>,
     /// `chi[s][t]`: χ of the set at `thresholds[t]` of the field smoothed with `sigmas[s]`.
     pub chi: Vec<Vec<i64>>,
-    /// Per σ, the suggested threshold of its exact curve (None: no positive-to-negative crossing).
+    /// Per σ, the suggested threshold on the grid (None: no positive-to-negative crossing).
     pub suggested: Vec<Option<f64>>,
     /// Where each σ ran.
     pub ran: Vec<Ran>,
@@ -71,25 +71,45 @@ pub fn scale_space(
     thresholds: &[f64],
     ctl: &Control,
 ) -> Result<ScaleSpace, ScaleSpaceError> {
-    let mut out = ScaleSpace {
-        sigmas: sigmas.to_vec(),
-        thresholds: thresholds.to_vec(),
-        chi: Vec::with_capacity(sigmas.len()),
-        suggested: Vec::with_capacity(sigmas.len()),
-        ran: Vec::with_capacity(sigmas.len()),
-    };
-    for &sigma in sigmas {
-        let (e, ran) = if sigma == 0.0 {
-            backend.ecc(field, opts, ctl).map_err(SmoothEccError::from)?
-        } else {
-            let (_, e, ran) = backend.smooth_ecc(field, &Smoothing::voxels(sigma), opts, ctl)?;
-            (e, ran)
-        };
-        out.chi.push(thresholds.iter().map(|&t| super::curve::chi_at(&e, t)).collect());
-        out.suggested.push(suggested_threshold(&zero_crossings(&e)));
-        out.ran.push(ran);
+    if !thresholds.windows(2).all(|w| w[0] <= w[1]) {
+        return Err(ScaleSpaceError::Range("the thresholds must ascend".into()));
     }
-    Ok(out)
+    let mut chi = vec![Vec::new(); sigmas.len()];
+    let mut ran = vec![Default::default(); sigmas.len()];
+    if let Some(k) = sigmas.iter().position(|&s| s == 0.0) {
+        let (e, r) = backend.ecc(field, opts, ctl).map_err(SmoothEccError::from)?;
+        chi[k] = thresholds.iter().map(|&t| super::curve::chi_at(&e, t)).collect();
+        ran[k] = r;
+    }
+    let smoothed: Vec<usize> = (0..sigmas.len()).filter(|&k| sigmas[k] != 0.0).collect();
+    if !smoothed.is_empty() {
+        let s: Vec<f64> = smoothed.iter().map(|&k| sigmas[k]).collect();
+        let (rows, r) = backend.smoothed_chi_on_grid(field, &s, opts, thresholds, ctl)?;
+        for (&k, row) in smoothed.iter().zip(rows) {
+            (chi[k], ran[k]) = (row, r.clone());
+        }
+    }
+    let suggested = chi.iter().map(|row| suggested_on_grid(row, thresholds, opts)).collect();
+    Ok(ScaleSpace { sigmas: sigmas.to_vec(), thresholds: thresholds.to_vec(), chi, suggested, ran })
+}
+
+/// The suggested threshold of one scale, read on the grid: the last grid threshold before the
+/// first positive-to-negative zero-crossing of χ in filtration order (the rule of
+/// [`suggested_threshold`], applied to the grid's samples of the curve).
+fn suggested_on_grid(row: &[i64], grid: &[f64], opts: &EccOptions) -> Option<f64> {
+    let (mut thresholds, mut chi) = (grid.to_vec(), row.to_vec());
+    if opts.filtration == crate::topo::ecc::Filtration::Superlevel {
+        thresholds.reverse();
+        chi.reverse();
+    }
+    let e = crate::topo::ecc::Ecc {
+        dtype: crate::field::Dtype::F64,
+        construction: opts.construction,
+        filtration: opts.filtration,
+        thresholds,
+        chi,
+    };
+    suggested_threshold(&zero_crossings(&e))
 }
 
 /// The work [`scale_space`] reports progress in.

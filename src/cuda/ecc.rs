@@ -13,7 +13,7 @@ use std::time::Instant;
 
 /// Threads per block along x and rows per block (`ROWS` in kernels/ecc.cu).
 const BLOCK_X: u32 = 128;
-const ROWS: u32 = 8;
+pub(super) const ROWS: u32 = 8;
 /// The most planes one launch covers (grid.z limit).
 const MAX_PLANES: usize = 65_535;
 

@@ -9,6 +9,7 @@
 pub mod bench;
 mod cracks;
 mod ecc;
+pub mod grid;
 mod smooth;
 mod wide;
 

@@ -81,7 +81,7 @@ impl Gpu {
     }
 
     /// Uploads `v` into `dst` as f32 (converted on the GPU; f32 copied as it is).
-    fn to_f32<T: DeviceSample>(&self, v: &[T], dst: &mut CudaSlice<f32>) -> Result<(), GpuError> {
+    pub(super) fn to_f32<T: DeviceSample>(&self, v: &[T], dst: &mut CudaSlice<f32>) -> Result<(), GpuError> {
         let st = &self.stream;
         if let Some(same) =
             bytemuck::try_cast_slice::<T, f32>(v).ok().filter(|_| T::DTYPE == crate::field::Dtype::F32)
