@@ -34,7 +34,8 @@ struct Params {
     threshold: vec4<TEXEL>,
     // x: the level of the smooth threshold surface (between integers for integer data);
     // y > 0.5: caps, i.e. the set is closed where it meets the volume's or the clipping box
-    // (else only faces between the set and its complement are drawn).
+    // (else only faces between the set and its complement are drawn); z > 0.5: the voxels
+    // mode colours each face by its texel's component (`parts`).
     threshold_f: vec4<f32>,
     surface: vec4<f32>,
     surface2: vec4<f32>,
@@ -46,6 +47,8 @@ struct Params {
 @group(1) @binding(1) var table: texture_2d<f32>;
 @group(1) @binding(2) var<storage, read> visible: array<u32, 256>;
 @group(1) @binding(3) var bricks: texture_3d<f32>;
+// The threshold set's components, a colour per texel (alpha 0: none); one texel when not shown.
+@group(1) @binding(4) var parts: texture_3d<f32>;
 // The image and its depth, written one pixel per invocation.
 @group(2) @binding(0) var out_color: texture_storage_2d<rgba8unorm, write>;
 @group(2) @binding(1) var out_depth: texture_storage_2d<r32float, write>;
@@ -359,7 +362,13 @@ fn cast_ray(ndc: vec2<f32>, pix: vec2<f32>) -> Hit {
             }
             let m = member(textureLoad(volume, cell, 0).x);
             if ((m && caps && i == 0) || m != start) {
-                let base = select(INNER, params.surface.rgb, m);
+                var base = select(INNER, params.surface.rgb, m);
+                if (m && params.threshold_f.z > 0.5) {
+                    let part = textureLoad(parts, cell, 0);
+                    if (part.a > 0.5) {
+                        base = part.rgb;
+                    }
+                }
                 out.color = vec4<f32>(shade(base, face_normal(axis), view), 1.0);
                 out.depth = depth_of(o + t_cell * d);
                 return out;

@@ -315,17 +315,39 @@ fn the_scale_space_on_the_device_equals_the_cpus() {
             );
         }
     }
-    // Ties and NaN (u16 values converted to f32 and smoothed; NaN voxels left out), and a grid
-    // finer than the kernel's histogram (the exact path per scale).
+    // Grids of values the smoothed field takes (a `<` for `<=` in the kernel shows there), ties
+    // and NaN (integer values as f32; NaN voxels left out), on the GPU; and a grid finer than
+    // the kernel's histogram (the exact curve per scale).
     let mut v: Vec<f32> = xorshift_values(9, 40 * 30 * 20, 7).iter().map(|&x| x as f32).collect();
     v[123] = f32::NAN;
     let f = ScalarField::new(&[40, 30, 20], topoview::field::Samples::F32(v)).unwrap();
-    for n in [50, 2000] {
-        let grid = threshold_grid(0.0, 6.0, n).unwrap();
-        let opts = EccOptions { nan: NanPolicy::Absent, ..Default::default() };
-        let g = scale_space(&cuda, &f, &opts, &sig, &grid, &Control::default()).unwrap();
-        let c = scale_space(&cpu, &f, &opts, &sig, &grid, &Control::default()).unwrap();
-        assert_eq!((g.chi, g.suggested), (c.chi, c.suggested), "ties and NaN, {n} thresholds");
+    let taken = |sigma: f64| -> Vec<f64> {
+        let s = smooth(&f, &Smoothing::voxels(sigma), &Control::default()).unwrap();
+        let mut values: Vec<f64> =
+            (0..s.len()).step_by(97).map(|i| s.samples().get_f64(i)).filter(|x| x.is_finite()).collect();
+        values.sort_by(f64::total_cmp);
+        values
+    };
+    for (sigmas, grid, on_gpu) in [
+        (vec![0.0, 1.0], taken(1.0), true),
+        (vec![0.0, 0.5, 2.0], taken(0.5), true),
+        (sig.clone(), threshold_grid(0.0, 6.0, 50).unwrap(), true),
+        (sig.clone(), threshold_grid(0.0, 6.0, 2000).unwrap(), false),
+    ] {
+        assert!(grid.len() > 10);
+        for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
+            let opts = EccOptions { filtration, nan: NanPolicy::Absent, ..Default::default() };
+            let g = scale_space(&cuda, &f, &opts, &sigmas, &grid, &Control::default()).unwrap();
+            let c = scale_space(&cpu, &f, &opts, &sigmas, &grid, &Control::default()).unwrap();
+            let smoothed_on_gpu = g.ran.iter().zip(&sigmas).filter(|(_, s)| **s > 0.0).all(|(r, _)| r.on_gpu);
+            assert_eq!(smoothed_on_gpu, on_gpu, "{} thresholds: where it ran", grid.len());
+            assert_eq!(
+                (g.chi, g.suggested),
+                (c.chi, c.suggested),
+                "{} thresholds {filtration:?}",
+                grid.len()
+            );
+        }
     }
     println!("scale-space: equal to the CPU");
 }

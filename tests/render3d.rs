@@ -205,13 +205,20 @@ fn the_voxel_mode_draws_exactly_the_threshold_set() {
     let mut checked = 0;
     // Thresholds equal to a voxel of the plane test the ties (<= and >= include them).
     let tie = values[5 + dims[0] * (7 + dims[1] * k)] as f64;
+    // Last, the components' colours ("why χ changes"): green on the voxels of even x, none (the
+    // set's own orange) on odd x, to prove each face takes its own texel's colour.
     let cases = [
-        (Filtration::Sublevel, 2047.5),
-        (Filtration::Superlevel, 1000.2),
-        (Filtration::Sublevel, tie),
-        (Filtration::Superlevel, tie),
+        (Filtration::Sublevel, 2047.5, false),
+        (Filtration::Superlevel, 1000.2, false),
+        (Filtration::Sublevel, tie, false),
+        (Filtration::Superlevel, tie, false),
+        (Filtration::Sublevel, 2047.5, true),
     ];
-    for (filtration, t) in cases {
+    let texels: Vec<u8> = (0..n)
+        .flat_map(|i| if (i % dims[0]).is_multiple_of(2) { [0, 255, 0, 255] } else { [0; 4] })
+        .collect();
+    for (filtration, t, coloured) in cases {
+        renderer.set_parts(&device, &queue, coloured.then_some((1, texels.as_slice())));
         let mask = mask_threshold(TexelClass::Uint, filtration, t);
         let scene = Scene {
             camera,
@@ -226,6 +233,7 @@ fn the_voxel_mode_draws_exactly_the_threshold_set() {
             threshold: t,
             color_by_value: false,
             caps: true,
+            parts: coloured,
             surface: [1.0, 0.35, 0.15],
             background,
             frame: 0,
@@ -271,6 +279,14 @@ fn the_voxel_mode_draws_exactly_the_threshold_set() {
                 let inside = x >= 0.0 && y >= 0.0 && (x as usize) < dims[0] && (y as usize) < dims[1];
                 let want = inside && member(values[x as usize + dims[0] * (y as usize + dims[1] * k)]);
                 assert_eq!(drawn, want, "{filtration:?} at {t}: pixel ({px}, {py}), voxel ({x}, {y}, {k})");
+                if want && coloured {
+                    let green = rgba[1] > rgba[0];
+                    assert_eq!(
+                        green,
+                        (x as usize).is_multiple_of(2),
+                        "components: pixel ({px}, {py}), voxel ({x}, {y}, {k})"
+                    );
+                }
                 checked += 1;
             }
         }

@@ -509,7 +509,7 @@ fn a_session_round_trips_and_one_whose_file_moved_says_which() {
         let a = h.state_mut();
         a.settings.construction = Construction::Vertices;
         a.settings.colormap = Colormap::Viridis;
-        a.settings.layout = Layout::Single(1);
+        a.settings.layout = Layout::Grid;
         a.settings.view3d.camera.yaw = 33.0;
         a.settings.view3d.camera.pitch = -12.5;
         a.settings.explain.betti = true;
@@ -532,7 +532,8 @@ fn a_session_round_trips_and_one_whose_file_moved_says_which() {
         d.pick_threshold(20.0);
         d.window = (3.0, 90.0);
         let m = d.displayed_msc_mut().unwrap();
-        let t = m.scene.range.1 * 0.05;
+        // Far from the default level (5% of the range).
+        let t = 0.2 * (m.scene.range.1 - m.scene.range.0);
         m.set_threshold(t);
     }
     h.run_steps(2);
@@ -559,8 +560,11 @@ fn a_session_round_trips_and_one_whose_file_moved_says_which() {
     assert_eq!(d.displayed_msc().unwrap().level.threshold, level);
     assert_eq!(d.smoothed.as_ref().unwrap().curve.ecc.construction, Construction::Vertices);
     assert_eq!((a.views.cursor, a.views.nav[1].zoom, a.views.nav[1].pan), ([20, 30, 4], 2.5, [3.0, -4.0]));
-    // Everything a session holds comes back as it was.
+    // Everything a session holds comes back as it was: the camera too, the 3D view having been
+    // drawn (and framed) before the save and after the restore.
+    assert!(before.view.iso.is_some(), "the 3D view was framed before the save");
     assert_eq!(Session::of(a, &path), before);
+    assert_eq!(a.settings.view3d.camera, h.state().settings.view3d.camera);
     assert_eq!(a.settings.view3d.camera.yaw, 33.0);
 
     // The same session with its file gone: the file is named, the settings restored.
@@ -573,8 +577,30 @@ fn a_session_round_trips_and_one_whose_file_moved_says_which() {
     m.run_steps(3);
     let err = m.state().error.clone().unwrap_or_default();
     assert!(err.contains("/nowhere/emri.nii.gz") && err.contains("moved"), "{err}");
-    assert_eq!(
-        (m.state().settings.colormap, m.state().settings.layout),
-        (Colormap::Viridis, Layout::Single(1))
-    );
+    assert_eq!((m.state().settings.colormap, m.state().settings.layout), (Colormap::Viridis, Layout::Grid));
+
+    // A file that is not a session: the demo volume opens, and the banner says why, by name.
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "{\"format\": \"something else\"}").unwrap();
+    let mut j = harness_with(Startup { session: Some(junk.clone()), ..Default::default() });
+    wait_for(&mut j, "the demo volume", idle);
+    let err = j.state().error.clone().unwrap_or_default();
+    assert!(err.contains(&junk.display().to_string()) && err.contains("not a topoview session"), "{err}");
+}
+
+#[test]
+fn the_components_are_coloured_in_the_3d_voxels_mode() {
+    use topoview::render::scene3d::Mode;
+    let mut h = harness("pydicom_emri_small.nii.gz");
+    wait_for(&mut h, "the EMRI volume", idle);
+    {
+        let a = h.state_mut();
+        a.settings.msc.show = false;
+        a.settings.layout = Layout::Volume;
+        a.settings.view3d.mode = Mode::ThresholdVoxels;
+    }
+    h.get_by_label("Components and voids").click();
+    wait_for(&mut h, "the parts", |a| a.jobs.is_empty() && a.explain.shown.is_some());
+    h.run_steps(3);
+    h.snapshot_options("emri_3d_components", &snapshot_options());
 }

@@ -232,6 +232,31 @@ pub fn parts_image(parts: &Parts, axes: (usize, usize, usize), slice: usize) -> 
     egui::ColorImage::new([nu, nv], pixels)
 }
 
+/// The components' colours for the 3D view's voxels mode: RGBA8, one texel per `stride`-th
+/// voxel along each axis (the volume texture's layout), x fastest; components in the label
+/// palette's hues, opaque; everything else (outside the set, voids) alpha 0.
+pub fn parts_texels(parts: &Parts, stride: usize) -> Vec<u8> {
+    use rayon::prelude::*;
+    let s = stride.max(1);
+    let [nx, ny, nz] = parts.dims.map(|n| n.div_ceil(s));
+    let mut out = vec![0u8; nx * ny * nz * 4];
+    let hues = &super::msc_labels::PALETTE;
+    out.par_chunks_mut(nx * 4).enumerate().for_each(|(line, row)| {
+        let (j, k) = (line % ny, line / ny);
+        for (x0, x1, id) in parts.line(j * s, k * s) {
+            if id == NO_PART || id >= parts.components {
+                continue;
+            }
+            let [r, g, b] = hues[id as usize % hues.len()];
+            // Texels i with i * s in [x0, x1).
+            for i in x0.div_ceil(s)..x1.div_ceil(s).min(nx) {
+                row[4 * i..4 * i + 4].copy_from_slice(&[r, g, b, 255]);
+            }
+        }
+    });
+    out
+}
+
 /// The panel's controls and readouts, under the ECC plot.
 pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     let three_d = app.data.as_ref().is_some_and(|d| d.displayed().ndim() == 3);
@@ -366,4 +391,47 @@ fn tunnel_list(app: &mut TopoApp, ui: &mut egui::Ui) {
             }
         });
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topo::betti::parts::parts;
+    use crate::topo::ecc::{Construction, Filtration};
+
+    /// Each texel is the colour of the voxel it stands for (every `stride`-th), opaque for a
+    /// component and clear elsewhere.
+    #[test]
+    fn texels_colour_the_sampled_voxels_components() {
+        let f = crate::synthetic::gaussian_random_field(&[23, 17, 11], 1.5, 4, &Default::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut v: Vec<f64> = (0..f.len()).map(|i| f.samples().get_f64(i)).collect();
+        v.sort_by(f64::total_cmp);
+        // The lowest fifth: many small components.
+        let t = v[v.len() / 5];
+        let p = parts(&f, Construction::TopCells, Filtration::Sublevel, t, &Default::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(p.components > 3);
+        let hues = &super::super::msc_labels::PALETTE;
+        for s in [1, 2, 3] {
+            let t = parts_texels(&p, s);
+            let [nx, ny, nz] = p.dims.map(|n| n.div_ceil(s));
+            assert_eq!(t.len(), nx * ny * nz * 4);
+            for k in 0..nz {
+                for j in 0..ny {
+                    for i in 0..nx {
+                        let id = p.id_at(i * s, j * s, k * s);
+                        let want = if id == NO_PART || id >= p.components {
+                            [0; 4]
+                        } else {
+                            let [r, g, b] = hues[id as usize % hues.len()];
+                            [r, g, b, 255]
+                        };
+                        let at = 4 * (i + nx * (j + ny * k));
+                        assert_eq!(t[at..at + 4], want, "stride {s} texel ({i}, {j}, {k})");
+                    }
+                }
+            }
+        }
+    }
 }

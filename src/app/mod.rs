@@ -105,8 +105,13 @@ pub struct TopoApp {
     pub scale_space: scale_space::ScaleSpaceLayer,
     /// A session's view, put on its field when the field has loaded.
     pending_view: Option<session::View>,
-    /// A session's simplification level, applied when the field's complex arrives.
-    pending_level: Option<f64>,
+    /// A session's simplification level, applied when the complex of the field it was saved
+    /// for arrives (true: the smoothed field's).
+    pending_level: Option<(f64, bool)>,
+    /// A session's window for the smoothed field, applied when the smoothed field arrives.
+    pending_smoothed_window: Option<(f64, f64)>,
+    /// An error to show once the first field has loaded (loading clears the banner).
+    deferred_error: Option<String>,
 }
 
 mod bench;
@@ -171,6 +176,7 @@ impl TopoApp {
         let mut settings: Settings =
             cc.storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)).unwrap_or_default();
         settings.view3d.transfer.sanitize();
+        settings.scale_space.sanitize();
         let mut no_3d = None;
         let has_renderer = cc
             .wgpu_render_state
@@ -218,6 +224,8 @@ impl TopoApp {
             scale_space: Default::default(),
             pending_view: None,
             pending_level: None,
+            pending_smoothed_window: None,
+            deferred_error: None,
         };
         if let Some(s) = startup.session {
             match session::open(&mut app, &s) {
@@ -227,10 +235,8 @@ impl TopoApp {
         }
         let file = startup.file.unwrap_or_else(|| asset(DEMO_VOLUME));
         app.open(file, startup.open);
-        if let Some(e) = app.error.take() {
-            // Shown once the demo volume has loaded (loading clears errors).
-            app.message = Some(e);
-        }
+        // A refused session: said once the demo volume has loaded (loading clears the banner).
+        app.deferred_error = app.error.take();
         app
     }
 
@@ -240,6 +246,8 @@ impl TopoApp {
     }
 
     pub fn open(&mut self, path: PathBuf, opts: OpenOptions) {
+        // A session's view belongs to the field it opened, not to one opened since.
+        self.pending_view = None;
         let what = format!("Opening {}", path.display());
         self.worker.submit(Open { path, opts });
         self.jobs.insert(jobs::LOAD, JobProgress { what, ..Default::default() });
@@ -253,6 +261,7 @@ impl TopoApp {
 
     /// Generates a seeded Gaussian random field on the worker.
     pub fn generate_field(&mut self, dims: Vec<usize>, corr: f64, seed: u64) {
+        self.pending_view = None;
         self.worker.submit(Generate { dims, corr, seed });
         self.jobs.insert(
             jobs::LOAD,
@@ -403,8 +412,10 @@ impl TopoApp {
                 let ours = Arc::ptr_eq(&scene.field, &d.field)
                     || d.smoothed.as_ref().is_some_and(|s| Arc::ptr_eq(&scene.field, &s.field));
                 if ours {
+                    let smoothed = d.smoothed.as_ref().is_some_and(|s| Arc::ptr_eq(&scene.field, &s.field));
                     let mut m = dataset::MscView::new(scene);
-                    if let Some(t) = self.pending_level.take() {
+                    if let Some((t, _)) = self.pending_level.filter(|l| l.1 == smoothed) {
+                        self.pending_level = None;
                         m.set_threshold(t);
                     }
                     d.msc = Some(m);
@@ -435,8 +446,11 @@ impl TopoApp {
         }
         self.message = load_message(&l.field.notes, l.summary.non_finite);
         self.data = Some(Dataset::new(l));
-        self.error = None;
+        self.error = self.deferred_error.take();
         self.pending_level = None;
+        self.pending_smoothed_window = None;
+        // The scale-space of the last field is of no use now.
+        self.cancel(crate::compute::scale_space::SCALE_SPACE);
         if let Some(v) = self.pending_view.take() {
             session::apply(self, v);
         }
@@ -457,6 +471,9 @@ impl TopoApp {
         }
         if let Some(d) = &mut self.data {
             d.set_smoothed(s);
+            if let Some(w) = self.pending_smoothed_window.take() {
+                d.smoothed_window = Some(w);
+            }
         }
     }
 

@@ -18,13 +18,17 @@ pub struct ScaleSpaceLayer {
     job: Option<JobId>,
     /// Why the last one asked for did not come (cancelled, failed, refused).
     stopped: Option<String>,
-    /// The heat map's texture, for the map (by address) it shows.
-    texture: Option<(usize, egui::TextureHandle)>,
+    /// The heat map's texture, for the map (by version) it shows.
+    texture: Option<(u64, egui::TextureHandle)>,
+    /// Counts the maps arrived (a texture key an address could not be: a dropped map's may be
+    /// reused).
+    version: u64,
 }
 
 impl ScaleSpaceLayer {
     pub fn arrived(&mut self, m: ScaleSpaceMap) {
         self.map = Some(Arc::new(m));
+        self.version += 1;
         self.job = None;
     }
 
@@ -175,7 +179,7 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
 /// The heat map, its zero-crossing line, the current (threshold, σ), the hover readout; a click
 /// sets the threshold and σ.
 fn heat_map(app: &mut TopoApp, ui: &mut egui::Ui, m: &Arc<ScaleSpaceMap>) {
-    let key = Arc::as_ptr(m) as usize;
+    let key = app.scale_space.version;
     if app.scale_space.texture.as_ref().is_none_or(|(k, _)| *k != key) {
         let t = ui.ctx().load_texture("scale-space", heat_image(m), egui::TextureOptions::NEAREST);
         app.scale_space.texture = Some((key, t));
@@ -251,7 +255,8 @@ pub fn pick(app: &mut TopoApp, sigma: f64, threshold: f64) {
     d.threshold = threshold;
     d.threshold_chosen = true;
     app.sigma = sigma;
-    if sigma == 0.0 || have != Some(sigma) {
+    // Also when a smoothing for another σ is under way: it would land after this pick.
+    if sigma == 0.0 || have != Some(sigma) || app.jobs.contains_key(&crate::compute::jobs::SMOOTH) {
         app.resmooth();
     }
 }

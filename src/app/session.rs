@@ -68,15 +68,18 @@ pub struct View {
     pub threshold_chosen: bool,
     pub sigma: f64,
     pub show_smoothed: bool,
-    /// The original field's display window.
+    /// The original field's display window, and the smoothed field's.
     pub window: Option<[f64; 2]>,
+    pub smoothed_window: Option<[f64; 2]>,
     pub cursor: [usize; 3],
     /// Per slice view: zoom, pan x, pan y.
     pub nav: [[f32; 3]; 3],
     pub mask_on: bool,
-    /// The Morse-Smale complex's persistence threshold.
+    /// The Morse-Smale complex's persistence threshold (of the field on screen: the smoothed
+    /// one when `show_smoothed`).
     pub simplification: Option<f64>,
-    /// The 3D view's isovalue and second surface's value.
+    /// The 3D view's isovalue and second surface's value, when the 3D view had been framed on
+    /// this field (its camera is then kept as saved; else the view frames the field afresh).
     pub iso: Option<[f64; 2]>,
 }
 
@@ -88,6 +91,7 @@ impl Default for View {
             sigma: 0.0,
             show_smoothed: false,
             window: None,
+            smoothed_window: None,
             cursor: [0; 3],
             nav: [[1.0, 0.0, 0.0]; 3],
             mask_on: true,
@@ -119,8 +123,11 @@ impl Session {
         for (n, s) in view.nav.iter_mut().zip(&app.views.nav) {
             *n = [s.zoom, s.pan[0], s.pan[1]];
         }
-        view.iso = Some([app.view3d.iso, app.view3d.iso2]);
         let data = app.data.as_ref().map(|d| {
+            if app.view3d.framed(&d.field) {
+                view.iso = Some([app.view3d.iso, app.view3d.iso2]);
+            }
+            view.smoothed_window = d.smoothed_window.map(|w| [w.0, w.1]);
             view.threshold = Some(d.threshold);
             view.threshold_chosen = d.threshold_chosen;
             view.show_smoothed = d.show_smoothed;
@@ -152,6 +159,7 @@ impl Session {
         let mut s: Session = serde_json::from_value(value).map_err(|e| format(e.to_string()))?;
         s.check().map_err(format)?;
         s.settings.view3d.transfer.sanitize();
+        s.settings.scale_space.sanitize();
         s.settings.mask_opacity = s.settings.mask_opacity.clamp(0.0, 1.0);
         Ok(s)
     }
@@ -166,7 +174,8 @@ impl Session {
             return Err(format!("σ = {} is outside 0 to 8 voxels", v.sigma));
         }
         let finite = |w: &[f64]| w.iter().all(|x| x.is_finite());
-        if v.window.is_some_and(|w| !finite(&w) || w[0] > w[1]) {
+        let bad = |w: &Option<[f64; 2]>| w.is_some_and(|w| !finite(&w) || w[0] > w[1]);
+        if bad(&v.window) || bad(&v.smoothed_window) {
             return Err("the display window is not two increasing finite numbers".into());
         }
         if v.iso.is_some_and(|w| !finite(&w)) || v.simplification.is_some_and(|t| !t.is_finite()) {
@@ -263,10 +272,14 @@ pub fn open(app: &mut TopoApp, path: &Path) -> Result<(), SessionError> {
     app.error = None;
     app.message = Some(format!("session {}", path.display()));
     match s.data {
-        None => app.message = Some(format!("session {}: no field was loaded in it", path.display())),
+        None => {
+            app.message = Some(format!("session {}: no field was loaded in it", path.display()));
+            // The field on screen follows the session's construction, filtration and σ.
+            app.recompute();
+        }
         Some(Source::Generated { dims, corr, seed }) => {
-            app.pending_view = Some(s.view);
             app.generate_field(dims, corr, seed);
+            app.pending_view = Some(s.view);
         }
         Some(Source::File { path: file, relative, raw, volume }) => {
             let dir = path.parent().unwrap_or(Path::new("."));
@@ -284,8 +297,8 @@ pub fn open(app: &mut TopoApp, path: &Path) -> Result<(), SessionError> {
             };
             match found {
                 Some(p) => {
-                    app.pending_view = Some(s.view);
                     app.open(p, opts);
+                    app.pending_view = Some(s.view);
                 }
                 None => {
                     let also = beside.map(|b| format!(" (nor at {})", b.display())).unwrap_or_default();
@@ -294,6 +307,7 @@ pub fn open(app: &mut TopoApp, path: &Path) -> Result<(), SessionError> {
                         path.display(),
                         file.display()
                     ));
+                    app.recompute();
                 }
             }
         }
@@ -316,6 +330,7 @@ pub fn apply(app: &mut TopoApp, v: View) {
     if let Some([lo, hi]) = v.window {
         d.window = (lo, hi);
     }
+    app.pending_smoothed_window = v.smoothed_window.map(|w| (w[0], w[1]));
     d.show_smoothed = v.show_smoothed;
     app.sigma = v.sigma;
     let dims = d.field.dims();
@@ -327,7 +342,7 @@ pub fn apply(app: &mut TopoApp, v: View) {
     if let Some([iso, iso2]) = v.iso {
         app.view3d.keep(&d.field, iso, iso2);
     }
-    app.pending_level = v.simplification;
+    app.pending_level = v.simplification.map(|t| (t, v.show_smoothed && v.sigma > 0.0));
 }
 
 #[cfg(test)]

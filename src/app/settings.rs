@@ -139,6 +139,16 @@ pub struct ScaleSpaceSettings {
     pub thresholds: usize,
 }
 
+impl ScaleSpaceSettings {
+    /// Back within the panel's ranges (settings files and sessions can hold anything).
+    pub fn sanitize(&mut self) {
+        let finite_or = |v: f64, d: f64| if v.is_finite() { v } else { d };
+        self.sigma_max = finite_or(self.sigma_max, 8.0).clamp(0.5, 8.0);
+        self.step = finite_or(self.step, 0.25).clamp(0.25, 2.0);
+        self.thresholds = self.thresholds.clamp(16, 4096);
+    }
+}
+
 impl Default for ScaleSpaceSettings {
     fn default() -> Self {
         ScaleSpaceSettings { sigma_max: 8.0, step: 0.25, thresholds: 256 }

@@ -427,7 +427,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
     }
     let labels = labels.as_ref();
     let mut look = TopoApp::look(&app.settings, app.mask_on, d, labels, cracks);
-    look.parts = parts;
+    look.parts = parts.clone();
     look.tunnels = tunnels;
     let field = d.displayed().clone();
     let rect = ui.available_rect_before_wrap();
@@ -458,6 +458,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
                     labels: None,
                 }
             }),
+            parts,
         };
         view3d::show(ui, r, &mut app.settings.view3d, &mut app.view3d, &input);
     }

@@ -15,6 +15,7 @@ use crate::render::overlay3d::Marks;
 use crate::render::scene3d::{Geometry, Mode, Scene};
 use crate::render::volume::{self, TexelClass};
 use crate::render::volume3d::View3dCallback;
+use crate::topo::betti::parts::Parts;
 use eframe::egui_wgpu;
 use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
 use std::sync::Arc;
@@ -45,7 +46,15 @@ pub struct View3dState {
     /// every shown arc fit in them.
     marks: Option<(MarksKey, Arc<Marks>, bool)>,
     marks_version: u64,
+    /// The components' colours per texel, the parts and stride they were made from, and their
+    /// version.
+    parts: Option<PartColours>,
+    parts_version: u64,
 }
+
+/// The components' colours per texel with the parts and stride they were made from, and their
+/// version.
+type PartColours = (Arc<Parts>, usize, u64, Arc<Vec<u8>>);
 
 /// What the 3D marks show: the complex (by address), the threshold, the kinds shown.
 type MarksKey = (usize, u64, [bool; 4], [bool; 3]);
@@ -65,6 +74,8 @@ pub struct Inputs<'a> {
     pub filtration: crate::topo::ecc::Filtration,
     /// The Morse-Smale complex to draw over the volume.
     pub msc: Option<SliceOverlay<'a>>,
+    /// The components of the threshold set ("why χ changes"), coloured in the voxels mode.
+    pub parts: Option<Arc<Parts>>,
 }
 
 impl View3dState {
@@ -82,6 +93,11 @@ impl View3dState {
     }
 
     /// Frames a new volume (keeping the camera's direction) and picks its isovalues.
+    /// Whether the camera has been framed on `dataset` (its camera and isovalues are its own).
+    pub fn framed(&self, dataset: &Arc<ScalarField>) -> bool {
+        self.framed_for == Some(Arc::as_ptr(dataset) as usize)
+    }
+
     /// Keeps the camera in the settings and these isovalues for `dataset` (a session's), instead
     /// of framing it afresh when it is first drawn.
     pub fn keep(&mut self, dataset: &Arc<ScalarField>, iso: f64, iso2: f64) {
@@ -116,6 +132,17 @@ impl View3dState {
         self.table = Arc::new(s.transfer.table(colormap));
         self.table_key = Some((key, colormap));
         self.table_version += 1;
+    }
+
+    /// The colours of `parts` at `stride` (rebuilt when either changes).
+    fn parts_for(&mut self, parts: &Arc<Parts>, stride: usize) -> (u64, Arc<Vec<u8>>) {
+        let fresh = self.parts.as_ref().is_none_or(|(p, s, ..)| !Arc::ptr_eq(p, parts) || *s != stride);
+        if fresh {
+            self.parts_version += 1;
+            let texels = Arc::new(super::explain::parts_texels(parts, stride));
+            self.parts = Some((parts.clone(), stride, self.parts_version, texels));
+        }
+        self.parts.as_ref().map(|(_, _, v, t)| (*v, t.clone())).unwrap_or_default()
     }
 
     fn moving(&self) -> bool {
@@ -173,7 +200,12 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
     }
 
     let (_, class) = volume::texel_format(input.field.dtype());
-    let scene = scene(s, state, input, class, moving);
+    let mut scene = scene(s, state, input, class, moving);
+    let parts = match &input.parts {
+        Some(p) if s.mode == Mode::ThresholdVoxels => Some(state.parts_for(p, input.stride)),
+        _ => None,
+    };
+    scene.parts = parts.is_some();
     let ppp = ui.ctx().pixels_per_point();
     // The frame budget: while the camera moves, fewer pixels when frames come slower than
     // 25 a second (a software renderer, a huge window), more again when they come fast.
@@ -209,6 +241,7 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
                 table_version: state.table_version,
                 table: state.table.clone(),
                 marks: state.marks_for(input.msc),
+                parts,
             };
             painter.add(egui_wgpu::Callback::new_paint_callback(image, cb));
         }
@@ -262,6 +295,7 @@ fn scene(s: &View3dSettings, state: &View3dState, input: &Inputs, class: TexelCl
         threshold: if shows_set { input.threshold } else { 0.0 },
         color_by_value: s.color_by_value,
         caps: s.caps,
+        parts: false,
         surface: match s.mode {
             Mode::ThresholdSurface | Mode::ThresholdVoxels => [1.0, 0.35, 0.15],
             _ => [0.93, 0.9, 0.85],

@@ -76,10 +76,13 @@ pub fn scale_space(
     }
     let mut chi = vec![Vec::new(); sigmas.len()];
     let mut ran = vec![Default::default(); sigmas.len()];
-    if let Some(k) = sigmas.iter().position(|&s| s == 0.0) {
+    let originals: Vec<usize> = (0..sigmas.len()).filter(|&k| sigmas[k] == 0.0).collect();
+    if !originals.is_empty() {
         let (e, r) = backend.ecc(field, opts, ctl).map_err(SmoothEccError::from)?;
-        chi[k] = thresholds.iter().map(|&t| super::curve::chi_at(&e, t)).collect();
-        ran[k] = r;
+        let row: Vec<i64> = thresholds.iter().map(|&t| super::curve::chi_at(&e, t)).collect();
+        for &k in &originals {
+            (chi[k], ran[k]) = (row.clone(), r.clone());
+        }
     }
     let smoothed: Vec<usize> = (0..sigmas.len()).filter(|&k| sigmas[k] != 0.0).collect();
     if !smoothed.is_empty() {

@@ -184,6 +184,7 @@ fn bench_scene(camera: Camera, mode: Mode, frame: u32) -> Scene {
         threshold: 90.0,
         color_by_value: false,
         caps: false,
+        parts: false,
         surface: [0.9; 3],
         background: [0.1; 3],
         frame,

@@ -133,6 +133,8 @@ pub struct Scene {
     /// only faces between the set and its complement are drawn, and a ray that starts inside
     /// the set shows where it leaves it).
     pub caps: bool,
+    /// Voxels mode: colour each face by its component (the renderer's parts texture).
+    pub parts: bool,
     pub surface: [f32; 3],
     pub background: [f32; 3],
     /// Changes every frame while the camera moves, so the sample jitter is not frozen in.
@@ -194,7 +196,7 @@ impl Scene {
             iso: [self.iso as f32, iso2, a2, on2],
             mode: [self.mode.code(), self.mask.0, self.frame, self.skipping as u32],
             threshold: [self.mask.1, 0, 0, 0],
-            threshold_f: [level, if self.caps { 1.0 } else { 0.0 }, 0.0, 0.0],
+            threshold_f: [level, if self.caps { 1.0 } else { 0.0 }, if self.parts { 1.0 } else { 0.0 }, 0.0],
             surface: rgb(self.surface, if self.color_by_value { 0.0 } else { 1.0 }),
             surface2: [0.55, 0.75, 1.0, 1.0],
             background: rgb(self.background, 1.0),
@@ -220,6 +222,7 @@ mod tests {
             threshold: 12.3,
             color_by_value: false,
             caps: false,
+            parts: false,
             surface: [1.0; 3],
             background: [0.0; 3],
             frame: 0,

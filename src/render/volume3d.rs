@@ -51,6 +51,37 @@ struct Bound {
     class: TexelClass,
     bind_group: wgpu::BindGroup,
     bricks: wgpu::Texture,
+    /// What the group is rebuilt from when the parts texture comes or goes.
+    volume_view: wgpu::TextureView,
+    bricks_view: wgpu::TextureView,
+    texture_dims: [u32; 3],
+}
+
+/// The colours of the threshold set's components, one RGBA8 texel per volume texel (alpha 0:
+/// not in a component), drawn on the voxels mode's faces; a 1-texel stand-in when none is shown.
+struct PartsTexture {
+    texture: wgpu::Texture,
+    view: wgpu::TextureView,
+    dims: [u32; 3],
+    /// The version of the colours written into it (None: the stand-in).
+    version: Option<u64>,
+}
+
+impl PartsTexture {
+    fn new(device: &wgpu::Device, dims: [u32; 3]) -> PartsTexture {
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("threshold-set components"),
+            size: wgpu::Extent3d { width: dims[0], height: dims[1], depth_or_array_layers: dims[2] },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D3,
+            format: wgpu::TextureFormat::Rgba8Unorm,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        let view = texture.create_view(&Default::default());
+        PartsTexture { texture, view, dims, version: None }
+    }
 }
 
 /// What one image shows: the frame, the volume generation, the table and marks versions.
@@ -61,6 +92,7 @@ struct Drawn {
     generation: u64,
     table: Option<u64>,
     marks: Option<u64>,
+    parts: Option<u64>,
 }
 
 /// One frame of the 3D view: its size in pixels, the rays' uniforms, the marks drawn over it.
@@ -105,6 +137,8 @@ pub struct VolumeRenderer {
     drawn: Option<Drawn>,
     /// Critical points and arcs drawn over the volume.
     overlay: OverlayRenderer,
+    /// The components' colours (or the stand-in).
+    parts: PartsTexture,
     /// Drawing the image into the window: pipeline and layout, for the window's format.
     blit: Option<(wgpu::RenderPipeline, wgpu::BindGroupLayout, wgpu::Sampler, bool)>,
 }
@@ -222,6 +256,7 @@ impl VolumeRenderer {
             targets: None,
             drawn: None,
             overlay: OverlayRenderer::new(device, COLOR),
+            parts: PartsTexture::new(device, [1, 1, 1]),
             blit,
         }
     }
@@ -279,6 +314,7 @@ impl VolumeRenderer {
                             count: None,
                         },
                         super::texture_entry(3, COMPUTE, nonfilter, wgpu::TextureViewDimension::D3),
+                        super::texture_entry(4, COMPUTE, nonfilter, wgpu::TextureViewDimension::D3),
                     ],
                 })
             })
@@ -412,27 +448,91 @@ impl VolumeRenderer {
             pass.set_bind_group(0, &compute_group, &[]);
             pass.dispatch_workgroups(nb[0].div_ceil(4), nb[1].div_ceil(4), nb[2].div_ceil(4));
         }
-        let layout = self.layout(device, volume.class);
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        // A new volume's texels: the old volume's component colours do not fit it.
+        if self.parts.version.is_some() {
+            self.parts = PartsTexture::new(device, [1, 1, 1]);
+        }
+        let bind_group = self.volume_group(device, volume.class, &volume.view, &bricks_view);
+        self.bound = Some(Bound {
+            generation: volume.generation,
+            class: volume.class,
+            bind_group,
+            bricks,
+            volume_view: volume.view.clone(),
+            bricks_view,
+            texture_dims: volume.texture_dims,
+        });
+    }
+
+    fn volume_group(
+        &mut self,
+        device: &wgpu::Device,
+        class: TexelClass,
+        volume: &wgpu::TextureView,
+        bricks: &wgpu::TextureView,
+    ) -> wgpu::BindGroup {
+        let layout = self.layout(device, class);
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("volume3d volume"),
             layout: &layout,
             entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::TextureView(&volume.view),
-                },
+                wgpu::BindGroupEntry { binding: 0, resource: wgpu::BindingResource::TextureView(volume) },
                 wgpu::BindGroupEntry {
                     binding: 1,
                     resource: wgpu::BindingResource::TextureView(&self.table_view),
                 },
                 wgpu::BindGroupEntry { binding: 2, resource: self.visible.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 3, resource: wgpu::BindingResource::TextureView(bricks) },
                 wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: wgpu::BindingResource::TextureView(&bricks_view),
+                    binding: 4,
+                    resource: wgpu::BindingResource::TextureView(&self.parts.view),
                 },
             ],
-        });
-        self.bound = Some(Bound { generation: volume.generation, class: volume.class, bind_group, bricks });
+        })
+    }
+
+    /// Writes the components' colours (`texels`: RGBA8, one per texel of the bound volume, x
+    /// fastest) when their version changed; None goes back to the stand-in. Nothing without a
+    /// bound volume or when the texels do not fit it.
+    pub fn set_parts(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, parts: Option<(u64, &[u8])>) {
+        let Some(b) = &self.bound else { return };
+        let dims = b.texture_dims;
+        let texels = dims.iter().map(|&n| n as usize).product::<usize>() * 4;
+        let parts = parts.filter(|(_, t)| t.len() == texels);
+        if parts.map(|p| p.0) == self.parts.version {
+            return;
+        }
+        let rebuild = match parts {
+            Some((version, t)) => {
+                let fresh = self.parts.dims != dims || self.parts.version.is_none();
+                if fresh {
+                    self.parts = PartsTexture::new(device, dims);
+                }
+                queue.write_texture(
+                    self.parts.texture.as_image_copy(),
+                    t,
+                    wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some(dims[0] * 4),
+                        rows_per_image: Some(dims[1]),
+                    },
+                    wgpu::Extent3d { width: dims[0], height: dims[1], depth_or_array_layers: dims[2] },
+                );
+                self.parts.version = Some(version);
+                fresh
+            }
+            None => {
+                self.parts = PartsTexture::new(device, [1, 1, 1]);
+                true
+            }
+        };
+        if rebuild && let Some(b) = &self.bound {
+            let (class, volume, bricks) = (b.class, b.volume_view.clone(), b.bricks_view.clone());
+            let group = self.volume_group(device, class, &volume, &bricks);
+            if let Some(b) = &mut self.bound {
+                b.bind_group = group;
+            }
+        }
     }
 
     /// The min/max grid of the bound volume (Rg32Float, one texel per 8^3 brick), for tests.
@@ -541,6 +641,7 @@ impl VolumeRenderer {
             generation: bound.generation,
             table: self.table_version,
             marks: marks.map(|m| m.version),
+            parts: self.parts.version,
         };
         if self.drawn == Some(what) && !force {
             return true;
@@ -583,6 +684,8 @@ pub struct View3dCallback {
     pub table: std::sync::Arc<Vec<[u8; 4]>>,
     /// Critical points and arcs to draw over the volume.
     pub marks: Option<std::sync::Arc<Marks>>,
+    /// The threshold set's component colours (version, RGBA8 per volume texel), when shown.
+    pub parts: Option<(u64, std::sync::Arc<Vec<u8>>)>,
 }
 
 impl egui_wgpu::CallbackTrait for View3dCallback {
@@ -602,6 +705,7 @@ impl egui_wgpu::CallbackTrait for View3dCallback {
             let mut encoder = device.create_command_encoder(&Default::default());
             me.set_table(queue, self.table_version, &self.table);
             me.bind_volume(device, &mut encoder, &volume);
+            me.set_parts(device, queue, self.parts.as_ref().map(|(v, t)| (*v, t.as_slice())));
             let frame = Frame { size: self.size, params: &self.params, marks: self.marks.as_deref() };
             me.render(device, queue, &mut encoder, frame, false);
             queue.submit([encoder.finish()]);
