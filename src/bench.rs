@@ -287,7 +287,8 @@ pub fn time_cracks_cpu(
     Ok(t[t.len() / 2])
 }
 
-/// `topoview bench --betti`: the ECC, the Betti curves (both passes) and the labelled parts at
+/// `topoview bench --betti`: the ECC, the Betti curves (both passes, in slabs on all cores, and
+/// uncut on one thread each) and the labelled parts at
 /// the middle threshold (what the viewer's "explain" overlay computes per threshold), best of
 /// `repeat`, for top cells and vertices, on a 256^3 random field, 256^3 u8 noise (the most
 /// runs a labelling can meet) and, when given, a file; and the tunnels (dimension-1 pairs), once,
@@ -301,11 +302,12 @@ pub fn run_betti(
     use crate::topo::ecc::{Construction, NanPolicy};
     writeln!(
         out,
-        "{:<34} {:<10} {:>9} {:>10} {:>10} {:>11} {:>8} {:>7} {:>11} {:>8}",
+        "{:<34} {:<10} {:>9} {:>10} {:>12} {:>10} {:>11} {:>8} {:>7} {:>11} {:>8}",
         "field",
         "cells",
         "ECC ms",
         "Betti ms",
+        "1 slab ms",
         "parts ms",
         "threshold",
         "comps",
@@ -329,6 +331,8 @@ pub fn run_betti(
             let e = ecc::ecc(f, &opts, &ctl)?;
             let t_ecc = best(&mut || Ok(ecc::ecc(f, &opts, &ctl).map(|_| ())?))?;
             let t_betti = best(&mut || Ok(betti::betti(f, &e, &ctl).map(|_| ())?))?;
+            // The same sweeps uncut, each on one thread: what the slabs buy.
+            let t_one = best(&mut || Ok(betti::betti_in_slabs(f, &e, 1, &ctl).map(|_| ())?))?;
             // A field without a finite value has no middle threshold: nothing to time.
             let Some(&t) = e.thresholds.get(e.thresholds.len() / 2) else { continue };
             let mut p = None;
@@ -347,7 +351,7 @@ pub fn run_betti(
             };
             writeln!(
                 out,
-                "{name:<34} {:<10} {t_ecc:>9.1} {t_betti:>10.1} {t_parts:>10.1} {t:>11.4} {c:>8} {v:>7} {t_tun:>11} {n_tun:>8}",
+                "{name:<34} {:<10} {t_ecc:>9.1} {t_betti:>10.1} {t_one:>12.1} {t_parts:>10.1} {t:>11.4} {c:>8} {v:>7} {t_tun:>11} {n_tun:>8}",
                 construction.name()
             )?;
         }

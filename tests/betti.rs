@@ -11,7 +11,7 @@ use topoview::control::Control;
 use topoview::field::{Dtype, ScalarField};
 use topoview::io::{OpenOptions, open};
 use topoview::topo::betti::parts::{NO_PART, parts};
-use topoview::topo::betti::{Betti, betti};
+use topoview::topo::betti::{Betti, betti, betti_in_slabs};
 use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy};
 
 fn options(construction: Construction, filtration: Filtration) -> EccOptions {
@@ -97,6 +97,11 @@ fn check_naive(f: &ScalarField) -> Result<(), TestCaseError> {
     for (c, filt) in ALL {
         let e = ecc::ecc(f, &options(c, filt), &Control::default()).unwrap();
         let b = betti(f, &e, &Control::default()).unwrap();
+        // The slabs swept in parallel and joined along their cuts count as one sweep does.
+        for slabs in 1..=4 {
+            let in_slabs = betti_in_slabs(f, &e, slabs, &Control::default()).unwrap();
+            prop_assert_eq!(&in_slabs, &b, "{:?} {} {:?} in {} slabs", f.shape(), c, filt, slabs);
+        }
         for (i, &t) in e.thresholds.iter().enumerate() {
             let (b0, bounded) = naive(f, c, filt, t);
             let at = format!("{:?} {c} {filt:?} t={t}", f.shape());
@@ -191,12 +196,12 @@ proptest! {
 
     #[test]
     fn union_find_equals_flood_fill(
-        (dims, vals) in (1usize..=3).prop_flat_map(|nd| {
-            let max = if nd == 3 { 5 } else { 9 };
-            prop::collection::vec(1usize..=max, nd)
-        }).prop_flat_map(|dims| {
+        (dims, vals) in (1usize..=3, 2u8..=40).prop_flat_map(|(nd, levels)| {
+            let max = if nd == 3 { 8 } else { 12 };
+            (prop::collection::vec(1usize..=max, nd), Just(levels))
+        }).prop_flat_map(|(dims, levels)| {
             let n: usize = dims.iter().product();
-            (Just(dims), prop::collection::vec(0u8..4, n))
+            (Just(dims), prop::collection::vec(0u8..levels, n))
         }),
         dtype in prop::sample::select(vec![Dtype::U8, Dtype::I16, Dtype::F32, Dtype::F64]),
     ) {
@@ -206,7 +211,7 @@ proptest! {
 
     #[test]
     fn nan_voxels_are_outside_every_set(
-        (dims, vals) in prop::collection::vec(1usize..=5, 3).prop_flat_map(|dims| {
+        (dims, vals) in prop::collection::vec(1usize..=7, 3).prop_flat_map(|dims| {
             let n: usize = dims.iter().product();
             (Just(dims), prop::collection::vec(-1i8..3, n))
         }),
