@@ -287,13 +287,14 @@ pub fn time_cracks_cpu(
     Ok(t[t.len() / 2])
 }
 
-/// `topoview bench --betti`: the ECC, the Betti curves (both passes, in slabs on all cores, and
-/// uncut on one thread each) and the labelled parts at
+/// `topoview bench --betti`: the ECC, the Betti curves (both passes, in slabs on all cores,
+/// uncut on one thread each, and on `gpu` when given) and the labelled parts at
 /// the middle threshold (what the viewer's "explain" overlay computes per threshold), best of
 /// `repeat`, for top cells and vertices, on a 256^3 random field, 256^3 u8 noise (the most
 /// runs a labelling can meet) and, when given, a file; and the tunnels (dimension-1 pairs), once,
 /// but not of the noise.
 pub fn run_betti(
+    gpu: Option<&crate::compute::backend::Backend>,
     repeat: usize,
     extra: Option<(&str, &ScalarField)>,
     out: &mut dyn std::io::Write,
@@ -302,12 +303,14 @@ pub fn run_betti(
     use crate::topo::ecc::{Construction, NanPolicy};
     writeln!(
         out,
-        "{:<34} {:<10} {:>9} {:>10} {:>12} {:>10} {:>11} {:>8} {:>7} {:>11} {:>8}",
+        "{:<34} {:<10} {:>9} {:>10} {:>12} {:>12} {:>9} {:>10} {:>11} {:>8} {:>7} {:>11} {:>8}",
         "field",
         "cells",
         "ECC ms",
         "Betti ms",
         "1 slab ms",
+        "GPU ms",
+        "sort ms",
         "parts ms",
         "threshold",
         "comps",
@@ -333,6 +336,20 @@ pub fn run_betti(
             let t_betti = best(&mut || Ok(betti::betti(f, &e, &ctl).map(|_| ())?))?;
             // The same sweeps uncut, each on one thread: what the slabs buy.
             let t_one = best(&mut || Ok(betti::betti_in_slabs(f, &e, 1, &ctl).map(|_| ())?))?;
+            // The GPU's, from the host's field (the sort is on the CPU), where it ran there.
+            let t_gpu = match gpu {
+                Some(g) => {
+                    let mut on_gpu = true;
+                    let t = best(&mut || {
+                        on_gpu &= g.betti(f, &e, &ctl)?.1.on_gpu;
+                        Ok(())
+                    })?;
+                    if on_gpu { format!("{t:.1}") } else { "CPU".into() }
+                }
+                None => "-".into(),
+            };
+            // Of which, both ways: the sort of the voxels into filtration order, on the CPU.
+            let t_sort = best(&mut || Ok(betti::Plan::new(f, &e, &ctl).map(|_| ())?))?;
             // A field without a finite value has no middle threshold: nothing to time.
             let Some(&t) = e.thresholds.get(e.thresholds.len() / 2) else { continue };
             let mut p = None;
@@ -351,7 +368,7 @@ pub fn run_betti(
             };
             writeln!(
                 out,
-                "{name:<34} {:<10} {t_ecc:>9.1} {t_betti:>10.1} {t_one:>12.1} {t_parts:>10.1} {t:>11.4} {c:>8} {v:>7} {t_tun:>11} {n_tun:>8}",
+                "{name:<34} {:<10} {t_ecc:>9.1} {t_betti:>10.1} {t_one:>12.1} {t_gpu:>12} {t_sort:>9.1} {t_parts:>10.1} {t:>11.4} {c:>8} {v:>7} {t_tun:>11} {n_tun:>8}",
                 construction.name()
             )?;
         }

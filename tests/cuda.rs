@@ -351,3 +351,45 @@ fn the_scale_space_on_the_device_equals_the_cpus() {
     }
     println!("scale-space: equal to the CPU");
 }
+
+/// Betti curves on the device (Borůvka's forest) equal the CPU's sweeps: every shape above with
+/// few and many values, ties and NaN (voxels outside every set), a smooth field, the bundled
+/// volume; both constructions and filtrations.
+#[test]
+fn betti_curves_on_the_device_equal_the_cpus() {
+    use topoview::compute::backend::{Backend, Choice};
+    use topoview::topo::betti::betti;
+    if gpu().is_none() {
+        return;
+    }
+    let cuda = Backend::new(Choice::Cuda, None).unwrap();
+    let mut fields = Vec::new();
+    for (k, &shape) in SHAPES.iter().enumerate() {
+        let n: usize = shape.iter().product();
+        fields.push(field_of(Dtype::U8, shape, &values(Dtype::U8, k as u64, n, 4)));
+        fields.push(field_of(Dtype::I16, shape, &values(Dtype::I16, k as u64 + 50, n, 300)));
+        let mut v = values(Dtype::F32, k as u64 + 100, n, 1 << 30);
+        v[n / 2] = f64::NAN;
+        fields.push(field_of(Dtype::F32, shape, &v));
+    }
+    fields.push(
+        topoview::synthetic::gaussian_random_field(&[96, 80, 72], 3.0, 5, &Control::default()).unwrap(),
+    );
+    fields.push(topoview::io::open(&common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap());
+    let mut curves = 0;
+    for f in &fields {
+        for construction in [Construction::TopCells, Construction::Vertices] {
+            for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
+                let opts =
+                    EccOptions { construction, filtration, nan: NanPolicy::Absent, ..Default::default() };
+                let e = ecc(f, &opts, &Control::default()).unwrap();
+                let (g, ran) = cuda.betti(f, &e, &Control::default()).unwrap();
+                assert!(ran.on_gpu, "{:?}: ran on the GPU ({:?})", f.shape(), ran.fallback);
+                let c = betti(f, &e, &Control::default()).unwrap();
+                assert_eq!(g, c, "{:?} {:?} {construction:?} {filtration:?}", f.shape(), f.dtype());
+                curves += 1;
+            }
+        }
+    }
+    println!("Betti curves: {curves} equal to the CPU");
+}

@@ -98,32 +98,22 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     if a.cracks {
         return cracks(a);
     }
-    if a.betti {
-        let field = match &a.file {
-            Some(p) => Some(topoview::io::open(p, &Default::default())?),
-            None => None,
-        };
-        let name = a.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-        topoview::bench::run_betti(a.repeat, field.as_ref().map(|f| (name.as_str(), f)), &mut stdout())?;
-        return Ok(());
-    }
-    if a.scale_space {
-        let field = match &a.file {
-            Some(p) => Some(topoview::io::open(p, &Default::default())?),
-            None => None,
-        };
-        let name = a.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    if a.betti || a.scale_space {
         use topoview::compute::backend::{Backend, Choice};
-        let mut backends = vec![Backend::new(Choice::Cpu, None)?];
-        if let Ok(gpu) = Backend::new(Choice::Cuda, None) {
-            backends.push(gpu);
+        let field = match &a.file {
+            Some(p) => Some(topoview::io::open(p, &Default::default())?),
+            None => None,
+        };
+        let name = a.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let extra = field.as_ref().map(|f| (name.as_str(), f));
+        let gpu = Backend::new(Choice::Cuda, None).ok();
+        if a.betti {
+            topoview::bench::run_betti(gpu.as_ref(), a.repeat, extra, &mut stdout())?;
+        } else {
+            let mut backends = vec![Backend::new(Choice::Cpu, None)?];
+            backends.extend(gpu);
+            topoview::bench::run_scale_space(&backends, a.repeat, extra, &mut stdout())?;
         }
-        topoview::bench::run_scale_space(
-            &backends,
-            a.repeat,
-            field.as_ref().map(|f| (name.as_str(), f)),
-            &mut stdout(),
-        )?;
         return Ok(());
     }
     if a.msc {

@@ -206,10 +206,14 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
     let betti = if args.betti {
         let bar = progress.bar(betti::work(&field), "Betti");
         let tick = |n: u64| progress.inc(&bar, n);
-        let b = betti::betti(&field, &curve, &Control { progress: Some(&tick), cancel: None })
+        let (b, ran) = backend
+            .betti(&field, &curve, &Control { progress: Some(&tick), cancel: None })
             .with_context(|| format!("{name}: Betti curves"))?;
+        if let Some(why) = &ran.fallback {
+            progress.println(&format!("note: {name}: Betti curves: {why}"));
+        }
         bar.finish_and_clear();
-        Some(b)
+        Some((b, ran))
     } else {
         None
     };
@@ -220,7 +224,7 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
         ecc: &curve,
         smoothing,
         nan: ecc_opts.nan,
-        betti: betti.as_ref(),
+        betti: betti.as_ref().map(|b| &b.0),
     };
     let write_json = |w: &mut dyn std::io::Write| {
         serde_json::to_writer_pretty(&mut *w, &report.json()).map_err(std::io::Error::other)?;
@@ -235,8 +239,11 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
         _ => format!("computed on {}", backend.where_ran(&ran)),
     };
     let mut summary = format!("{}; {on}", summary(&name, &field, &curve));
-    if let Some(b) = &betti {
+    if let Some((b, b_ran)) = &betti {
         summary += &betti_summary(&field, &curve, b);
+        if b_ran.on_gpu != ran.on_gpu {
+            summary += &format!(" (Betti curves on {})", backend.where_ran(b_ran));
+        }
     }
     print_summary(&summary, to_stdout)
 }

@@ -10,6 +10,7 @@ use crate::control::{Cancelled, Control};
 #[cfg(feature = "cuda")]
 use crate::cuda::{Gpu, GpuError};
 use crate::field::ScalarField;
+use crate::topo::betti::{self, Betti, BettiError};
 use crate::topo::cracks::{self, CrackError, CrackMap, CrackOptions, Image};
 use crate::topo::ecc::{self, Ecc, EccError, EccOptions, NanPolicy};
 use crate::topo::smooth::{self, SmoothError, Smoothing};
@@ -337,4 +338,19 @@ fn open_gpu() -> Result<(), NoGpu> {
 #[cfg(feature = "cuda")]
 fn valid_smoothing(field: &ScalarField, s: &Smoothing) -> bool {
     smooth::check(field, s).is_ok() && !smooth::any_folds(field, s)
+}
+
+impl Backend {
+    /// The Betti curves of `field` at the thresholds of `ecc` (its ECC): the voxels sorted on the
+    /// CPU, then each pass's merges on the GPU (Borůvka) when it can be, on all CPU cores
+    /// otherwise. Equal either way.
+    pub fn betti(&self, field: &ScalarField, ecc: &Ecc, ctl: &Control) -> Result<(Betti, Ran), BettiError> {
+        let plan = betti::Plan::new(field, ecc, ctl)?;
+        let cpu = || plan.merges_on_cpu(betti::default_slabs(field), ctl);
+        #[cfg(feature = "cuda")]
+        let (merges, ran) = self.run(true, Box::new(|g: &Gpu| g.betti_merges(&plan, ctl)), cpu)?;
+        #[cfg(not(feature = "cuda"))]
+        let (merges, ran) = (cpu()?, Ran::CPU);
+        Ok((plan.betti(ecc, &merges), ran))
+    }
 }

@@ -56,7 +56,8 @@ impl Job for BettiCurves {
     fn run(self, cx: &JobContext) -> Result<BettiLines, JobError> {
         let total = betti::work(&self.field);
         let progress = |n: u64| cx.report("Betti curves", n, total);
-        let b = betti::betti(&self.field, &self.ecc, &cx.control(&progress))?;
+        let (b, ran) = cx.backend.betti(&self.field, &self.ecc, &cx.control(&progress))?;
+        cx.note(ran.fallback);
         Ok(BettiLines::new(self.ecc, b))
     }
 }

@@ -7,6 +7,7 @@
 //! bit for bit for smoothing and the crack filter); those tests skip, saying why, where no device is usable.
 
 pub mod bench;
+mod betti;
 mod cracks;
 mod ecc;
 pub mod grid;
@@ -42,6 +43,7 @@ impl<T: Sample + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits> D
 pub const ECC_PTX: &str = include_str!("../../kernels/ecc.ptx");
 pub const SMOOTH_PTX: &str = include_str!("../../kernels/smooth.ptx");
 pub const CRACKS_PTX: &str = include_str!("../../kernels/cracks.ptx");
+pub const BETTI_PTX: &str = include_str!("../../kernels/betti.ptx");
 
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
@@ -78,6 +80,7 @@ pub struct Gpu {
     ecc: Arc<CudaModule>,
     smooth: Arc<CudaModule>,
     cracks: Arc<CudaModule>,
+    betti: Arc<CudaModule>,
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub name: String,
     /// Streaming multiprocessors (132 on an H100 SXM), for sizing grid-stride launches.
@@ -117,12 +120,23 @@ impl Gpu {
             let ecc = load(ECC_PTX, "ECC")?;
             let smooth = load(SMOOTH_PTX, "smoothing")?;
             let cracks = load(CRACKS_PTX, "crack filter")?;
+            let betti = load(BETTI_PTX, "Betti curve")?;
             let stream = ctx.default_stream();
             let multiprocessors = ctx
                 .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
                 .map_err(|e| format!("{name}: cannot read the multiprocessor count ({e})"))?
                 .max(1) as u32;
-            Ok(Gpu { ctx, stream, ecc, smooth, cracks, name, multiprocessors, staging: Default::default() })
+            Ok(Gpu {
+                ctx,
+                stream,
+                ecc,
+                smooth,
+                cracks,
+                betti,
+                name,
+                multiprocessors,
+                staging: Default::default(),
+            })
         }))
     }
 
@@ -137,6 +151,7 @@ impl Gpu {
             ecc: self.ecc.clone(),
             smooth: self.smooth.clone(),
             cracks: self.cracks.clone(),
+            betti: self.betti.clone(),
             name: self.name.clone(),
             multiprocessors: self.multiprocessors,
             staging: Default::default(),

@@ -60,7 +60,9 @@ impl From<crate::control::Cancelled> for BettiError {
 }
 
 /// The Betti curves of `field` at the thresholds of `ecc`, its Euler characteristic curve (with
-/// the construction and filtration it was computed with). Progress: [`work`] ticks in all.
+/// the construction and filtration it was computed with), on all CPU cores
+/// ([`crate::compute::backend::Backend::betti`] uses the GPU where there is one). Progress:
+/// [`work`] ticks in all.
 pub fn betti(field: &ScalarField, ecc: &Ecc, ctl: &Control) -> Result<Betti, BettiError> {
     betti_in_slabs(field, ecc, default_slabs(field), ctl)
 }
@@ -73,53 +75,100 @@ pub fn betti_in_slabs(
     slabs: usize,
     ctl: &Control,
 ) -> Result<Betti, BettiError> {
-    if field.len() >= u32::MAX as usize {
-        return Err(BettiError::TooLarge { voxels: field.len() });
+    let plan = Plan::new(field, ecc, ctl)?;
+    let merges = plan.merges_on_cpu(slabs, ctl)?;
+    Ok(plan.betti(ecc, &merges))
+}
+
+/// What both passes work from: the voxels in filtration order, the grid, and which neighbours
+/// join in the set and in its complement.
+pub(crate) struct Plan {
+    pub(crate) order: Order,
+    pub(crate) grid: Grid,
+    pub(crate) set: Connectivity,
+    pub(crate) outside: Connectivity,
+}
+
+/// The merges of each pass, per voxel in its sweep's order ([`sweep`]): the set's, and the
+/// complement's in 3D.
+pub(crate) struct Merges {
+    pub(crate) set: Vec<u8>,
+    pub(crate) outside: Option<Vec<u8>>,
+}
+
+impl Plan {
+    /// Sorts the voxels of `field` into the order of `ecc`'s filtration; refuses a curve not
+    /// computed from this field, and fields too large to index with 32 bits.
+    pub(crate) fn new(field: &ScalarField, ecc: &Ecc, ctl: &Control) -> Result<Plan, BettiError> {
+        if field.len() >= u32::MAX as usize {
+            return Err(BettiError::TooLarge { voxels: field.len() });
+        }
+        let sup = ecc.filtration == Filtration::Superlevel;
+        let order = with_samples!(field.samples(), v => {
+            if sup { Order::of::<_, true>(v) } else { Order::of::<_, false>(v) }
+        });
+        ctl.check()?;
+        if order.thresholds != ecc.thresholds {
+            return Err(BettiError::NotThisField { curve: ecc.chi.len(), field: order.groups() });
+        }
+        let (set, outside) = match ecc.construction {
+            Construction::TopCells => (Connectivity::Full, Connectivity::Faces),
+            Construction::Vertices => (Connectivity::Faces, Connectivity::Full),
+        };
+        Ok(Plan { order, grid: Grid::of(field), set, outside })
     }
-    let sup = ecc.filtration == Filtration::Superlevel;
-    let order = with_samples!(field.samples(), v => {
-        if sup { Order::of::<_, true>(v) } else { Order::of::<_, false>(v) }
-    });
-    ctl.check()?;
-    if order.thresholds != ecc.thresholds {
-        return Err(BettiError::NotThisField { curve: ecc.chi.len(), field: order.groups() });
+
+    /// The set's sweep: its voxels in filtration order.
+    fn set_sweep(&self) -> Sweep<'_> {
+        Sweep { grid: &self.grid, seq: Seq::Forward(&self.order), conn: self.set, around: false }
     }
-    let grid = Grid::of(field);
-    let (set_conn, outside_conn) = match ecc.construction {
-        Construction::TopCells => (Connectivity::Full, Connectivity::Faces),
-        Construction::Vertices => (Connectivity::Faces, Connectivity::Full),
-    };
-    let (b0, b2) = rayon::join(
-        || {
-            let set = Sweep { grid: &grid, seq: Seq::Forward(&order), conn: set_conn, around: false };
-            let b0 = sweep::components(&set, &order.starts[1..], slabs, ctl);
-            // NaN voxels, never added, count as done: the bar reaches its end.
-            ctl.tick(order.absent().len() as u64);
-            b0
-        },
-        || -> Result<Vec<i64>, BettiError> {
-            if !grid.three_d {
-                return Ok(vec![0; order.groups()]);
+
+    /// The complement's sweep (3D only): NaN voxels, then the others from the last, with the
+    /// node around the box.
+    fn outside_sweep(&self) -> Option<Sweep<'_>> {
+        let s = Sweep { grid: &self.grid, seq: Seq::Backward(&self.order), conn: self.outside, around: true };
+        self.grid.three_d.then_some(s)
+    }
+
+    /// Both passes on the CPU, side by side, each in (at most) `slabs` slabs.
+    pub(crate) fn merges_on_cpu(&self, slabs: usize, ctl: &Control) -> Result<Merges, BettiError> {
+        let (set, outside) = rayon::join(
+            || {
+                let m = sweep::merges(&self.set_sweep(), slabs, ctl);
+                // NaN voxels, never added, count as done: the bar reaches its end.
+                ctl.tick(self.order.absent().len() as u64);
+                m
+            },
+            || self.outside_sweep().map(|s| sweep::merges(&s, slabs, ctl)).transpose(),
+        );
+        Ok(Merges { set: set?, outside: outside? })
+    }
+
+    /// The curves from the passes' merges.
+    pub(crate) fn betti(&self, ecc: &Ecc, merges: &Merges) -> Betti {
+        let order = &self.order;
+        let b0 = sweep::components(&merges.set, &order.starts[1..], false);
+        let b2 = match &merges.outside {
+            Some(m) => {
+                // At threshold g the NaN voxels and the groups above g are out; the node around
+                // the box is not a void.
+                let (finite, nan) = (order.starts[order.groups()], order.absent().len());
+                let at: Vec<usize> = order.starts[1..].iter().rev().map(|s| nan + finite - s).collect();
+                sweep::components(m, &at, true).iter().rev().map(|c| c - 1).collect()
             }
-            let outside = Sweep { grid: &grid, seq: Seq::Backward(&order), conn: outside_conn, around: true };
-            // At threshold g the NaN voxels and the groups above g are out; the node around the
-            // box is not a void.
-            let (finite, nan) = (order.starts[order.groups()], order.absent().len());
-            let at: Vec<usize> = order.starts[1..].iter().rev().map(|s| nan + finite - s).collect();
-            let counts = sweep::components(&outside, &at, slabs, ctl)?;
-            Ok(counts.iter().rev().map(|c| c - 1).collect())
-        },
-    );
-    let (b0, b2) = (b0?, b2?);
-    let b1 = b0.iter().zip(&b2).zip(&ecc.chi).map(|((b0, b2), chi)| b0 + b2 - chi).collect();
-    Ok(Betti { b0, b1, b2 })
+            None => vec![0; order.groups()],
+        };
+        let b1 = b0.iter().zip(&b2).zip(&ecc.chi).map(|((b0, b2), chi)| b0 + b2 - chi).collect();
+        Betti { b0, b1, b2 }
+    }
 }
 
 /// Slabs per pass: at least one per thread, and enough that a slab's union-find (5 bytes a
 /// voxel) stays near a core's cache. More slabs make the sequential join of their faces longer:
 /// on the developer VM (2 cores, 4 MiB L2 each) a 256^3 field took 6.4 s in 8 slabs, 7.9 s in 32,
-/// 11.0 s in 128 and 13.0 s in one.
-fn default_slabs(field: &ScalarField) -> usize {
+/// 11.0 s in 128 and 13.0 s in one; on the GPU machine's 16 cores, 1.8 s in 16, 2.0-2.4 s in 32,
+/// 3.1-3.6 s in 128 and 8.9-9.5 s in one.
+pub(crate) fn default_slabs(field: &ScalarField) -> usize {
     const SLAB_BYTES: usize = 8 << 20;
     rayon::current_num_threads().max(field.len() * 5 / SLAB_BYTES)
 }

@@ -128,17 +128,12 @@ impl Cuts {
     }
 }
 
-/// The number of components once the first `at[i]` voxels of the sweep are in, for each `i`
-/// (`at` ascending), cutting the grid into (at most) `slabs` slabs. Progress: one tick per voxel.
-pub(crate) fn components(
-    sweep: &Sweep,
-    at: &[usize],
-    slabs: usize,
-    ctl: &Control,
-) -> Result<Vec<i64>, BettiError> {
+/// The merges when each voxel of `sweep` came, cutting the grid into (at most) `slabs` slabs.
+/// Progress: one tick per voxel.
+pub(crate) fn merges(sweep: &Sweep, slabs: usize, ctl: &Control) -> Result<Vec<u8>, BettiError> {
     let cuts = Cuts::new(sweep.grid, slabs);
     let times = bucket(sweep, &cuts);
-    // Merges when each voxel came: at most one per neighbour, and the node around.
+    // At most one per neighbour, and the node around: 27.
     let merges: Vec<AtomicU8> = (0..sweep.seq.len()).map(|_| AtomicU8::new(0)).collect();
     let slabs: Vec<Slab> = (0..cuts.slabs())
         .into_par_iter()
@@ -146,16 +141,20 @@ pub(crate) fn components(
         .collect::<Result<_, _>>()?;
     let mut merges: Vec<u8> = merges.into_iter().map(AtomicU8::into_inner).collect();
     join_faces(sweep, &cuts, &slabs, &mut merges);
+    Ok(merges)
+}
+
+/// The number of components once the first `at[i]` voxels of a sweep are in, for each `i`
+/// (`at` ascending), from its merges per voxel; `around`: the sweep had the node around the box.
+pub(crate) fn components(merges: &[u8], at: &[usize], around: bool) -> Vec<i64> {
     let (mut n, mut merged) = (0, 0i64);
-    let outside = i64::from(sweep.around);
-    Ok(at
-        .iter()
+    at.iter()
         .map(|&a| {
             merged += merges[n..a].iter().map(|&m| i64::from(m)).sum::<i64>();
             n = a;
-            a as i64 + outside - merged
+            a as i64 + i64::from(around) - merged
         })
-        .collect())
+        .collect()
 }
 
 /// The times of each slab's voxels, ascending: chunk by chunk of the sweep (`[chunk][slab]`).
