@@ -17,7 +17,8 @@
 // A round: every component finds its lightest outgoing edge (best: atomicMin over its voxels,
 // then the voxel holding that edge writes the component at its other end), hooks onto that
 // component (of two that chose each other, the lower id stays a root), and labels are
-// shortened until every vertex points at its root. Components at least halve per round.
+// shortened until every vertex points at its root. Components with an outgoing edge at least
+// halve per round (6 or 7 rounds for a 256^3 random field).
 
 #define NEVER 0xffffffffu
 #define AROUND_LO 0xfffffffeu

@@ -288,7 +288,8 @@ pub fn time_cracks_cpu(
 }
 
 /// `topoview bench --betti`: the ECC, the Betti curves (both passes, in slabs on all cores,
-/// uncut on one thread each, and on `gpu` when given) and the labelled parts at
+/// uncut (one union-find per pass, the sort still parallel), and on `gpu` when given, of which
+/// the sort on the CPU) and the labelled parts at
 /// the middle threshold (what the viewer's "explain" overlay computes per threshold), best of
 /// `repeat`, for top cells and vertices, on a 256^3 random field, 256^3 u8 noise (the most
 /// runs a labelling can meet) and, when given, a file; and the tunnels (dimension-1 pairs), once,
@@ -334,7 +335,7 @@ pub fn run_betti(
             let e = ecc::ecc(f, &opts, &ctl)?;
             let t_ecc = best(&mut || Ok(ecc::ecc(f, &opts, &ctl).map(|_| ())?))?;
             let t_betti = best(&mut || Ok(betti::betti(f, &e, &ctl).map(|_| ())?))?;
-            // The same sweeps uncut, each on one thread: what the slabs buy.
+            // The same sweeps uncut, one union-find per pass: what the slabs buy.
             let t_one = best(&mut || Ok(betti::betti_in_slabs(f, &e, 1, &ctl).map(|_| ())?))?;
             // The GPU's, from the host's field (the sort is on the CPU), where it ran there.
             let t_gpu = match gpu {

@@ -32,7 +32,8 @@ pub struct EccArgs {
     #[arg(long, default_value = "reject", value_parser = ["reject", "absent"])]
     pub nan: String,
     /// Betti curves too: b0, b1 (and b2 in 3D) at every threshold, added to the CSV columns,
-    /// the JSON and the summary (on all CPU cores; b1 = b0 + b2 - chi).
+    /// the JSON and the summary (on the GPU where the backend has one, else on all CPU cores;
+    /// b1 = b0 + b2 - chi).
     #[arg(long, conflicts_with = "scale_space")]
     pub betti: bool,
     /// The ECC scale-space instead of one curve: chi at a grid of thresholds for sigma = 0,
@@ -240,10 +241,8 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
     };
     let mut summary = format!("{}; {on}", summary(&name, &field, &curve));
     if let Some((b, b_ran)) = &betti {
-        summary += &betti_summary(&field, &curve, b);
-        if b_ran.on_gpu != ran.on_gpu {
-            summary += &format!(" (Betti curves on {})", backend.where_ran(b_ran));
-        }
+        let elsewhere = (b_ran.on_gpu != ran.on_gpu).then(|| backend.where_ran(b_ran));
+        summary += &betti_summary(&field, &curve, b, elsewhere.as_deref());
     }
     print_summary(&summary, to_stdout)
 }
@@ -318,8 +317,14 @@ fn scale_space(
     print_summary(&summary, to_stdout)
 }
 
-/// Where each Betti number peaks: `; max b0 12 at 40, max b1 ...`.
-fn betti_summary(field: &topoview::field::ScalarField, c: &ecc::Ecc, b: &betti::Betti) -> String {
+/// Where each Betti number peaks: `; Betti numbers: max b0 12 at 40, max b1 ...`, with where
+/// they were computed (`on`) when that is not where the ECC was.
+fn betti_summary(
+    field: &topoview::field::ScalarField,
+    c: &ecc::Ecc,
+    b: &betti::Betti,
+    on: Option<&str>,
+) -> String {
     let mut s = String::new();
     let curves: &[(&str, &Vec<i64>)] = if field.ndim() == 3 {
         &[("b0", &b.b0), ("b1", &b.b1), ("b2", &b.b2)]
@@ -331,7 +336,11 @@ fn betti_summary(field: &topoview::field::ScalarField, c: &ecc::Ecc, b: &betti::
         if let Some((at, max)) = v.iter().enumerate().rev().max_by_key(|&(_, x)| *x) {
             s += &format!(
                 "{}max {name} {max} at {}",
-                if i == 0 { "; Betti numbers on the CPU: " } else { ", " },
+                match (i, on) {
+                    (0, Some(on)) => format!("; Betti numbers (on {on}): "),
+                    (0, None) => "; Betti numbers: ".into(),
+                    _ => ", ".into(),
+                },
                 format_threshold(c.thresholds[at], c.dtype)
             );
         }

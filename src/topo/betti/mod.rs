@@ -13,9 +13,12 @@
 //! * **β1** follows from χ = β0 − β1 + β2.
 //!
 //! Both passes share one sort of the voxels and run concurrently, each cut into slabs swept in
-//! parallel ([`sweep`]). Memory beyond the field: four bytes a voxel for the order, five per pass
-//! for the union-find and four per threshold and pass for the merge counts (a transient key+index
-//! pair per voxel while sorting wide types). Fields of 2^32 - 1 voxels or more are refused.
+//! parallel ([`sweep`]), or on the GPU (`kernels/betti.cu`, through
+//! [`crate::compute::backend::Backend::betti`]). Memory beyond the field, on the CPU: four bytes a
+//! voxel for the order and per pass ten (union-find five, the slabs' lists of times four, the
+//! merges one) and the edges at the cuts (a few per voxel of a cut's two planes); a transient
+//! key+index pair per voxel while sorting wide types; the curves, 24 bytes per threshold. On the
+//! GPU, 25 bytes a voxel of device memory. Fields of 2^32 - 1 voxels or more are refused.
 
 pub mod parts;
 mod sweep;
@@ -144,20 +147,31 @@ impl Plan {
         Ok(Merges { set: set?, outside: outside? })
     }
 
-    /// The curves from the passes' merges.
+    /// The curves from the passes' merges: components = voxels in − merges among them.
     pub(crate) fn betti(&self, ecc: &Ecc, merges: &Merges) -> Betti {
-        let order = &self.order;
-        let b0 = sweep::components(&merges.set, &order.starts[1..], false);
-        let b2 = match &merges.outside {
-            Some(m) => {
-                // At threshold g the NaN voxels and the groups above g are out; the node around
-                // the box is not a void.
-                let (finite, nan) = (order.starts[order.groups()], order.absent().len());
-                let at: Vec<usize> = order.starts[1..].iter().rev().map(|s| nan + finite - s).collect();
-                sweep::components(m, &at, true).iter().rev().map(|c| c - 1).collect()
+        let (starts, groups) = (&self.order.starts, self.order.groups());
+        let sum = |m: &[u8]| m.iter().map(|&x| i64::from(x)).sum::<i64>();
+        let mut merged = 0;
+        let b0: Vec<i64> = (0..groups)
+            .map(|g| {
+                merged += sum(&merges.set[starts[g]..starts[g + 1]]);
+                starts[g + 1] as i64 - merged
+            })
+            .collect();
+        let mut b2 = vec![0; groups];
+        if let Some(m) = &merges.outside {
+            // The NaN voxels come first, then the groups from the last; at threshold g those
+            // above g are in. With the node around the box (not a void), components - 1 =
+            // voxels in - merges.
+            let mut n = self.order.absent().len();
+            let mut merged = sum(&m[..n]);
+            for g in (0..groups).rev() {
+                b2[g] = n as i64 - merged;
+                let len = starts[g + 1] - starts[g];
+                merged += sum(&m[n..n + len]);
+                n += len;
             }
-            None => vec![0; order.groups()],
-        };
+        }
         let b1 = b0.iter().zip(&b2).zip(&ecc.chi).map(|((b0, b2), chi)| b0 + b2 - chi).collect();
         Betti { b0, b1, b2 }
     }
@@ -175,7 +189,11 @@ pub(crate) fn default_slabs(field: &ScalarField) -> usize {
 
 /// The progress ticks of [`betti`]: one per voxel and pass.
 pub fn work(field: &ScalarField) -> u64 {
-    (field.len() * if field.ndim() == 3 { 2 } else { 1 }) as u64
+    work_of(&Grid::of(field))
+}
+
+pub(crate) fn work_of(grid: &Grid) -> u64 {
+    (grid.len() * if grid.three_d { 2 } else { 1 }) as u64
 }
 
 /// The voxels in filtration order, cut into groups of equal value; NaN voxels last, in no group.
@@ -219,19 +237,13 @@ impl Order {
             let mut pairs: Vec<(T::Key, u32)> =
                 data.par_iter().enumerate().map(|(i, &s)| (key(s), i as u32)).collect();
             pairs.par_sort_unstable();
-            let mut prev = None;
-            for (j, &(k, _)) in pairs.iter().enumerate() {
-                if k == T::Key::ABSENT {
-                    break;
-                }
-                if prev != Some(k) {
-                    starts.push(j);
-                    thresholds.push(threshold::<T, SUP>(k));
-                    prev = Some(k);
-                }
-            }
-            starts.push(pairs.iter().take_while(|p| p.0 != T::Key::ABSENT).count());
-            voxels = pairs.into_iter().map(|(_, i)| i).collect();
+            // NaN (ABSENT, the largest key) sorts last.
+            let finite = pairs.partition_point(|p| p.0 != T::Key::ABSENT);
+            starts =
+                (0..finite).into_par_iter().filter(|&j| j == 0 || pairs[j].0 != pairs[j - 1].0).collect();
+            thresholds = starts.par_iter().map(|&j| threshold::<T, SUP>(pairs[j].0)).collect();
+            starts.push(finite);
+            voxels = pairs.into_par_iter().map(|(_, i)| i).collect();
         }
         Order { voxels, starts, thresholds }
     }

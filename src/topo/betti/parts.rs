@@ -10,6 +10,7 @@
 //! caller wants that.
 
 use super::Connectivity;
+use super::sweep::find;
 use crate::control::Control;
 use crate::field::{Sample, ScalarField};
 use crate::topo::ecc::{Construction, Filtration};
@@ -135,16 +136,6 @@ pub fn parts(
         }
     }
     Ok(Parts { dims: grid.n, runs, run_id, components, voids: total - components, sizes })
-}
-
-/// The root of run `r`, halving the path on the way.
-fn find(parent: &mut [u32], mut r: usize) -> usize {
-    while parent[r] as usize != r {
-        let grand = parent[parent[r] as usize];
-        parent[r] = grand;
-        r = grand as usize;
-    }
-    r
 }
 
 /// Joins the sets of runs `a` and `b`; `parent` may be a window onto the runs from `base` on.

@@ -14,9 +14,11 @@
 //! 2. One sequential Kruskal over the kept edges and the edges across the cuts, on the face
 //!    voxels alone, counts the merges the slabs could not decide.
 //!
-//! An edge across a cut is left out when a voxel next to both of its ends comes no later than it
-//! does (the cycle property: its ends are joined by then without it), which leaves few diagonal
-//! edges on smooth fields. A slab's union-find is a few MiB, near a core's cache, where a single
+//! A diagonal edge across a cut is left out when another voxel of the box it spans (the 2x2 or
+//! 2x2x2 voxels between its ends, all neighbours of both) comes no later than it does: by the
+//! cycle property it can merge nothing, since its ends are joined by then through edges that are
+//! straighter (by induction down to the straight edges, which are always kept) or inside a slab.
+//! That leaves few diagonal edges on smooth fields. A slab's union-find is a few MiB, near a core's cache, where a single
 //! sweep's neighbour checks miss all the way to memory.
 
 use super::{BettiError, CHECK_EVERY, Connectivity, Grid, Order};
@@ -140,21 +142,8 @@ pub(crate) fn merges(sweep: &Sweep, slabs: usize, ctl: &Control) -> Result<Vec<u
         .map(|s| grow_slab(sweep, &cuts, s, times.iter().flat_map(|chunk| &chunk[s]), &merges, ctl))
         .collect::<Result<_, _>>()?;
     let mut merges: Vec<u8> = merges.into_iter().map(AtomicU8::into_inner).collect();
-    join_faces(sweep, &cuts, &slabs, &mut merges);
+    join_faces(sweep, &cuts, &slabs, &mut merges, ctl)?;
     Ok(merges)
-}
-
-/// The number of components once the first `at[i]` voxels of a sweep are in, for each `i`
-/// (`at` ascending), from its merges per voxel; `around`: the sweep had the node around the box.
-pub(crate) fn components(merges: &[u8], at: &[usize], around: bool) -> Vec<i64> {
-    let (mut n, mut merged) = (0, 0i64);
-    at.iter()
-        .map(|&a| {
-            merged += merges[n..a].iter().map(|&m| i64::from(m)).sum::<i64>();
-            n = a;
-            a as i64 + i64::from(around) - merged
-        })
-        .collect()
 }
 
 /// The times of each slab's voxels, ascending: chunk by chunk of the sweep (`[chunk][slab]`).
@@ -308,9 +297,15 @@ pub(crate) fn find(parent: &mut [u32], mut i: usize) -> usize {
 
 /// The last pass: Kruskal over the slabs' undecided merges and the edges across the cuts, in
 /// time order, adding its merges to `merges`.
-fn join_faces(sweep: &Sweep, cuts: &Cuts, slabs: &[Slab], merges: &mut [u8]) {
+fn join_faces(
+    sweep: &Sweep,
+    cuts: &Cuts,
+    slabs: &[Slab],
+    merges: &mut [u8],
+    ctl: &Control,
+) -> Result<(), BettiError> {
     if cuts.slabs() == 1 {
-        return;
+        return Ok(());
     }
     let mut edges: Vec<Edge> = slabs.iter().flat_map(|s| s.edges.iter().copied()).collect();
     for c in 0..cuts.slabs() - 1 {
@@ -318,7 +313,10 @@ fn join_faces(sweep: &Sweep, cuts: &Cuts, slabs: &[Slab], merges: &mut [u8]) {
     }
     edges.par_sort_unstable_by_key(|e| e.time);
     let mut parent: Vec<u32> = (0..cuts.faces() as u32).collect();
-    for e in edges {
+    for (k, e) in edges.into_iter().enumerate() {
+        if k % CHECK_EVERY == 0 {
+            ctl.check()?;
+        }
         let (ra, rb) = (find(&mut parent, e.a as usize), find(&mut parent, e.b as usize));
         if ra != rb {
             let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
@@ -326,6 +324,7 @@ fn join_faces(sweep: &Sweep, cuts: &Cuts, slabs: &[Slab], merges: &mut [u8]) {
             merges[e.time as usize] += 1;
         }
     }
+    Ok(())
 }
 
 /// The edges across cut `c`, from its lower plane (`below`: each voxel's time) to its upper one
