@@ -26,6 +26,7 @@ fn csv_and_json_record_their_provenance() {
     ]);
     assert!(ok, "{err}");
     assert!(out.contains("vertices sublevel ECC"), "{out}");
+    assert!(out.contains("smoothed with σ = 1.5 voxels"), "the summary names σ: {out}");
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.contains("# construction: vertices"));
     assert!(text.contains("# smoothing: gaussian sigma=1.5"));
@@ -64,6 +65,27 @@ fn csv_to_stdout_and_info() {
     let (ok, out, _) = topoview(&["info", input.to_str().unwrap()]);
     assert!(ok);
     assert!(out.contains("384x303") && out.contains("distinct values: 250"), "{out}");
+}
+
+/// A reason to use the CPU that holds for the whole run is said once, not per file; `info`
+/// prints header floats at the precision they were stored with (f32 pixdim 2.199999, not
+/// 2.1999990940093994) and float ranges in the field's type.
+#[test]
+fn notes_once_per_run_and_stored_precision() {
+    let a = common::data("coins.png");
+    let b = common::data("camera.png");
+    let (ok, out, err) = topoview(&["ecc", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().count(), 2, "{out}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("note:")).collect();
+    assert!(notes.len() <= 1, "{err}");
+    assert!(!out.contains("no CUDA driver"), "the summaries do not repeat the note: {out}");
+    let (ok, out, _) = topoview(&["info", common::data("nibabel_example4d.nii.gz").to_str().unwrap()]);
+    assert!(ok);
+    assert!(out.contains("spacing:         2 x 2 x 2.199999 (extent 256 x 192 x 52.79998)"), "{out}");
+    let (ok, out, _) = topoview(&["info", common::data("nipy_some_blobs.nii").to_str().unwrap()]);
+    assert!(ok);
+    assert!(out.contains("range:           -5.0293913 to 7.4155498"), "{out}");
 }
 
 #[test]

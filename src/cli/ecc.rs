@@ -13,7 +13,7 @@ use topoview::io::open;
 use topoview::topo::betti;
 use topoview::topo::ecc::crossings::{suggested_threshold, zero_crossings};
 use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy};
-use topoview::topo::smooth::Smoothing;
+use topoview::topo::smooth::{SigmaUnits, Smoothing};
 
 #[derive(clap::Args, Debug)]
 pub struct EccArgs {
@@ -239,7 +239,7 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
         }
         _ => format!("computed on {}", backend.where_ran(&ran)),
     };
-    let mut summary = format!("{}; {on}", summary(&name, &field, &curve));
+    let mut summary = format!("{}; {on}", summary(&name, &field, &curve, smoothing));
     if let Some((b, b_ran)) = &betti {
         let elsewhere = (b_ran.on_gpu != ran.on_gpu).then(|| backend.where_ran(b_ran));
         summary += &betti_summary(&field, &curve, b, elsewhere.as_deref());
@@ -348,11 +348,23 @@ fn betti_summary(
     s
 }
 
-fn summary(name: &str, field: &topoview::field::ScalarField, c: &ecc::Ecc) -> String {
+fn summary(
+    name: &str,
+    field: &topoview::field::ScalarField,
+    c: &ecc::Ecc,
+    smoothing: Option<&Smoothing>,
+) -> String {
     let fmt = |t: f64| format_threshold(t, c.dtype);
     let crossings = zero_crossings(c);
+    let smoothed = smoothing.map_or(String::new(), |s| {
+        let units = match s.units {
+            SigmaUnits::Voxels => "voxels",
+            SigmaUnits::Physical => "in spacing units",
+        };
+        format!(" smoothed with σ = {} {units}", s.sigma)
+    });
     let mut s = format!(
-        "{name}: {} {}, {} {} ECC over {} distinct values",
+        "{name}: {} {}{smoothed}, {} {} ECC over {} distinct values",
         dims_string(field.shape()),
         field.dtype(),
         c.construction,

@@ -2,6 +2,7 @@
 
 use super::InputArgs;
 use std::path::PathBuf;
+use topoview::export::{format_stored, format_threshold};
 use topoview::field::dims_string;
 use topoview::field::stats::stats;
 use topoview::io::open;
@@ -30,8 +31,16 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
         };
         let s = stats(&field);
         let sp = &field.spacing()[..field.ndim()];
-        let extent: Vec<String> =
-            field.shape().iter().zip(sp).map(|(&n, &d)| format!("{}", n as f64 * d)).collect();
+        // Spacing stored as f32 gives its extent in f32 too (24 x 2.2 is 52.8, not 52.79997).
+        let extent: Vec<String> = field
+            .shape()
+            .iter()
+            .zip(sp)
+            .map(|(&n, &d)| match (d as f32) as f64 == d {
+                true => format!("{}", n as f32 * d as f32),
+                false => format_stored(n as f64 * d),
+            })
+            .collect();
         out!("file:            {}", path.display())?;
         out!(
             "dims:            {} ({}D, {} voxels, x fastest)",
@@ -42,7 +51,7 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
         out!("dtype:           {}", field.dtype())?;
         out!(
             "spacing:         {} (extent {})",
-            sp.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" x "),
+            sp.iter().map(|&v| format_stored(v)).collect::<Vec<_>>().join(" x "),
             extent.join(" x ")
         )?;
         if let Some(a) = field.affine {
@@ -55,7 +64,11 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
             }
         }
         match s.range {
-            Some((lo, hi)) => out!("range:           {lo} to {hi}")?,
+            Some((lo, hi)) => out!(
+                "range:           {} to {}",
+                format_threshold(lo, field.dtype()),
+                format_threshold(hi, field.dtype())
+            )?,
             None => out!("range:           none (every sample is NaN)")?,
         }
         out!("distinct values: {}", s.distinct)?;

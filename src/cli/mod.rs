@@ -141,8 +141,16 @@ pub struct BackendArgs {
 }
 
 impl BackendArgs {
+    /// Opens the backend; without a GPU under `--backend auto` says why once per run (each
+    /// result then names only the CPU it ran on).
     pub fn open(&self) -> anyhow::Result<topoview::compute::backend::Backend> {
-        Ok(topoview::compute::backend::Backend::new(self.backend, self.gpu_memory)?)
+        let backend = topoview::compute::backend::Backend::new(self.backend, self.gpu_memory)?;
+        if self.backend == topoview::compute::backend::Choice::Auto
+            && let Some(why) = backend.why_cpu()
+        {
+            say!("note: {why}: computing on the CPU, {} threads", rayon::current_num_threads());
+        }
+        Ok(backend)
     }
 }
 

@@ -157,14 +157,15 @@ impl Backend {
         }
     }
 
-    /// Where a computation that reported `ran` was done, in the words of [`Backend::describe`]:
-    /// the CPU's thread count when it ran there although the GPU is present.
+    /// Why the CPU runs everything (no driver, `--backend cpu`), if it does.
+    pub fn why_cpu(&self) -> Option<&str> {
+        self.why_cpu.as_deref()
+    }
+
+    /// Where a computation that reported `ran` was done: the GPU's name, or the CPU's thread
+    /// count (without [`Backend::why_cpu`], which a run says once, not per result).
     pub fn where_ran(&self, ran: &Ran) -> String {
-        if ran.on_gpu || !self.has_gpu() {
-            self.describe()
-        } else {
-            format!("CPU, {} threads", rayon::current_num_threads())
-        }
+        if ran.on_gpu { self.describe() } else { format!("CPU, {} threads", rayon::current_num_threads()) }
     }
 
     /// Runs `gpu` on the device when there is one and `use_gpu` holds, else `cpu`; when the GPU

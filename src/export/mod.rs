@@ -53,6 +53,13 @@ pub fn format_threshold(t: f64, dtype: Dtype) -> String {
     }
 }
 
+/// A header value (spacing, origin) at the precision it was stored with: a value that is
+/// exactly an f32 (NIfTI's pixdim, say) in f32's shortest digits, so 2.2f32 reads "2.2" and not
+/// "2.1999990940093994"; any other value in f64's.
+pub fn format_stored(v: f64) -> String {
+    if (v as f32) as f64 == v { format!("{}", v as f32) } else { format!("{v}") }
+}
+
 impl EccReport<'_> {
     fn smoothing_text(&self) -> String {
         match self.smoothing {
