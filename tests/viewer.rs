@@ -604,3 +604,56 @@ fn the_components_are_coloured_in_the_3d_voxels_mode() {
     h.run_steps(3);
     h.snapshot_options("emri_3d_components", &snapshot_options());
 }
+
+/// How far world x (mm) grows from a point of the axial view to one 150 points to its right.
+fn world_x_rightwards(h: &mut Harness<'_, TopoApp>) -> f64 {
+    let slider = h.get_by_role_and_label(Role::Slider, "Axial slice (z)").rect();
+    let mut x = [0.0; 2];
+    for (i, dx) in [100.0, 250.0].into_iter().enumerate() {
+        h.hover_at(egui::pos2(slider.min.x + dx, slider.max.y + 170.0));
+        h.run_steps(2);
+        let app = h.state();
+        let hover = app.views.hover.expect("the pointer is over the axial view");
+        x[i] = app.data.as_ref().unwrap().field.world(hover.voxel.map(|v| v as f64))[0];
+    }
+    x[1] - x[0]
+}
+
+/// The MNI template (stored RAS) and NeuroVault's statistical map (stored LAS: x runs to the
+/// left) show the subject's right on the same side of the axial view: the right
+/// (neurological), or the left with the radiological setting; the voxel under the pointer is
+/// the file's own.
+#[test]
+fn volumes_stored_either_way_show_the_hemispheres_on_the_same_side() {
+    use topoview::app::views::DisplayAxes;
+    let mut h = harness("mni152_t1_09a.nii.gz");
+    wait_for(&mut h, "the MNI volume", idle);
+    let field = h.state().data.as_ref().unwrap().field.clone();
+    assert_eq!(DisplayAxes::of(&field, false).plane(2).letters, Some(['L', 'R', 'A', 'P']));
+    assert_eq!(DisplayAxes::of(&field, true).plane(2).letters, Some(['R', 'L', 'A', 'P']));
+    assert_eq!(DisplayAxes::of(&field, false).plane(0).letters, Some(['P', 'A', 'S', 'I']));
+    assert!(world_x_rightwards(&mut h) > 20.0, "MNI: the subject's right on the right");
+    h.snapshot_options("mni_orientation_letters", &snapshot_options());
+
+    h.state_mut().open(common::data("nilearn_neurovault_10426.nii.gz"), Default::default());
+    wait_for(&mut h, "the statistical map", |a| {
+        idle(a) && a.data.as_ref().is_some_and(|d| d.field.dims() == [53, 63, 46])
+    });
+    let stat = h.state().data.as_ref().unwrap().field.clone();
+    assert!(stat.affine.unwrap()[0][0] < 0.0, "stored with x running left");
+    assert!(world_x_rightwards(&mut h) > 20.0, "statistical map: the subject's right on the right");
+    // The voxel under the pointer is exact: its value is the file's at that index.
+    let hover = h.state().views.hover.unwrap();
+    let [x, y, z] = hover.voxel;
+    assert_eq!(hover.value, stat.samples().get_f64(stat.index(x, y, z)));
+    h.snapshot_options("neurovault_stat_map_ras", &snapshot_options());
+
+    h.get_by_label("View").click();
+    h.run_steps(2);
+    h.get_by_label("Radiological (right on the left)").click();
+    h.run_steps(2);
+    h.key_press(egui::Key::Escape);
+    h.run_steps(2);
+    assert!(h.state().settings.radiological);
+    assert!(world_x_rightwards(&mut h) < -20.0, "radiological: the subject's right on the left");
+}

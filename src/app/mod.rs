@@ -550,6 +550,7 @@ impl TopoApp {
             mask_mode: mode,
             threshold_bits: bits,
             mask_color: [1.0, 0.35, 0.15, settings.mask_opacity],
+            radiological: settings.radiological,
             cracks,
             msc: d.displayed_msc().filter(|_| settings.msc.show).map(|m| msc_overlay::SliceOverlay {
                 scene: &m.scene,

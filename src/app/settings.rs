@@ -119,6 +119,9 @@ pub struct Settings {
     pub construction: Construction,
     pub superlevel: bool,
     pub mask_opacity: f32,
+    /// Slices of volumes with an affine show the subject's right on the screen's left (as
+    /// radiologists read them) instead of on the right (neurological).
+    pub radiological: bool,
     /// Seed, edge length and correlation length of the last generated example field.
     pub grf: GrfSettings,
     pub view3d: View3dSettings,
@@ -237,6 +240,7 @@ impl Default for Settings {
             construction: Construction::TopCells,
             superlevel: false,
             mask_opacity: 0.45,
+            radiological: false,
             grf: GrfSettings::default(),
             view3d: View3dSettings::default(),
             msc: MscSettings::default(),

@@ -71,6 +71,11 @@ pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
                     ui.radio_value(&mut app.settings.layout, Layout::Single(w), VIEW_NAMES[w]);
                 }
             });
+            ui.separator();
+            ui.checkbox(&mut app.settings.radiological, "Radiological (right on the left)").on_hover_text(
+                "Volumes with an affine are shown in RAS axes with orientation letters; this \
+                 mirrors left and right in the axial and coronal views, as radiologists read them",
+            );
             if ui.button("Reset zoom and pan").clicked() {
                 app.views.nav = Default::default();
             }

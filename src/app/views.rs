@@ -1,14 +1,18 @@
 //! Slice views: one or three orthogonal planes through the volume with linked crosshairs, zoom
 //! and pan, drawn by [`crate::render::slice`].
 //!
-//! Conventions: a view shows plane axes (u, v) left-to-right and bottom-to-top, so with RAS
-//! data the axial view has the patient's right on the right ("neurological" orientation), and
-//! physical aspect comes from the voxel spacing.
+//! Conventions: a volume with an affine is shown in the world's RAS+ axes, each view on the
+//! voxel axes closest to them ([`DisplayAxes`]; nothing is resampled), with orientation
+//! letters at its edges: neurological (the subject's right on the screen's right) or, as a
+//! setting, radiological. A view shows its plane axes left-to-right and bottom-to-top; a field
+//! without an affine is shown as stored. Voxel coordinates under the cursor are the file's own,
+//! and physical aspect comes from the voxel spacing.
 
 use super::msc_labels;
 use super::msc_overlay::{self, SliceOverlay};
 use super::settings::Layout;
 use crate::field::ScalarField;
+use crate::field::orientation::{NEGATIVE, Orientation, POSITIVE};
 use crate::render::slice::{SliceCallback, SliceParams};
 use eframe::egui_wgpu;
 use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
@@ -24,6 +28,59 @@ pub fn plane_axes(w: usize) -> (usize, usize) {
         0 => (1, 2),
         1 => (0, 2),
         _ => (0, 1),
+    }
+}
+
+/// How the slice views lay a field's voxel axes on the screen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DisplayAxes {
+    /// Per display axis (the world's R, A, S; voxel x, y, z for a field without an affine),
+    /// the voxel axis shown along it and whether its index runs the other way.
+    pub orientation: Orientation,
+    /// Whether the field has an affine: view names and letters name world directions.
+    pub world: bool,
+    /// The subject's right on the screen's left in the axial and coronal views.
+    pub radiological: bool,
+}
+
+/// One view's axes: the voxel axes along the screen's right (u) and up (v) and its normal (w),
+/// whether u and v run against the screen, and the letters of its left, right, top and bottom
+/// edges (with an affine).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlaneAxes {
+    pub u: usize,
+    pub v: usize,
+    pub w: usize,
+    pub flip: [bool; 2],
+    /// Whether stepping the slice forward (towards R, A or S) lowers the voxel index.
+    pub normal_flipped: bool,
+    pub letters: Option<[char; 4]>,
+}
+
+impl DisplayAxes {
+    pub fn of(field: &ScalarField, radiological: bool) -> DisplayAxes {
+        match field.affine.filter(|_| field.ndim() == 3) {
+            Some(a) => DisplayAxes { orientation: Orientation::of(&a), world: true, radiological },
+            None => DisplayAxes { orientation: Orientation::IDENTITY, world: false, radiological: false },
+        }
+    }
+
+    /// The axes of the view whose display normal is `n` (0 sagittal, 1 coronal, 2 axial).
+    pub fn plane(&self, n: usize) -> PlaneAxes {
+        let (du, dv) = plane_axes(n);
+        let o = &self.orientation;
+        // Radiological mirrors left and right wherever they run across the screen.
+        let mirror = self.radiological && du == 0;
+        let right = if mirror { NEGATIVE[du] } else { POSITIVE[du] };
+        let left = if mirror { POSITIVE[du] } else { NEGATIVE[du] };
+        PlaneAxes {
+            u: o.voxel_axis[du],
+            v: o.voxel_axis[dv],
+            w: o.voxel_axis[n],
+            flip: [o.flipped[du] != mirror, o.flipped[dv]],
+            normal_flipped: o.flipped[n],
+            letters: self.world.then_some([left, right, POSITIVE[dv], NEGATIVE[dv]]),
+        }
     }
 }
 
@@ -112,6 +169,8 @@ pub struct Look<'a> {
     pub mask_mode: u32,
     pub threshold_bits: u32,
     pub mask_color: [f32; 4],
+    /// Radiological display (the subject's right on the screen's left).
+    pub radiological: bool,
     /// The Morse-Smale complex over the slices, when it is computed for the field on screen.
     pub msc: Option<SliceOverlay<'a>>,
     /// Edges between pixels over the axial slice (or the 2D image) they were computed for.
@@ -128,10 +187,12 @@ struct Frame {
     center: [f32; 2],
     /// Points per voxel along u and v.
     ppv: [f32; 2],
+    /// +1 where the voxel index grows to the right (u) or up (v), -1 where it runs the other way.
+    sign: [f32; 2],
 }
 
 impl Frame {
-    fn new(rect: Rect, n: [usize; 2], sp: [f64; 2], nav: &Nav) -> Frame {
+    fn new(rect: Rect, n: [usize; 2], sp: [f64; 2], nav: &Nav, flip: [bool; 2]) -> Frame {
         let phys = [n[0] as f64 * sp[0], n[1] as f64 * sp[1]];
         let fit = (rect.width() as f64 / phys[0]).min(rect.height() as f64 / phys[1]);
         let scale = fit * nav.zoom as f64;
@@ -139,17 +200,39 @@ impl Frame {
             rect,
             center: [n[0] as f32 / 2.0 + nav.pan[0], n[1] as f32 / 2.0 + nav.pan[1]],
             ppv: [(scale * sp[0]) as f32, (scale * sp[1]) as f32],
+            sign: flip.map(|f| if f { -1.0 } else { 1.0 }),
         }
     }
 
     fn to_plane(&self, p: Pos2) -> [f32; 2] {
         let c = self.rect.center();
-        [self.center[0] + (p.x - c.x) / self.ppv[0], self.center[1] - (p.y - c.y) / self.ppv[1]]
+        [
+            self.center[0] + self.sign[0] * (p.x - c.x) / self.ppv[0],
+            self.center[1] - self.sign[1] * (p.y - c.y) / self.ppv[1],
+        ]
     }
 
     fn to_screen(&self, u: f32, v: f32) -> Pos2 {
         let c = self.rect.center();
-        Pos2::new(c.x + (u - self.center[0]) * self.ppv[0], c.y - (v - self.center[1]) * self.ppv[1])
+        Pos2::new(
+            c.x + self.sign[0] * (u - self.center[0]) * self.ppv[0],
+            c.y - self.sign[1] * (v - self.center[1]) * self.ppv[1],
+        )
+    }
+
+    /// Pans by a screen drag of `d`: the image follows the pointer.
+    fn pan(&self, nav: &mut Nav, d: Vec2) {
+        nav.pan[0] -= self.sign[0] * d.x / self.ppv[0];
+        nav.pan[1] += self.sign[1] * d.y / self.ppv[1];
+    }
+
+    /// Where an image of `n` texels per plane axis, row 0 at the top of v and offset `off`
+    /// voxels, lies on the screen, and the texture coordinates that put it the right way
+    /// round on a mirrored axis.
+    fn image_rect(&self, n: [f32; 2], off: f32) -> (Rect, Rect) {
+        let rect = Rect::from_two_pos(self.to_screen(off, off + n[1]), self.to_screen(off + n[0], off));
+        let [fu, fv] = self.sign.map(|s| if s < 0.0 { 1.0 } else { 0.0 });
+        (rect, Rect::from_min_max(Pos2::new(fu, fv), Pos2::new(1.0 - fu, 1.0 - fv)))
     }
 }
 
@@ -187,10 +270,11 @@ pub fn show(
     }
 }
 
+/// Draws the view whose display normal is `n` (0 sagittal, 1 coronal, 2 axial).
 fn view(
     ui: &mut egui::Ui,
     rect: Rect,
-    w: usize,
+    n: usize,
     field: &ScalarField,
     state: &mut ViewState,
     look: &Look,
@@ -198,13 +282,19 @@ fn view(
 ) {
     let dims = field.dims();
     let sp = field.spacing();
-    let (u, v) = plane_axes(w);
+    let axes = DisplayAxes::of(field, look.radiological).plane(n);
+    let PlaneAxes { u, v, w, .. } = axes;
+    // Slices step towards R, A or S whichever way the voxels are stored.
+    let forward = |index: usize| if axes.normal_flipped { dims[w] - 1 - index } else { index };
     let header = Rect::from_min_size(rect.min, Vec2::new(rect.width(), HEADER));
     let image = Rect::from_min_max(Pos2::new(rect.min.x, rect.min.y + HEADER), rect.max);
     if field.ndim() == 3 {
-        let name = format!("{} slice ({})", VIEW_NAMES[w], AXIS_LETTERS[w]);
-        let slider = egui::Slider::new(&mut state.cursor[w], 0..=dims[w] - 1).text(name);
-        ui.put(header.shrink2(Vec2::new(4.0, 1.0)), slider);
+        let name = format!("{} slice ({})", VIEW_NAMES[n], AXIS_LETTERS[w]);
+        let mut shown = forward(state.cursor[w]);
+        let slider = egui::Slider::new(&mut shown, 0..=dims[w] - 1).text(name);
+        if ui.put(header.shrink2(Vec2::new(4.0, 1.0)), slider).changed() {
+            state.cursor[w] = forward(shown);
+        }
     } else {
         ui.painter().text(
             header.left_center() + Vec2::new(4.0, 0.0),
@@ -219,13 +309,11 @@ fn view(
     }
     let resp = ui.allocate_rect(image, Sense::click_and_drag());
     let nav = &mut state.nav[w];
-    let mut fr = Frame::new(image, [dims[u], dims[v]], [sp[u], sp[v]], nav);
+    let mut fr = Frame::new(image, [dims[u], dims[v]], [sp[u], sp[v]], nav, axes.flip);
 
     // Navigation: right or middle drag pans, ctrl+wheel zooms, double-click resets.
     if resp.dragged_by(egui::PointerButton::Secondary) || resp.dragged_by(egui::PointerButton::Middle) {
-        let d = resp.drag_delta();
-        nav.pan[0] -= d.x / fr.ppv[0];
-        nav.pan[1] += d.y / fr.ppv[1];
+        fr.pan(nav, resp.drag_delta());
     }
     if resp.double_clicked() {
         *nav = Nav::default();
@@ -248,12 +336,15 @@ fn view(
         if zoom != 1.0 {
             nav.zoom = (nav.zoom * zoom).clamp(0.25, 64.0);
         }
-        let step = if ctrl || scroll == 0.0 { keys } else { scroll.signum() as i32 + keys };
+        let mut step = if ctrl || scroll == 0.0 { keys } else { scroll.signum() as i32 + keys };
+        if axes.normal_flipped {
+            step = -step;
+        }
         if field.ndim() == 3 && step != 0 {
             state.cursor[w] = (state.cursor[w] as i64 + step as i64).clamp(0, dims[w] as i64 - 1) as usize;
         }
     }
-    fr = Frame::new(image, [dims[u], dims[v]], [sp[u], sp[v]], nav);
+    fr = Frame::new(image, [dims[u], dims[v]], [sp[u], sp[v]], nav, axes.flip);
 
     // A click on a critical point picks it and puts the crosshair on it.
     let picked =
@@ -284,7 +375,10 @@ fn view(
 
     let params = SliceParams {
         center: fr.center,
-        half_extent: [image.width() / 2.0 / fr.ppv[0], image.height() / 2.0 / fr.ppv[1]],
+        half_extent: [
+            fr.sign[0] * image.width() / 2.0 / fr.ppv[0],
+            fr.sign[1] * image.height() / 2.0 / fr.ppv[1],
+        ],
         axes: [u as u32, v as u32, w as u32, state.cursor[w] as u32],
         dims: [0; 4],
         window: [look.window.0 as f32, look.window.1 as f32],
@@ -307,9 +401,7 @@ fn view(
         }
         if let Some((_, tex)) = cached {
             let off = if labels.on_cells { 0.5 } else { 0.0 };
-            let [nu, nv] = tex.size().map(|n| n as f32);
-            let rect = Rect::from_two_pos(fr.to_screen(off, off + nv), fr.to_screen(off + nu, off));
-            let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));
+            let (rect, uv) = fr.image_rect(tex.size().map(|n| n as f32), off);
             painter.image(tex.id(), rect, uv, Color32::WHITE);
         }
     }
@@ -323,9 +415,7 @@ fn view(
             *cached = Some(((parts.clone(), w, state.cursor[w]), tex));
         }
         if let Some((_, tex)) = cached {
-            let [nu, nv] = tex.size().map(|n| n as f32);
-            let rect = Rect::from_two_pos(fr.to_screen(0.0, nv), fr.to_screen(nu, 0.0));
-            let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));
+            let (rect, uv) = fr.image_rect(tex.size().map(|n| n as f32), 0.0);
             painter.image(tex.id(), rect, uv, Color32::WHITE);
         }
     }
@@ -368,6 +458,9 @@ fn view(
     if !cracks_complete {
         label += "  (edges: too many here, zoom in or raise the strength)";
     }
+    if let Some(letters) = axes.letters {
+        orientation_letters(&painter, image, letters);
+    }
     painter.text(
         image.left_bottom() + Vec2::new(6.0, -6.0),
         egui::Align2::LEFT_BOTTOM,
@@ -375,6 +468,30 @@ fn view(
         egui::FontId::monospace(11.0),
         Color32::from_gray(200),
     );
+}
+
+/// The world directions at a view's left, right, top and bottom edges, as ITK-SNAP and Slicer
+/// write them, on a dark halo so they read on any image.
+fn orientation_letters(painter: &egui::Painter, image: Rect, [left, right, top, bottom]: [char; 4]) {
+    let font = egui::FontId::proportional(16.0);
+    let m = 12.0;
+    let at = [
+        (Pos2::new(image.min.x + m, image.center().y), left),
+        (Pos2::new(image.max.x - m, image.center().y), right),
+        (Pos2::new(image.center().x, image.min.y + m), top),
+        (Pos2::new(image.center().x, image.max.y - m - 14.0), bottom),
+    ];
+    for (p, c) in at {
+        let text = c.to_string();
+        painter.text(
+            p + Vec2::new(1.0, 1.0),
+            egui::Align2::CENTER_CENTER,
+            &text,
+            font.clone(),
+            Color32::BLACK,
+        );
+        painter.text(p, egui::Align2::CENTER_CENTER, &text, font.clone(), Color32::from_rgb(255, 220, 90));
+    }
 }
 
 #[cfg(test)]
@@ -385,7 +502,7 @@ mod tests {
     fn screen_and_plane_coordinates_invert_each_other_with_physical_aspect() {
         let rect = Rect::from_min_size(Pos2::new(10.0, 20.0), Vec2::new(400.0, 200.0));
         let nav = Nav { zoom: 2.0, pan: [3.0, -1.0] };
-        let fr = Frame::new(rect, [100, 50], [1.0, 2.0], &nav);
+        let fr = Frame::new(rect, [100, 50], [1.0, 2.0], &nav, [false, false]);
         // 100 mm by 100 mm fits 200 points tall: 2 points/mm, then zoom 2.
         assert_eq!(fr.ppv, [4.0, 8.0]);
         let p = fr.to_screen(37.5, 12.25);

@@ -55,6 +55,13 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
             extent.join(" x ")
         )?;
         if let Some(a) = field.affine {
+            let o = topoview::field::orientation::Orientation::of(&a);
+            let oblique = if topoview::field::orientation::Orientation::is_oblique(&a) {
+                " (oblique: the closest axes)"
+            } else {
+                ""
+            };
+            out!("orientation:     {}{oblique}", o.code())?;
             for (i, row) in a.iter().take(3).enumerate() {
                 out!(
                     "{:<17}{}",
