@@ -13,7 +13,8 @@ struct Params {
     dims: vec4<u32>,
     window: vec2<f32>,
     colormap: u32,
-    // 0: no mask, 1: value <= threshold, 2: value >= threshold, 3: every voxel.
+    // Bits 0-1: 0 no mask, 1 value <= threshold, 2 value >= threshold, 3 every voxel.
+    // Bit 2 (MASK_OUTLINE): also draw the set's boundary, opaque, about one pixel wide.
     mask_mode: u32,
     threshold: vec4<TEXEL>,
     mask_color: vec4<f32>,
@@ -39,13 +40,12 @@ fn vs_main(@builtin(vertex_index) i: u32) -> VertexOut {
     return out;
 }
 
-@fragment
-fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {
-    let p = params.center + params.half_extent * in.ndc;
+// The sample of the slice at plane point p, if p lies inside the volume.
+fn sample_at(p: vec2<f32>) -> vec2<u32> {
     let nu = f32(params.dims[params.axes.x]);
     let nv = f32(params.dims[params.axes.y]);
     if (p.x < 0.0 || p.y < 0.0 || p.x >= nu || p.y >= nv) {
-        return params.background;
+        return vec2<u32>(0u, 0u);
     }
     var voxel = vec3<u32>(0u, 0u, 0u);
     voxel[params.axes.x] = u32(p.x);
@@ -53,21 +53,51 @@ fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {
     voxel[params.axes.z] = params.axes.w;
     let size = textureDimensions(volume);
     let texel = min(voxel / params.dims.w, size - vec3<u32>(1u, 1u, 1u));
-    let raw = textureLoad(volume, vec3<i32>(texel), 0).x;
+    return vec2<u32>(bitcast<u32>(textureLoad(volume, vec3<i32>(texel), 0).x), 1u);
+}
+
+// Whether a sample (its bits, as sample_at returns them) is in the threshold set.
+fn in_set(s: vec2<u32>) -> bool {
+    if (s.y == 0u) {
+        return false;
+    }
+    let raw = bitcast<TEXEL>(s.x);
+    switch params.mask_mode & 3u {
+        case 1u: { return raw <= params.threshold.x; }
+        case 2u: { return raw >= params.threshold.x; }
+        case 3u: { return true; }
+        default: { return false; }
+    }
+}
+
+@fragment
+fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {
+    let p = params.center + params.half_extent * in.ndc;
+    // One screen pixel in plane units (taken before any branch, as derivatives need).
+    let px = abs(dpdx(p.x)) + abs(dpdy(p.x));
+    let py = abs(dpdx(p.y)) + abs(dpdy(p.y));
+    let here = sample_at(p);
+    if (here.y == 0u) {
+        return params.background;
+    }
+    let raw = bitcast<TEXEL>(here.x);
     let value = f32(raw);
     let t = clamp((value - params.window.x) / max(params.window.y - params.window.x, 1e-30), 0.0, 1.0);
     // A NaN sample fails every comparison: it shows as the lowest colour and is never masked.
     let index = select(u32(t * 255.0 + 0.5), 0u, value != value);
     var color = textureLoad(lut, vec2<i32>(i32(index), i32(params.colormap)), 0);
-    var masked = false;
-    switch params.mask_mode {
-        case 1u: { masked = raw <= params.threshold.x; }
-        case 2u: { masked = raw >= params.threshold.x; }
-        case 3u: { masked = true; }
-        default: { masked = false; }
-    }
+    let masked = in_set(here);
     if (masked) {
         color = vec4<f32>(mix(color.rgb, params.mask_color.rgb, params.mask_color.a), 1.0);
+    }
+    // The boundary: a pixel of the set with a neighbour pixel outside it (the volume's edge
+    // included, so a set that reaches the border is closed there).
+    if ((params.mask_mode & 4u) != 0u && masked) {
+        let edge = !in_set(sample_at(p + vec2<f32>(px, 0.0))) || !in_set(sample_at(p - vec2<f32>(px, 0.0)))
+            || !in_set(sample_at(p + vec2<f32>(0.0, py))) || !in_set(sample_at(p - vec2<f32>(0.0, py)));
+        if (edge) {
+            color = vec4<f32>(params.mask_color.rgb, 1.0);
+        }
     }
     return vec4<f32>(color.rgb, 1.0);
 }

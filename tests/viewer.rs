@@ -657,3 +657,38 @@ fn volumes_stored_either_way_show_the_hemispheres_on_the_same_side() {
     assert!(h.state().settings.radiological);
     assert!(world_x_rightwards(&mut h) < -20.0, "radiological: the subject's right on the left");
 }
+
+/// Pixels of the slice area (left of the ECC panel) within 3 levels of `rgb`.
+fn pixels_of(h: &mut Harness<'_, TopoApp>, rgb: [u8; 3]) -> usize {
+    let img = h.render().unwrap();
+    img.enumerate_pixels()
+        .filter(|(x, y, p)| *x < 640 && *y > 60 && (0..3).all(|i| (p.0[i] as i32 - rgb[i] as i32).abs() <= 3))
+        .count()
+}
+
+/// The mask's colour is chosen against the colormap (a red mask vanished on cool-warm), and
+/// the outline draws the set's boundary, opaque, even with the fill's opacity at 0.
+#[test]
+fn the_mask_stands_out_on_cool_warm_and_its_outline_draws_the_boundary() {
+    let mut h = harness("coins.png");
+    wait_for(&mut h, "the coins", idle);
+    {
+        let s = &mut h.state_mut().settings;
+        s.colormap = Colormap::CoolWarm;
+        s.mask_opacity = 0.0;
+    }
+    h.run_steps(2);
+    let rgb = h.state().settings.mask_rgb();
+    assert_eq!(rgb, Colormap::CoolWarm.contrasting());
+    assert_eq!(pixels_of(&mut h, rgb), 0, "no fill, no outline: nothing in the mask's colour");
+    h.get_by_label("Outline").click();
+    h.run_steps(2);
+    assert!(h.state().settings.mask_outline);
+    let outline = pixels_of(&mut h, rgb);
+    assert!(outline > 500, "the coins' boundaries are drawn: {outline} pixels");
+    h.snapshot_options("coins_mask_outline_coolwarm", &snapshot_options());
+    // The fill at full opacity covers more than the outline does.
+    h.state_mut().settings.mask_opacity = 1.0;
+    h.run_steps(2);
+    assert!(pixels_of(&mut h, rgb) > 4 * outline);
+}

@@ -539,17 +539,21 @@ impl TopoApp {
         cracks: Option<crack_layer::Overlay>,
     ) -> views::Look<'a> {
         let (_, class) = volume::texel_format(d.displayed().dtype());
-        let (mode, bits) = if mask_on {
+        let (mut mode, bits) = if mask_on {
             mask_threshold(class, settings.filtration(), d.threshold)
         } else {
             (volume::MASK_OFF, 0)
         };
+        if settings.mask_outline && mode != volume::MASK_OFF {
+            mode |= volume::MASK_OUTLINE;
+        }
+        let [r, g, b] = settings.mask_rgb().map(|c| c as f32 / 255.0);
         views::Look {
             window: d.display_window(),
             colormap: settings.colormap.row(),
             mask_mode: mode,
             threshold_bits: bits,
-            mask_color: [1.0, 0.35, 0.15, settings.mask_opacity],
+            mask_color: [r, g, b, settings.mask_opacity],
             radiological: settings.radiological,
             cracks,
             msc: d.displayed_msc().filter(|_| settings.msc.show).map(|m| msc_overlay::SliceOverlay {

@@ -119,6 +119,10 @@ pub struct Settings {
     pub construction: Construction,
     pub superlevel: bool,
     pub mask_opacity: f32,
+    /// The mask's colour; None: the colour that stands out most on the colormap.
+    pub mask_color: Option<[u8; 3]>,
+    /// The threshold set's boundary drawn over the slices, opaque.
+    pub mask_outline: bool,
     /// Slices of volumes with an affine show the subject's right on the screen's left (as
     /// radiologists read them) instead of on the right (neurological).
     pub radiological: bool,
@@ -240,6 +244,8 @@ impl Default for Settings {
             construction: Construction::TopCells,
             superlevel: false,
             mask_opacity: 0.45,
+            mask_color: None,
+            mask_outline: false,
             radiological: false,
             grf: GrfSettings::default(),
             view3d: View3dSettings::default(),
@@ -252,6 +258,11 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The mask's colour on the colormap in use.
+    pub fn mask_rgb(&self) -> [u8; 3] {
+        self.mask_color.unwrap_or_else(|| self.colormap.contrasting())
+    }
+
     pub fn filtration(&self) -> Filtration {
         if self.superlevel { Filtration::Superlevel } else { Filtration::Sublevel }
     }

@@ -276,10 +276,7 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     curve_panel::readout(ui, d);
     super::explain::panel(app, ui);
     super::scale_space::panel(app, ui);
-    ui.horizontal(|ui| {
-        ui.checkbox(&mut app.mask_on, "Show mask");
-        ui.add(egui::Slider::new(&mut app.settings.mask_opacity, 0.0..=1.0).text("opacity"));
-    });
+    mask_controls(app, ui);
     ui.separator();
     display_controls(app, ui);
     ui.separator();
@@ -288,6 +285,33 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     super::crack_layer::panel(app, ui);
     ui.separator();
     dataset_info(app, ui);
+}
+
+/// Whether and how the threshold set shows on the slices: fill opacity, colour (chosen against
+/// the colormap until the user picks one) and the boundary.
+fn mask_controls(app: &mut TopoApp, ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut app.mask_on, "Show mask");
+        ui.add(egui::Slider::new(&mut app.settings.mask_opacity, 0.0..=1.0).text("opacity"));
+    });
+    ui.horizontal(|ui| {
+        let mut rgb = app.settings.mask_rgb();
+        let picked = ui.color_edit_button_srgb(&mut rgb).on_hover_text("The mask's colour");
+        if picked.changed() {
+            app.settings.mask_color = Some(rgb);
+        }
+        let auto = app.settings.mask_color.is_none();
+        if ui
+            .selectable_label(auto, "Auto colour")
+            .on_hover_text("The colour that stands out most on the colormap")
+            .clicked()
+        {
+            app.settings.mask_color = None;
+        }
+        ui.checkbox(&mut app.settings.mask_outline, "Outline").on_hover_text(
+            "The boundary of the threshold set, opaque, over the fill (opacity 0: outline only)",
+        );
+    });
 }
 
 fn display_controls(app: &mut TopoApp, ui: &mut egui::Ui) {

@@ -13,6 +13,13 @@ pub enum Colormap {
     CoolWarm,
 }
 
+/// How far apart two colours look, roughly: RGB distance with red, green and blue weighted 2,
+/// 4 and 3 (the eye tells greens apart best; a common quick approximation).
+pub fn distance(a: [u8; 3], b: [u8; 3]) -> f32 {
+    let d = |i: usize| a[i] as f32 - b[i] as f32;
+    (2.0 * d(0) * d(0) + 4.0 * d(1) * d(1) + 3.0 * d(2) * d(2)).sqrt()
+}
+
 impl Colormap {
     pub const ALL: [Colormap; 5] =
         [Colormap::Gray, Colormap::Viridis, Colormap::Magma, Colormap::Inferno, Colormap::CoolWarm];
@@ -44,6 +51,25 @@ impl Colormap {
         }
     }
 
+    /// The mask colour that stands out most against this map: of a few saturated candidates,
+    /// the one farthest (in RGB, weighted by the eye's sensitivity) from the map's nearest
+    /// colour. A red mask vanishes on cool-warm's red half and on magma's; this picks per map.
+    pub fn contrasting(self) -> [u8; 3] {
+        const CANDIDATES: [[u8; 3]; 8] = [
+            [255, 60, 40],
+            [255, 150, 0],
+            [255, 240, 0],
+            [60, 255, 60],
+            [0, 230, 255],
+            [40, 90, 255],
+            [255, 0, 255],
+            [0, 255, 170],
+        ];
+        let nearest =
+            |c: [u8; 3]| (0..256).map(|i| distance(c, self.rgb(i as f32 / 255.0))).fold(f32::MAX, f32::min);
+        CANDIDATES.into_iter().max_by(|a, b| nearest(*a).total_cmp(&nearest(*b))).unwrap_or(CANDIDATES[0])
+    }
+
     /// RGBA8 texels of the lookup texture: 256 wide, one row per map in [`Colormap::ALL`] order.
     pub fn lut_texels() -> Vec<u8> {
         let mut out = Vec::with_capacity(256 * 4 * Self::ALL.len());
@@ -69,6 +95,22 @@ mod tests {
         assert_eq!(Colormap::Viridis.rgb(1.0), [253, 231, 37]);
         assert_eq!(Colormap::CoolWarm.rgb(0.5), [221, 220, 220]);
         assert_eq!(Colormap::Gray.rgb(0.5), [128; 3]);
+    }
+
+    /// The mask colour of each map stays well away from every colour of the map, and farther
+    /// than the fixed red the viewer used before, which vanished on cool-warm and magma.
+    #[test]
+    fn the_mask_colour_stands_out_on_every_map() {
+        let nearest = |m: Colormap, c: [u8; 3]| {
+            (0..256).map(|i| distance(c, m.rgb(i as f32 / 255.0))).fold(f32::MAX, f32::min)
+        };
+        let red = [255, 89, 38];
+        for m in Colormap::ALL {
+            let c = m.contrasting();
+            assert!(nearest(m, c) >= 150.0, "{}: {c:?} is {} from the map", m.name(), nearest(m, c));
+            assert!(nearest(m, c) >= nearest(m, red), "{}", m.name());
+        }
+        assert!(nearest(Colormap::CoolWarm, red) < 100.0 && nearest(Colormap::Magma, red) < 100.0);
     }
 
     #[test]

@@ -124,6 +124,8 @@ pub const MASK_OFF: u32 = 0;
 pub const MASK_BELOW: u32 = 1;
 pub const MASK_ABOVE: u32 = 2;
 pub const MASK_ALL: u32 = 3;
+/// Or'ed into a mode: the set's boundary is drawn too, opaque.
+pub const MASK_OUTLINE: u32 = 4;
 
 /// The shader's mask mode and threshold bits for "the sublevel (superlevel) set at `t`", in the
 /// texel type of `class`: integer textures compare with the integer that selects exactly the
