@@ -228,7 +228,8 @@ fn the_3d_view_draws_each_mode_and_the_threshold_set_follows_the_threshold() {
     std::thread::sleep(Duration::from_millis(400));
     h.run_steps(3);
     h.snapshot_options("mni_3d_isosurface", &snapshot_options());
-    // A transfer-function preset from the Display panel.
+    // A transfer-function preset from the Display panel, scrolled into view.
+    scroll_panel_at(&mut h, "Colormap", -300.0);
     h.get_by_label("presets").click();
     h.run_steps(2);
     h.get_by_label("CT bone").click();
@@ -691,4 +692,105 @@ fn the_mask_stands_out_on_cool_warm_and_its_outline_draws_the_boundary() {
     h.state_mut().settings.mask_opacity = 1.0;
     h.run_steps(2);
     assert!(pixels_of(&mut h, rgb) > 4 * outline);
+}
+
+/// Scrolls the ECC panel by `dy` points with the wheel over the widget labelled `over`.
+fn scroll_panel_at(h: &mut Harness<'_, TopoApp>, over: &str, dy: f32) {
+    let at = h.get_by_label(over).rect().center();
+    h.hover_at(at);
+    h.run_steps(2);
+    h.event(egui::Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Point,
+        delta: egui::vec2(0.0, dy),
+        modifiers: Default::default(),
+        phase: egui::TouchPhase::Move,
+        source: egui::MouseWheelSource::Unknown,
+    });
+    h.run_steps(4);
+}
+
+/// A primary click at `pos`, press and release in one frame (a double-click must come within
+/// 0.3 s: use a harness with short steps).
+fn click_at(h: &mut Harness<'_, TopoApp>, pos: egui::Pos2) {
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: Default::default(),
+        });
+    }
+    h.step();
+}
+
+/// The threshold the plot's hover readout names at `pos`, checking the χ it gives there.
+fn hovered_threshold(h: &mut Harness<'_, TopoApp>, pos: egui::Pos2) -> f64 {
+    use egui_kittest::kittest::NodeT;
+    h.hover_at(pos);
+    h.run_steps(3);
+    // A label made of coloured runs carries its text as the node's value.
+    let label = h
+        .query_all_by_label_contains("")
+        .filter_map(|n| n.accesskit_node().label().or(n.accesskit_node().value()))
+        .find(|l| l.starts_with("threshold "))
+        .unwrap_or_else(|| panic!("no hover readout at {pos:?}"));
+    let (t, chi) =
+        label.trim_start_matches("threshold ").split_once(":  χ = ").unwrap_or_else(|| panic!("{label:?}"));
+    let t: f64 = t.parse().unwrap();
+    let d = h.state().data.as_ref().unwrap();
+    assert_eq!(chi.parse::<i64>().unwrap(), d.curve.as_ref().unwrap().chi_at(t), "{label}");
+    assert!(d.curve.as_ref().unwrap().ecc.thresholds.contains(&t), "a value the field takes");
+    t
+}
+
+/// The ECC plot as a reader uses it: the legend is a row above the plot (it covers nothing),
+/// hovering reads out the threshold and χ at the nearest value, the wheel zooms the threshold
+/// axis around the pointer without scrolling the panel, and a double-click shows the whole
+/// curve again and leaves the threshold where it was.
+#[test]
+fn the_plot_reads_out_zooms_and_resets_without_moving_the_threshold() {
+    let path = common::data("coins.png");
+    let mut h = Harness::builder()
+        .with_size(egui::Vec2::new(1280.0, 800.0))
+        .with_step_dt(1.0 / 60.0)
+        .wgpu()
+        .build_eframe(move |cc| TopoApp::new(cc, Startup { file: Some(path), ..Default::default() }));
+    wait_for(&mut h, "the coins", idle);
+    let legend = h.get_by_label("original").rect();
+    let entry = h.get_by_label("Threshold").rect();
+    assert!(legend.max.y < entry.min.y);
+    let y = (legend.max.y + entry.min.y) / 2.0;
+    let (a, b) = (egui::pos2(entry.min.x + 120.0, y), egui::pos2(entry.min.x + 220.0, y));
+    let ta = hovered_threshold(&mut h, a);
+    let tb = hovered_threshold(&mut h, b);
+    assert!(tb > ta, "thresholds grow to the right: {ta} {tb}");
+    let threshold = h.state().data.as_ref().unwrap().threshold;
+
+    // Zoom in around a: a keeps its threshold, b comes closer to it.
+    h.hover_at(a);
+    h.run_steps(2);
+    h.event(egui::Event::MouseWheel {
+        unit: egui::MouseWheelUnit::Point,
+        delta: egui::vec2(0.0, 200.0),
+        modifiers: Default::default(),
+        phase: egui::TouchPhase::Move,
+        source: egui::MouseWheelSource::Unknown,
+    });
+    h.run_steps(10);
+    assert_eq!(h.get_by_label("Threshold").rect(), entry, "the panel did not scroll");
+    let zoomed = hovered_threshold(&mut h, b);
+    assert!(zoomed < tb - 10.0, "b shows a threshold nearer a: {zoomed} (was {tb})");
+    assert_eq!(h.state().data.as_ref().unwrap().threshold, threshold, "zooming moves no threshold");
+
+    // A double-click resets the view and keeps the threshold.
+    click_at(&mut h, b);
+    click_at(&mut h, b);
+    h.run_steps(3);
+    assert_eq!(h.state().data.as_ref().unwrap().threshold, threshold, "double-click keeps the threshold");
+    assert_eq!(hovered_threshold(&mut h, b), tb, "the whole curve again");
+    h.snapshot_options("coins_plot_hover", &snapshot_options());
+    // One click sets it.
+    click_at(&mut h, a);
+    h.run_steps(2);
+    assert_eq!(h.state().data.as_ref().unwrap().threshold, ta);
 }

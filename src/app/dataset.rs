@@ -201,7 +201,7 @@ impl Dataset {
 
 /// The element of `values` (sorted either way, as a curve's thresholds are) nearest `x`, by
 /// binary search: it runs on every frame of a drag, on curves of millions of points.
-fn nearest(values: &[f64], x: f64) -> Option<f64> {
+pub fn nearest(values: &[f64], x: f64) -> Option<f64> {
     let ascending = values.first() <= values.last();
     let i = values.partition_point(|&v| if ascending { v < x } else { v > x });
     let candidates = [i.checked_sub(1), Some(i)];

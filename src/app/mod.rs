@@ -177,6 +177,7 @@ impl TopoApp {
             cc.storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)).unwrap_or_default();
         settings.view3d.transfer.sanitize();
         settings.scale_space.sanitize();
+        install_fonts(&cc.egui_ctx);
         let mut no_3d = None;
         let has_renderer = cc
             .wgpu_render_state
@@ -622,6 +623,22 @@ impl eframe::App for TopoApp {
         }
         eframe::set_value(storage, eframe::APP_KEY, &saved);
     }
+}
+
+/// Puts DejaVu Sans's Greek letters before egui's fonts (egui's default font draws χ much like
+/// an x, and χ is on every readout; see assets/NOTICE.md), and makes small captions legible
+/// at the default scale (egui's are 9 points).
+pub fn install_fonts(ctx: &egui::Context) {
+    const GREEK: &[u8] = include_bytes!("../../assets/fonts/dejavu_sans_greek.ttf");
+    let mut fonts = egui::FontDefinitions::default();
+    fonts.font_data.insert("dejavu-greek".into(), Arc::new(egui::FontData::from_static(GREEK)));
+    for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
+        fonts.families.entry(family).or_default().insert(0, "dejavu-greek".into());
+    }
+    ctx.set_fonts(fonts);
+    ctx.all_styles_mut(|style| {
+        style.text_styles.insert(egui::TextStyle::Small, egui::FontId::proportional(11.0));
+    });
 }
 
 /// What the user is told about a field just loaded: the reader's notes and the NaN warning,

@@ -272,7 +272,9 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     } else {
         None
     };
-    curve_panel::plot(ui, d, lines.as_deref(), 300.0);
+    // The plot takes a third of the window's height (the panel scrolls; it has no height).
+    let height = (ui.ctx().content_rect().height() * 0.36).clamp(220.0, 640.0);
+    curve_panel::plot(ui, d, lines.as_deref(), height, &mut app.settings.normalise_curves);
     curve_panel::readout(ui, d);
     super::explain::panel(app, ui);
     super::scale_space::panel(app, ui);
