@@ -794,3 +794,45 @@ fn the_plot_reads_out_zooms_and_resets_without_moving_the_threshold() {
     h.run_steps(2);
     assert_eq!(h.state().data.as_ref().unwrap().threshold, ta);
 }
+
+/// With the desktop's dialog unavailable (no D-Bus session in the tests, or the setting),
+/// File, Open and Ctrl+E open topoview's own dialog: folders to walk, the files the filter admits,
+/// a name to type, and the action runs on the chosen path.
+#[test]
+fn file_dialogs_fall_back_to_the_in_app_one_and_shortcuts_open_them() {
+    let mut h = harness("pydicom_emri_small.nii.gz");
+    wait_for(&mut h, "the emri volume", idle);
+    h.state_mut().settings.builtin_dialogs = true;
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::O);
+    h.run_steps(2);
+    assert!(h.state().dialogs.open.is_some(), "Ctrl+O opens the dialog");
+    // Walk to the test data by the folder field, pick the coins and open them.
+    let data = common::data("coins.png").parent().unwrap().to_path_buf();
+    h.state_mut().dialogs.open.as_mut().unwrap().go(data.clone());
+    h.run_steps(2);
+    h.get_by_label("coins.png").click();
+    h.run_steps(2);
+    h.snapshot_options("in_app_open_dialog", &snapshot_options());
+    h.get_by_label("Open").click();
+    h.run_steps(2);
+    assert!(h.state().dialogs.open.is_none());
+    wait_for(&mut h, "the coins", |a| idle(a) && a.data.as_ref().is_some_and(|d| d.field.dims()[0] == 384));
+
+    // Ctrl+E: the curve as CSV, under the suggested name, into a folder of our own.
+    let tmp = tempfile::tempdir().unwrap();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::E);
+    h.run_steps(2);
+    let dialog = h.state_mut().dialogs.open.as_mut().expect("Ctrl+E asks where");
+    assert_eq!(dialog.name, "coins_ecc.csv");
+    dialog.go(tmp.path().to_path_buf());
+    h.run_steps(2);
+    h.get_by_label("Save").click();
+    let out = tmp.path().join("coins_ecc.csv");
+    wait_for(&mut h, "the export", |_| out.exists());
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("threshold,chi"), "{text}");
+    // The menu shows the shortcut beside its entry.
+    h.get_by_label("File").click();
+    h.run_steps(2);
+    h.get_by_label_contains("Open…");
+}

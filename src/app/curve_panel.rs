@@ -119,7 +119,6 @@ pub fn plot(
     let sigma = data.smoothed.as_ref().map(|s| s.sigma);
     let shown = data.displayed_curve().map(|c| (&c.crossings, c.suggested));
     let threshold = data.threshold;
-    let dtype = data.displayed().dtype();
     let n_betti = if data.displayed().ndim() == 3 { 3 } else { 2 };
 
     let mut lines: Vec<(String, Color32, &[[f64; 2]])> = Vec::new();

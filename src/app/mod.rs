@@ -4,11 +4,13 @@
 //! Layout: menu bar on top, status bar at the bottom, the ECC panel on the right, slice views in
 //! the centre. State lives here; [`views`], [`curve_panel`] and [`side`] draw parts of it.
 
+mod actions;
 mod crack_layer;
 mod curve_panel;
 pub mod dataset;
 pub mod explain;
 pub mod exports;
+pub mod file_dialog;
 mod msc_labels;
 mod msc_overlay;
 pub mod msc_panel;
@@ -112,6 +114,8 @@ pub struct TopoApp {
     pending_smoothed_window: Option<(f64, f64)>,
     /// An error to show once the first field has loaded (loading clears the banner).
     deferred_error: Option<String>,
+    /// The file dialogs: whether the desktop's works, and the in-app one while open.
+    pub dialogs: file_dialog::Dialogs,
 }
 
 mod bench;
@@ -227,6 +231,7 @@ impl TopoApp {
             pending_level: None,
             pending_smoothed_window: None,
             deferred_error: None,
+            dialogs: Default::default(),
         };
         if let Some(s) = startup.session {
             match session::open(&mut app, &s) {
@@ -611,6 +616,8 @@ impl eframe::App for TopoApp {
         });
         egui::CentralPanel::default().show(ui, |ui| side::central(self, ui));
         side::grf_window(self, &ctx);
+        actions::show_dialog(self, &ctx);
+        actions::shortcuts(self, &ctx);
         if let Some(b) = &mut self.bench {
             b.ui_time(started.elapsed().as_secs_f32() * 1000.0);
         }

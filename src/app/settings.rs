@@ -123,6 +123,8 @@ pub struct Settings {
     pub mask_color: Option<[u8; 3]>,
     /// The threshold set's boundary drawn over the slices, opaque.
     pub mask_outline: bool,
+    /// File > Open and the exports use topoview's own dialog, not the desktop's.
+    pub builtin_dialogs: bool,
     /// Each curve of the ECC plot divided by its largest |value|.
     pub normalise_curves: bool,
     /// Slices of volumes with an affine show the subject's right on the screen's left (as
@@ -250,6 +252,7 @@ impl Default for Settings {
             mask_outline: false,
             radiological: false,
             normalise_curves: false,
+            builtin_dialogs: false,
             grf: GrfSettings::default(),
             view3d: View3dSettings::default(),
             msc: MscSettings::default(),

@@ -1,7 +1,8 @@
 //! The panels around the slice views: menu bar, status bar, the ECC panel with its controls,
 //! the display controls with the histogram, and the random-field dialog.
 
-use super::exports::Export;
+use super::actions;
+use super::file_dialog::Action;
 use super::settings::{LabelOverlay, Layout};
 use super::view3d;
 use super::views::{self, VIEW_NAMES};
@@ -11,27 +12,12 @@ use crate::export::format_threshold;
 use crate::io::OpenOptions;
 use crate::render::colormap::Colormap;
 use crate::topo::ecc::Construction;
-use egui::{Color32, Rect, Sense, Stroke, Vec2};
-
-const FILE_TYPES: &[&str] =
-    &["nii", "gz", "hdr", "nrrd", "nhdr", "mha", "mhd", "png", "jpg", "jpeg", "tif", "tiff", "raw"];
-
-fn file_dialog(app: &TopoApp) -> rfd::FileDialog {
-    let d = rfd::FileDialog::new();
-    match &app.settings.last_dir {
-        Some(dir) => d.set_directory(dir),
-        None => d,
-    }
-}
+use egui::{Color32, KeyboardShortcut, Rect, Sense, Stroke, Vec2};
 
 pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| {
-            if ui.button("Open…").clicked()
-                && let Some(p) = file_dialog(app).add_filter("images and volumes", FILE_TYPES).pick_file()
-            {
-                app.open(p, OpenOptions::default());
-            }
+            menu_item(app, ui, "Open…", Action::Open, Some(actions::OPEN));
             ui.menu_button("Open recent", |ui| {
                 if app.settings.recent.is_empty() {
                     ui.label("(nothing yet)");
@@ -83,84 +69,54 @@ pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
     });
 }
 
-/// File > Save session… and Open session….
-fn session_menu(app: &mut TopoApp, ui: &mut egui::Ui) {
-    let hint = "The field, the settings, the threshold, σ, the window, the camera and the simplification level, as JSON";
-    if ui.add_enabled(app.data.is_some(), egui::Button::new("Save session…")).on_hover_text(hint).clicked()
-        && let Some(mut p) = file_dialog(app)
-            .add_filter("topoview session", &["json"])
-            .set_file_name("session.json")
-            .save_file()
-    {
-        if p.extension().is_none() {
-            p.set_extension("json");
-        }
-        match super::session::save(app, &p) {
-            Ok(()) => app.message = Some(format!("saved the session to {}", p.display())),
-            Err(e) => app.error = Some(e.to_string()),
-        }
+/// A File menu entry: enabled when its action can run, with its shortcut shown.
+fn menu_item(
+    app: &mut TopoApp,
+    ui: &mut egui::Ui,
+    label: &str,
+    action: Action,
+    key: Option<KeyboardShortcut>,
+) {
+    let mut button = egui::Button::new(label);
+    if let Some(k) = key {
+        button = button.shortcut_text(ui.ctx().format_shortcut(&k));
     }
-    if ui.button("Open session…").clicked()
-        && let Some(p) = file_dialog(app).add_filter("topoview session", &["json"]).pick_file()
-        && let Err(e) = super::session::open(app, &p)
-    {
-        app.error = Some(e.to_string());
+    if ui.add_enabled(actions::available(app, action), button).clicked() {
+        actions::ask(app, action, &ui.ctx().clone());
     }
 }
 
+/// File > Save session… and Open session….
+fn session_menu(app: &mut TopoApp, ui: &mut egui::Ui) {
+    let hint = "The field, the settings, the threshold, σ, the window, the camera and the simplification level, as JSON";
+    ui.scope(|ui| {
+        menu_item(app, ui, "Save session…", Action::SaveSession, Some(actions::SAVE_SESSION));
+    })
+    .response
+    .on_hover_text(hint);
+    menu_item(app, ui, "Open session…", Action::OpenSession, Some(actions::OPEN_SESSION));
+}
+
 fn export_menu(app: &mut TopoApp, ui: &mut egui::Ui) {
-    let ctx = ui.ctx().clone();
-    let Some(d) = &app.data else {
+    if app.data.is_none() {
         ui.label("(open a file to export)");
-        return;
-    };
-    let stem = d.path.as_ref().and_then(|p| p.file_name()).map_or("field".to_string(), |n| {
-        let n = n.to_string_lossy();
-        n.trim_end_matches(".gz").rsplit_once('.').map_or(n.to_string(), |(s, _)| s.to_string())
-    });
-    let curve = d.displayed_curve().map(|c| (c.ecc.clone(), d.displayed_sigma()));
-    for (label, json) in [("Export curve as CSV…", false), ("Export curve as JSON…", true)] {
-        if ui.add_enabled(curve.is_some(), egui::Button::new(label)).clicked()
-            && let Some((ecc, sigma)) = &curve
-            && let Some(path) = file_dialog(app)
-                .set_file_name(format!("{stem}_ecc.{}", if json { "json" } else { "csv" }))
-                .save_file()
-        {
-            let job = Export::Curve {
-                path,
-                json,
-                source: d.source.clone(),
-                field: d.displayed().clone(),
-                ecc: ecc.clone(),
-                sigma: *sigma,
-            };
-            app.export(job, &ctx);
-        }
     }
-    let (field, filtration, threshold) = (d.displayed().clone(), app.settings.filtration(), d.threshold);
-    if ui.button("Export mask as NIfTI…").clicked()
-        && let Some(path) = file_dialog(app).set_file_name(format!("{stem}_mask.nii.gz")).save_file()
-    {
-        app.export(Export::MaskNifti { path, field: field.clone(), filtration, threshold }, &ctx);
-    }
+    menu_item(
+        app,
+        ui,
+        "Export curve as CSV…",
+        Action::ExportCurve { json: false },
+        Some(actions::EXPORT_CURVE),
+    );
+    menu_item(app, ui, "Export curve as JSON…", Action::ExportCurve { json: true }, None);
+    menu_item(app, ui, "Export mask as NIfTI…", Action::ExportMaskNifti, Some(actions::EXPORT_MASK));
+    let three_d = app.data.as_ref().is_some_and(|d| d.field.ndim() == 3);
     let png_label =
-        if field.ndim() == 3 { "Export mask of the axial slice as PNG…" } else { "Export mask as PNG…" };
-    if ui.button(png_label).clicked()
-        && let Some(path) = file_dialog(app).set_file_name(format!("{stem}_mask.png")).save_file()
-    {
-        let z = if field.ndim() == 3 { app.views.cursor[2] } else { 0 };
-        app.export(Export::MaskPng { path, field, filtration, threshold, z }, &ctx);
-    }
-    if ui.button("Save screenshot…").clicked()
-        && let Some(path) = file_dialog(app).set_file_name("topoview.png").save_file()
-    {
-        let tx = app.exports_tx.clone();
-        let c = ctx.clone();
-        ctx.request_screenshot(move |img| {
-            let _ = tx.send(super::exports::save_screenshot(&path, &img));
-            c.request_repaint();
-        });
-    }
+        if three_d { "Export mask of the axial slice as PNG…" } else { "Export mask as PNG…" };
+    menu_item(app, ui, png_label, Action::ExportMaskPng, None);
+    menu_item(app, ui, "Save screenshot…", Action::Screenshot, Some(actions::SCREENSHOT));
+    ui.checkbox(&mut app.settings.builtin_dialogs, "Use topoview's own file dialog")
+        .on_hover_text("Instead of the desktop's (it is used anyway when the desktop's does not open)");
 }
 
 pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
