@@ -327,7 +327,7 @@ fn open<'py>(
     let f = run(py, total, None, move |ctl| crate::io::open_with(&path, &opts, ctl))?
         .map_err(|e| ReadError::new_err(e.to_string()))?;
     let (shape, spacing) = (f.shape().to_vec(), f.spacing()[..f.ndim()].to_vec());
-    let (affine, notes, dtype) = (f.affine, f.notes.clone(), f.dtype().name());
+    let (affine, notes, dtype) = (f.affine, f.notes_with_series(), f.dtype().name());
     Ok((to_numpy(py, f.into_samples()), shape, spacing, affine, notes, dtype))
 }
 

@@ -836,3 +836,32 @@ fn file_dialogs_fall_back_to_the_in_app_one_and_shortcuts_open_them() {
     h.run_steps(2);
     h.get_by_label_contains("Open…");
 }
+
+/// A 4D file opens at its first volume with a volume slider; moving the slider reads that
+/// volume from the file (equal to reading it with `--volume`), keeping the view and a chosen
+/// threshold.
+#[test]
+fn a_4d_file_has_a_volume_slider() {
+    use topoview::io::{OpenOptions, open};
+    let path = common::data("nibabel_example4d.nii.gz");
+    let mut h = harness("nibabel_example4d.nii.gz");
+    wait_for(&mut h, "the 4D file", idle);
+    let d = h.state().data.as_ref().unwrap();
+    assert_eq!(d.field.series, Some(topoview::field::Series { index: 0, count: 2 }));
+    assert!(h.state().message.as_deref().is_none_or(|m| !m.contains("--volume")), "no restart advice");
+    h.state_mut().views.cursor = [10, 20, 5];
+    h.get_by_label("Threshold").set_value_accesskit(300.0);
+    h.run_steps(2);
+    h.get_by_role_and_label(Role::Slider, "volume (of 2, 4D file)").set_value_accesskit(1.0);
+    wait_for(&mut h, "volume 1", |a| {
+        idle(a) && a.data.as_ref().is_some_and(|d| d.field.series.is_some_and(|s| s.index == 1))
+    });
+    let app = h.state();
+    let d = app.data.as_ref().unwrap();
+    let second = open(&path, &OpenOptions { volume: Some(1), ..Default::default() }).unwrap();
+    assert_eq!(d.field.samples(), second.samples());
+    assert_ne!(d.field.samples(), open(&path, &OpenOptions::default()).unwrap().samples());
+    assert_eq!(app.views.cursor, [10, 20, 5], "the view stays");
+    assert_eq!(d.threshold, 300.0, "the chosen threshold stays");
+    h.snapshot_options("example4d_volume_1", &snapshot_options());
+}

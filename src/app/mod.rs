@@ -116,6 +116,8 @@ pub struct TopoApp {
     deferred_error: Option<String>,
     /// The file dialogs: whether the desktop's works, and the in-app one while open.
     pub dialogs: file_dialog::Dialogs,
+    /// The volume of a 4D file asked for with the slider, while it loads.
+    pub volume_requested: Option<usize>,
 }
 
 mod bench;
@@ -232,6 +234,7 @@ impl TopoApp {
             pending_smoothed_window: None,
             deferred_error: None,
             dialogs: Default::default(),
+            volume_requested: None,
         };
         if let Some(s) = startup.session {
             match session::open(&mut app, &s) {
@@ -257,6 +260,16 @@ impl TopoApp {
         let what = format!("Opening {}", path.display());
         self.worker.submit(Open { path, opts });
         self.jobs.insert(jobs::LOAD, JobProgress { what, ..Default::default() });
+    }
+
+    /// Shows volume `index` of the 4D file on screen (read again from the file, on the worker;
+    /// the view stays where it is).
+    pub fn show_volume(&mut self, index: usize) {
+        let Some(d) = &self.data else { return };
+        let crate::compute::jobs::Origin::File { path, opts } = &d.origin else { return };
+        let opts = OpenOptions { volume: Some(index), ..opts.clone() };
+        self.open(path.clone(), opts);
+        self.volume_requested = Some(index);
     }
 
     pub fn generate(&mut self) {
@@ -440,7 +453,19 @@ impl TopoApp {
         if let Some(p) = &l.path {
             self.settings.opened(p);
         }
-        self.views.reset(l.field.dims());
+        // Another volume of the series on screen keeps the view, the window and a threshold
+        // the user chose; any other field starts afresh.
+        let same_series = self.data.as_ref().filter(|d| {
+            d.path.is_some()
+                && d.path == l.path
+                && d.field.series.is_some()
+                && l.field.series.is_some()
+                && d.field.dims() == l.field.dims()
+        });
+        let kept = same_series.map(|d| (d.window, d.threshold_chosen.then_some(d.threshold)));
+        if kept.is_none() {
+            self.views.reset(l.field.dims());
+        }
         // Signed data get the diverging map in place of gray, for this field only: the
         // user's own choice comes back with the next field and is what gets saved.
         if let Some(own) = self.auto_colormap.take() {
@@ -451,7 +476,15 @@ impl TopoApp {
             self.settings.colormap = Colormap::CoolWarm;
         }
         self.message = load_message(&l.field.notes, l.summary.non_finite);
-        self.data = Some(Dataset::new(l));
+        let mut data = Dataset::new(l);
+        if let Some((window, threshold)) = kept {
+            data.window = window;
+            if let Some(t) = threshold {
+                data.threshold = t;
+                data.threshold_chosen = true;
+            }
+        }
+        self.data = Some(data);
         self.error = self.deferred_error.take();
         self.pending_level = None;
         self.pending_smoothed_window = None;

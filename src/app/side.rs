@@ -412,6 +412,10 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         ui.label("No wgpu renderer: slice views are unavailable in this window.");
         return;
     }
+    if let Some(series) = d.field.series {
+        volume_slider(app, ui, series);
+    }
+    let Some(d) = &app.data else { return };
     let labels = labels.as_ref();
     let mut look = TopoApp::look(&app.settings, app.mask_on, d, labels, cracks);
     look.parts = parts.clone();
@@ -449,6 +453,23 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         };
         view3d::show(ui, r, &mut app.settings.view3d, &mut app.view3d, &input);
     }
+}
+
+/// The volume (time point) of a 4D file on screen; moving it reads that volume.
+fn volume_slider(app: &mut TopoApp, ui: &mut egui::Ui, series: crate::field::Series) {
+    // While a volume loads, the slider shows the one asked for, not the one on screen.
+    let loading = app.jobs.contains_key(&jobs::LOAD);
+    let mut index = app.volume_requested.filter(|_| loading).unwrap_or(series.index);
+    ui.horizontal(|ui| {
+        let slider = egui::Slider::new(&mut index, 0..=series.count - 1)
+            .text(format!("volume (of {}, 4D file)", series.count));
+        let r = ui
+            .add(slider)
+            .on_hover_text("Time point of the 4D file: each is read from the file as it is chosen");
+        if r.changed() && index != series.index {
+            app.show_volume(index);
+        }
+    });
 }
 
 /// The file, its geometry and the value under the crosshair.

@@ -87,7 +87,7 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
             field.samples().byte_len(),
             field.samples().byte_len() as f64 / 1048576.0
         )?;
-        for n in &field.notes {
+        for n in &super::reader_notes(&field) {
             out!("note:            {n}")?;
         }
         if args.files.len() > 1 {

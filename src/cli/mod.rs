@@ -154,6 +154,17 @@ impl BackendArgs {
     }
 }
 
+/// What the reader did, said once per file; a volume of a 4D file says how to choose another.
+pub fn reader_notes(field: &topoview::field::ScalarField) -> Vec<String> {
+    let mut notes = field.notes_with_series();
+    if field.series.is_some()
+        && let Some(last) = notes.last_mut()
+    {
+        last.push_str(" (choose another with --volume)");
+    }
+    notes
+}
+
 fn parse_dtype(s: &str) -> Result<Dtype, String> {
     Dtype::parse(s).ok_or_else(|| format!("unknown dtype '{s}' (u8, i8, u16, i16, u32, i32, f32, f64)"))
 }

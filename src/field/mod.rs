@@ -118,6 +118,15 @@ pub struct ScalarField {
     /// Things the reader did that the user should know about (colour converted to luminance,
     /// one volume of a 4D file chosen, ...), one sentence each.
     pub notes: Vec<String>,
+    /// Which volume of a 4D series (of how many) this field is, when the file held several.
+    pub series: Option<Series>,
+}
+
+/// The place of a field in a series of volumes (a 4D file's time axis).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Series {
+    pub index: usize,
+    pub count: usize,
 }
 
 impl ScalarField {
@@ -140,6 +149,7 @@ impl ScalarField {
             samples,
             affine: None,
             notes: Vec::new(),
+            series: None,
         })
     }
 
@@ -213,12 +223,23 @@ impl ScalarField {
         std::array::from_fn(|r| a[r][0] * p[0] + a[r][1] * p[1] + a[r][2] * p[2] + a[r][3])
     }
 
-    /// A field with the same geometry (dims, spacing, affine, notes) and new samples.
+    /// The reader's notes, with which volume of a series this is (the command line adds how to
+    /// choose another; the viewer has a slider).
+    pub fn notes_with_series(&self) -> Vec<String> {
+        let mut notes = self.notes.clone();
+        if let Some(s) = self.series {
+            notes.push(format!("4D file with {} volumes: using volume {}", s.count, s.index));
+        }
+        notes
+    }
+
+    /// A field with the same geometry (dims, spacing, affine, notes, series) and new samples.
     pub fn with_samples(&self, samples: Samples) -> Result<Self, FieldError> {
         let mut f = ScalarField::new(self.shape(), samples)?;
         f.spacing = self.spacing;
         f.affine = self.affine;
         f.notes = self.notes.clone();
+        f.series = self.series;
         Ok(f)
     }
 }

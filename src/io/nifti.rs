@@ -217,12 +217,6 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
     if vol >= vols {
         return Err(format!("volume {vol} requested, but the file has {vols} volumes").into());
     }
-    if vols > 1 {
-        notes.push(format!(
-            "4D file with {vols} volumes: using volume {vol}{}",
-            if volume.is_none() { " (choose another with --volume)" } else { "" }
-        ));
-    }
     let (stored, channels) = datatype(h.datatype)?;
     let voxel_bytes = stored.size() * channels;
     let vol_bytes =
@@ -282,6 +276,7 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
     let mut field = make_field(&spatial, samples, spacing)?;
     field.affine = Some(affine(&h, spacing));
     field.notes = notes;
+    field.series = (vols > 1).then_some(crate::field::Series { index: vol, count: vols });
     Ok(field)
 }
 
