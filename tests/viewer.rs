@@ -865,3 +865,72 @@ fn a_4d_file_has_a_volume_slider() {
     assert_eq!(d.threshold, 300.0, "the chosen threshold stays");
     h.snapshot_options("example4d_volume_1", &snapshot_options());
 }
+
+/// What the user sees is what they chose: the title names the file, a typed threshold survives
+/// a switch of the analysis settings, which can be reset to the command line's defaults, the
+/// status bar says a job was cancelled, and window and level follow a drag on the histogram's
+/// lines and a right-drag on a slice.
+#[test]
+fn settings_title_cancel_and_window_dragging() {
+    let mut h = harness("mni152_t1_09a.nii.gz");
+    wait_for(&mut h, "the MNI volume", idle);
+    assert_eq!(h.state().title(), "mni152_t1_09a.nii.gz - topoview");
+    h.get_by_label("Threshold").set_value_accesskit(120.0);
+    h.run_steps(2);
+    h.get_by_label("Superlevel").click();
+    h.run_steps(1);
+    wait_for(&mut h, "the superlevel curve", idle);
+    assert_eq!(h.state().data.as_ref().unwrap().threshold, 120.0, "the typed threshold stays");
+    h.get_by_label("Defaults").click();
+    h.run_steps(1);
+    wait_for(&mut h, "the default curve", idle);
+    assert!(!h.state().settings.superlevel);
+    assert!(h.query_by_label("Defaults").is_none(), "shown only when the settings differ");
+
+    // A job cancelled from the status bar says so.
+    {
+        let app = h.state_mut();
+        app.sigma = 8.0;
+        app.resmooth();
+        app.cancel_by_user(topoview::compute::jobs::SMOOTH);
+    }
+    h.run_steps(3);
+    h.get_by_label("Smoothing, σ = 8: cancelled");
+
+    // The histogram's max line dragged to the middle lowers the window's max only.
+    let before = h.state().data.as_ref().unwrap().window;
+    let auto = h.get_by_label("Auto").rect();
+    let full = h.get_by_label("Full").rect();
+    let y = auto.max.y + 40.0;
+    let right = full.max.x + 60.0;
+    h.drag_at(egui::pos2(right, y));
+    h.run_steps(1);
+    h.hover_at(egui::pos2(right - 150.0, y));
+    h.run_steps(1);
+    h.drop_at(egui::pos2(right - 150.0, y));
+    h.run_steps(2);
+    let after = h.state().data.as_ref().unwrap().window;
+    assert_eq!(after.0, before.0);
+    assert!(after.1 < before.1 - 20.0, "{before:?} -> {after:?}");
+
+    // A right-drag across a slice widens the window; down it lowers the level.
+    let slider = h.get_by_role_and_label(Role::Slider, "Axial slice (z)").rect();
+    let start = egui::pos2(slider.min.x + 150.0, slider.max.y + 150.0);
+    let button = |pressed, pos| egui::Event::PointerButton {
+        pos,
+        button: egui::PointerButton::Secondary,
+        pressed,
+        modifiers: Default::default(),
+    };
+    h.hover_at(start);
+    h.event(button(true, start));
+    h.run_steps(1);
+    let end = start + egui::vec2(80.0, 40.0);
+    h.hover_at(end);
+    h.run_steps(1);
+    h.event(button(false, end));
+    h.run_steps(2);
+    let dragged = h.state().data.as_ref().unwrap().window;
+    assert!(dragged.1 - dragged.0 > after.1 - after.0, "wider: {after:?} -> {dragged:?}");
+    assert!(dragged.0 + dragged.1 < after.0 + after.1, "lower level: {after:?} -> {dragged:?}");
+}

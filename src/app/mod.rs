@@ -79,6 +79,10 @@ pub struct TopoApp {
     pub sigma: f64,
     pub mask_on: bool,
     last_job: Option<(String, f64)>,
+    /// The job the user cancelled last (shown in the status bar until another one finishes).
+    pub cancelled: Option<String>,
+    /// The window title last set (it carries the file name).
+    title: String,
     /// The field whose texture is on the GPU (by address) and its display stride.
     uploaded: Option<(usize, usize)>,
     /// How far the volume's upload to the GPU has come (it may take several frames).
@@ -214,6 +218,8 @@ impl TopoApp {
             sigma: 0.0,
             mask_on: true,
             last_job: None,
+            cancelled: None,
+            title: String::new(),
             uploaded: None,
             upload: None,
             has_renderer,
@@ -332,6 +338,14 @@ impl TopoApp {
         self.jobs.remove(&lane);
     }
 
+    /// The status bar's Cancel: stops the lane's job and says so until another job finishes.
+    pub fn cancel_by_user(&mut self, lane: Lane) {
+        if let Some(j) = self.jobs.get(&lane) {
+            self.cancelled = Some(j.what.clone());
+        }
+        self.cancel(lane);
+    }
+
     /// Applies every event the worker has sent since the last frame.
     fn drain_events(&mut self) {
         while let Some(e) = self.worker.poll() {
@@ -344,6 +358,7 @@ impl TopoApp {
                 }
                 Event::Done { lane, outcome, seconds, note, .. } => {
                     self.jobs.remove(&lane);
+                    self.cancelled = None;
                     if note.is_some() {
                         self.message = note;
                     }
@@ -553,6 +568,32 @@ impl TopoApp {
         }
     }
 
+    /// "file.nii.gz (volume 3 of 10) - topoview": the window title names the field on screen.
+    fn set_title(&mut self, ctx: &egui::Context) {
+        let title = match &self.data {
+            Some(d) => {
+                let name = d
+                    .path
+                    .as_ref()
+                    .and_then(|p| p.file_name())
+                    .map_or(d.source.clone(), |n| n.to_string_lossy().into_owned());
+                let volume =
+                    d.field.series.map_or(String::new(), |s| format!(" (volume {} of {})", s.index, s.count));
+                format!("{name}{volume} - topoview")
+            }
+            None => "topoview".to_string(),
+        };
+        if title != self.title {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title = title;
+        }
+    }
+
+    /// The window's title now.
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
     /// Starts a job to write an export; the result appears in the status bar.
     fn export(&self, job: exports::Export, ctx: &egui::Context) {
         let ctx = ctx.clone();
@@ -589,6 +630,7 @@ impl TopoApp {
         let [r, g, b] = settings.mask_rgb().map(|c| c as f32 / 255.0);
         views::Look {
             window: d.display_window(),
+            range: d.displayed_summary().range,
             colormap: settings.colormap.row(),
             mask_mode: mode,
             threshold_bits: bits,
@@ -642,12 +684,17 @@ impl eframe::App for TopoApp {
             b.uploading(dt, sync.elapsed().as_secs_f32() * 1000.0);
         }
 
+        self.set_title(&ctx);
         egui::Panel::top("menu").show(ui, |ui| side::menu_bar(self, ui));
         egui::Panel::bottom("status").show(ui, |ui| side::status_bar(self, ui));
         egui::Panel::right("ecc").resizable(true).default_size(420.0).min_size(300.0).show(ui, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| side::ecc_panel(self, ui));
         });
         egui::CentralPanel::default().show(ui, |ui| side::central(self, ui));
+        // A right-drag on a slice set window and level.
+        if let (Some(w), Some(d)) = (self.views.window_dragged.take(), &mut self.data) {
+            *d.window_mut() = w;
+        }
         side::grf_window(self, &ctx);
         actions::show_dialog(self, &ctx);
         actions::shortcuts(self, &ctx);

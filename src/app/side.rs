@@ -142,7 +142,11 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
             }
         }
         if let Some(l) = cancel {
-            app.cancel(l);
+            app.cancel_by_user(l);
+        }
+        if let Some(what) = &app.cancelled {
+            ui.colored_label(ui.visuals().warn_fg_color, format!("{what}: cancelled"));
+            ui.separator();
         }
         if let Some(p) = app.upload.filter(|p| p.planes < p.of) {
             ui.label(format!("uploading the volume to the GPU: {} of {} planes", p.planes, p.of));
@@ -191,10 +195,26 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
             },
         );
         changed |= ui.checkbox(&mut app.settings.superlevel, "Superlevel").changed();
+        // These persist between runs: say so, and offer the command line's defaults back.
+        let defaults = (Construction::TopCells, false);
+        if (app.settings.construction, app.settings.superlevel) != defaults
+            && ui
+                .small_button("Defaults")
+                .on_hover_text(
+                    "Kept from your last run. Back to what `topoview ecc` computes by default: \
+                     top-cells, sublevel",
+                )
+                .clicked()
+        {
+            (app.settings.construction, app.settings.superlevel) = defaults;
+            changed = true;
+        }
     });
     if changed {
         if let Some(d) = &mut app.data {
-            d.threshold_chosen = false;
+            // A threshold the user chose stays where it still lies in the value range.
+            let inside = d.displayed_summary().range.is_some_and(|(lo, hi)| (lo..=hi).contains(&d.threshold));
+            d.threshold_chosen &= inside;
             d.curve = None;
             d.smoothed = None;
         }
@@ -299,7 +319,7 @@ fn display_controls(app: &mut TopoApp, ui: &mut egui::Ui) {
             *w = r;
         }
     });
-    histogram(ui, &summary, *w, app.settings.colormap);
+    histogram(ui, &summary, w, app.settings.colormap);
     let window = *w;
     let shows_3d = d.displayed().ndim() == 3 && matches!(app.settings.layout, Layout::Grid | Layout::Volume);
     if shows_3d {
@@ -328,10 +348,48 @@ fn display_controls(app: &mut TopoApp, ui: &mut egui::Ui) {
     }
 }
 
+/// Dragging on the histogram moves the window line nearest where the drag began (min or
+/// max), as in ITK-SNAP's contrast dialog; the lines never cross.
+fn drag_window_lines(
+    ui: &egui::Ui,
+    resp: &egui::Response,
+    rect: Rect,
+    range: Option<(f64, f64)>,
+    window: &mut (f64, f64),
+) {
+    let Some((lo, hi)) = range.filter(|r| r.1 > r.0) else { return };
+    let value_at = |x: f32| lo + ((x - rect.min.x) / rect.width()) as f64 * (hi - lo);
+    let x_of = |v: f64| rect.min.x + ((v - lo) / (hi - lo)) as f32 * rect.width();
+    let which = resp.id.with("window line");
+    // Judged where the press began: a drag starts only once the pointer has moved.
+    if resp.drag_started()
+        && let Some(p) = ui.input(|i| i.pointer.press_origin())
+    {
+        let upper = (p.x - x_of(window.1)).abs() < (p.x - x_of(window.0)).abs();
+        ui.data_mut(|d| d.insert_temp(which, upper));
+    }
+    if resp.dragged()
+        && let Some(p) = resp.interact_pointer_pos()
+    {
+        let v = value_at(p.x.clamp(rect.min.x, rect.max.x));
+        let gap = (hi - lo) * 1e-3;
+        if ui.data(|d| d.get_temp::<bool>(which)).unwrap_or(false) {
+            window.1 = v.max(window.0 + gap);
+        } else {
+            window.0 = v.min(window.1 - gap);
+        }
+    }
+    if resp.hovered() {
+        ui.ctx().set_cursor_icon(egui::CursorIcon::ResizeHorizontal);
+    }
+}
+
 /// Log-scaled histogram of the displayed field with the window drawn over it and the colormap
 /// underneath.
-fn histogram(ui: &mut egui::Ui, s: &crate::compute::FieldSummary, window: (f64, f64), cmap: Colormap) {
-    let (rect, _) = ui.allocate_exact_size(Vec2::new(ui.available_width(), 90.0), Sense::hover());
+fn histogram(ui: &mut egui::Ui, s: &crate::compute::FieldSummary, window: &mut (f64, f64), cmap: Colormap) {
+    let (rect, resp) = ui.allocate_exact_size(Vec2::new(ui.available_width(), 90.0), Sense::click_and_drag());
+    drag_window_lines(ui, &resp, rect, s.range, window);
+    let window = *window;
     let p = ui.painter_at(rect);
     p.rect_filled(rect, 2.0, ui.visuals().extreme_bg_color);
     let Some((lo, hi)) = s.range else { return };
@@ -494,7 +552,8 @@ fn dataset_info(app: &TopoApp, ui: &mut egui::Ui) {
     ui.add(egui::Label::new(lines.join("\n")).wrap());
     ui.small(
         "Slices: left click/drag moves the crosshair; wheel or arrow keys step the slice; ctrl+wheel \
-         zooms; right or middle drag pans; double-click resets. 3D view: left drag rotates, right \
+         zooms; middle drag pans; right drag sets window (across) and level (up/down); \
+         double-click resets. 3D view: left drag rotates, right \
          drag pans, wheel zooms, double-click frames the volume.",
     );
 }

@@ -125,6 +125,8 @@ pub struct ViewState {
     parts: PartTextures,
     /// How many cracks the "edges between pixels" layer drew in the last frame.
     pub cracks_drawn: usize,
+    /// A display window set by right-dragging on a view this frame, for the app to apply.
+    pub window_dragged: Option<(f64, f64)>,
 }
 
 /// What a view's label image shows: the labels (held, so their address cannot be reused while
@@ -165,6 +167,8 @@ impl ViewState {
 /// What every view draws with, this frame.
 pub struct Look<'a> {
     pub window: (f64, f64),
+    /// The displayed field's value range (right-dragging moves the window through it).
+    pub range: Option<(f64, f64)>,
     pub colormap: u32,
     pub mask_mode: u32,
     pub threshold_bits: u32,
@@ -247,6 +251,7 @@ pub fn show(
     look: &Look,
 ) -> Option<Rect> {
     state.hover = None;
+    state.window_dragged = None;
     if field.ndim() < 3 {
         view(ui, rect, 2, field, state, look, 0);
         return None;
@@ -311,9 +316,20 @@ fn view(
     let nav = &mut state.nav[w];
     let mut fr = Frame::new(image, [dims[u], dims[v]], [sp[u], sp[v]], nav, axes.flip);
 
-    // Navigation: right or middle drag pans, ctrl+wheel zooms, double-click resets.
-    if resp.dragged_by(egui::PointerButton::Secondary) || resp.dragged_by(egui::PointerButton::Middle) {
+    // Navigation: middle drag pans, ctrl+wheel zooms, double-click resets; right drag sets
+    // window and level as in ITK-SNAP (across: width, up and down: level).
+    if resp.dragged_by(egui::PointerButton::Middle) {
         fr.pan(nav, resp.drag_delta());
+    }
+    if resp.dragged_by(egui::PointerButton::Secondary)
+        && let Some((lo, hi)) = look.range.filter(|r| r.1 > r.0)
+    {
+        state.window_dragged = Some(window_level(
+            state.window_dragged.unwrap_or(look.window),
+            hi - lo,
+            resp.drag_delta(),
+            image.size(),
+        ));
     }
     if resp.double_clicked() {
         *nav = Nav::default();
@@ -470,6 +486,15 @@ fn view(
     );
 }
 
+/// The window after a right-drag of `d` points over a view of `size`: dragging across the
+/// whole view changes the width by the value range `span`, dragging down its whole height
+/// lowers the level (the window's centre) by `span`. The width stays positive.
+pub fn window_level(window: (f64, f64), span: f64, d: Vec2, size: Vec2) -> (f64, f64) {
+    let width = ((window.1 - window.0) + d.x as f64 / size.x.max(1.0) as f64 * span).max(span * 1e-3);
+    let level = (window.0 + window.1) / 2.0 - d.y as f64 / size.y.max(1.0) as f64 * span;
+    (level - width / 2.0, level + width / 2.0)
+}
+
 /// The world directions at a view's left, right, top and bottom edges, as ITK-SNAP and Slicer
 /// write them, on a dark halo so they read on any image.
 fn orientation_letters(painter: &egui::Painter, image: Rect, [left, right, top, bottom]: [char; 4]) {
@@ -510,6 +535,15 @@ mod tests {
         assert!((q[0] - 37.5).abs() < 1e-4 && (q[1] - 12.25).abs() < 1e-4);
         // The plane's v axis points up the screen.
         assert!(fr.to_screen(0.0, 10.0).y < fr.to_screen(0.0, 0.0).y);
+    }
+
+    #[test]
+    fn right_drag_widens_across_and_raises_the_level_upwards() {
+        let size = Vec2::new(200.0, 100.0);
+        assert_eq!(window_level((10.0, 20.0), 100.0, Vec2::new(20.0, 0.0), size), (5.0, 25.0));
+        assert_eq!(window_level((10.0, 20.0), 100.0, Vec2::new(0.0, -10.0), size), (20.0, 30.0));
+        let narrow = window_level((10.0, 20.0), 100.0, Vec2::new(-400.0, 0.0), size);
+        assert!(narrow.1 > narrow.0 && (narrow.0 + narrow.1) / 2.0 == 15.0);
     }
 
     #[test]
