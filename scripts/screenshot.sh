@@ -24,7 +24,8 @@ sleep 0.5
 "$bin" "$@" &
 app=$!
 for _ in $(seq 200); do
-    xwininfo -name topoview >/dev/null 2>&1 && break
+    # The title is "topoview", then "FILE - topoview" once a field is on screen.
+    xwininfo -root -tree 2>/dev/null | grep -q 'topoview"' && break
     kill -0 "$app" 2>/dev/null || { echo "screenshot.sh: topoview exited before showing a window" >&2; exit 1; }
     sleep 0.1
 done

@@ -21,6 +21,9 @@ struct Params {
     background: vec4<f32>,
 };
 
+// The row of Colormap::Labels in the lookup texture (render::colormap tests check it).
+const LABELS_ROW: u32 = 5u;
+
 @group(0) @binding(0) var<uniform> params: Params;
 @group(1) @binding(0) var volume: texture_3d<TEXEL>;
 @group(1) @binding(1) var lut: texture_2d<f32>;
@@ -84,7 +87,12 @@ fn fs_main(in: VertexOut) -> @location(0) vec4<f32> {
     let value = f32(raw);
     let t = clamp((value - params.window.x) / max(params.window.y - params.window.x, 1e-30), 0.0, 1.0);
     // A NaN sample fails every comparison: it shows as the lowest colour and is never masked.
-    let index = select(u32(t * 255.0 + 0.5), 0u, value != value);
+    var index = select(u32(t * 255.0 + 0.5), 0u, value != value);
+    // The label map's palette (row LABELS_ROW) takes the id itself, unwindowed: 0 and negative
+    // ids (none) black, id k in entry k mod 256.
+    if (params.colormap == LABELS_ROW) {
+        index = select(u32(max(value, 0.0)) % 256u, 0u, value != value);
+    }
     var color = textureLoad(lut, vec2<i32>(i32(index), i32(params.colormap)), 0);
     let masked = in_set(here);
     if (masked) {

@@ -331,6 +331,15 @@ fn open<'py>(
     Ok((to_numpy(py, f.into_samples()), shape, spacing, affine, notes, dtype))
 }
 
+/// Where a call ran, with why the CPU does everything (no driver...), as the first call's
+/// warning says it.
+fn where_ran(b: &crate::compute::backend::Backend, ran: &crate::compute::backend::Ran) -> String {
+    match b.why_cpu().filter(|_| !ran.on_gpu) {
+        Some(why) => format!("{} ({why})", b.where_ran(ran)),
+        None => b.where_ran(ran),
+    }
+}
+
 fn ecc_options(construction: &str, superlevel: bool, nan: &str) -> PyResult<EccOptions> {
     Ok(EccOptions {
         construction: construction.parse::<Construction>().map_err(error)?,
@@ -402,7 +411,7 @@ fn ecc<'py>(
     };
     let Ecc { thresholds, chi, dtype, .. } = e;
     let t = to_numpy(py, thresholds_as(py, thresholds, dtype));
-    Ok((t, chi.into_pyarray(py).into_any(), (b.where_ran(&ran), ran.fallback)))
+    Ok((t, chi.into_pyarray(py).into_any(), (where_ran(&b, &ran), ran.fallback)))
 }
 
 /// `topoview.smooth`'s work: the smoothed samples (f32, flat) and where it ran.
@@ -427,7 +436,7 @@ fn smooth<'py>(
     let total = (f.len() * f.ndim()) as u64;
     let (out, ran) = run(py, total, progress, move |ctl| b.smooth(&f, &s, ctl))?
         .map_err(|e| failed(e == crate::topo::smooth::SmoothError::Cancelled, e))?;
-    Ok((to_numpy(py, out.into_samples()), (b.where_ran(&ran), ran.fallback)))
+    Ok((to_numpy(py, out.into_samples()), (where_ran(&b, &ran), ran.fallback)))
 }
 
 /// `topoview.zero_crossings`'s work: per crossing, the last threshold before it, the first

@@ -246,7 +246,8 @@ fn nifti_4d_picks_a_volume() {
     std::fs::write(&p, n.bytes(&b, e)).unwrap();
     let first = read(&p);
     assert_eq!(first.samples(), &Samples::U8((0..8).collect()));
-    assert!(first.notes.iter().any(|n| n.contains("2 volumes") && n.contains("volume 0")));
+    assert_eq!(first.series, Some(topoview::field::Series { index: 0, count: 2 }));
+    assert!(first.notes_with_series().iter().any(|n| n.contains("2 volumes") && n.contains("volume 0")));
     let second = open(&p, &OpenOptions { raw: None, volume: Some(1) }).unwrap();
     assert_eq!(second.samples(), &Samples::U8((8..16).collect()));
     assert!(

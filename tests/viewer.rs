@@ -934,3 +934,53 @@ fn settings_title_cancel_and_window_dragging() {
     assert!(dragged.1 - dragged.0 > after.1 - after.0, "wider: {after:?} -> {dragged:?}");
     assert!(dragged.0 + dragged.1 < after.0 + after.1, "lower level: {after:?} -> {dragged:?}");
 }
+
+/// A field of a few non-negative integers opens as a label map: categorical colours (each id
+/// its own, drawn as the palette says), "label" under the cursor, and no curve until asked;
+/// "Treat as intensities" brings the curve. A file whose header says "labels" (NIfTI intent
+/// 1002, as topoview writes its label volumes) is one whatever its values.
+#[test]
+fn label_maps_get_a_palette_a_readout_and_no_curve_over_ids() {
+    use topoview::field::{Samples, ScalarField};
+    use topoview::render::colormap::label_colour;
+    let tmp = tempfile::tempdir().unwrap();
+    let (w, hgt) = (60, 40);
+    let ids: Vec<u8> = (0..w * hgt).map(|i| ((i % w) / 12) as u8).collect();
+    let field = ScalarField::new(&[w, hgt], Samples::U8(ids)).unwrap();
+    let path = tmp.path().join("regions.nii");
+    topoview::io::nifti::write_nifti1(&path, &field).unwrap();
+    let mut h = Harness::builder()
+        .with_size(egui::Vec2::new(1280.0, 800.0))
+        .wgpu()
+        .build_eframe(move |cc| TopoApp::new(cc, Startup { file: Some(path), ..Default::default() }));
+    wait_for(&mut h, "the label map", |a| a.jobs.is_empty() && a.data.is_some());
+    let d = h.state().data.as_ref().unwrap();
+    assert!(d.labels && d.curve.is_none(), "no curve over label ids");
+    assert_eq!(h.state().settings.colormap, Colormap::Labels);
+    h.state_mut().mask_on = false;
+    h.run_steps(2);
+    let img = h.render().unwrap();
+    for k in 1..5 {
+        let c = label_colour(k);
+        let n = img.pixels().filter(|p| (0..3).all(|i| (p.0[i] as i32 - c[i] as i32).abs() <= 2)).count();
+        assert!(n > 1000, "label {k} drawn in its colour: {n} pixels");
+    }
+    h.snapshot_options("label_map", &snapshot_options());
+    h.get_by_label("Treat as intensities").click();
+    h.run_steps(1);
+    wait_for(&mut h, "the curve", idle);
+    assert!(!h.state().data.as_ref().unwrap().labels);
+    assert_ne!(h.state().settings.colormap, Colormap::Labels);
+
+    // Label volumes topoview writes carry the intent code, and open as label maps.
+    let blobs = topoview::io::open(&common::data("nipy_some_blobs.nii"), &Default::default()).unwrap();
+    let a = topoview::topo::msc::analyse(&blobs, &Default::default()).unwrap();
+    let basins = topoview::topo::msc::simplified::Simplified::new(&blobs, &a, Some(0.5))
+        .label_volumes()
+        .unwrap()
+        .basins;
+    assert!(basins.labels);
+    let out = tmp.path().join("basins.nii.gz");
+    topoview::io::nifti::write_nifti1(&out, &basins).unwrap();
+    assert!(topoview::io::open(&out, &Default::default()).unwrap().labels);
+}

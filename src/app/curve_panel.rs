@@ -118,7 +118,7 @@ pub fn plot(
 ) -> bool {
     let sigma = data.smoothed.as_ref().map(|s| s.sigma);
     let shown = data.displayed_curve().map(|c| (&c.crossings, c.suggested));
-    let threshold = data.threshold;
+    let (threshold, chosen) = (data.threshold, data.threshold_chosen);
     let n_betti = if data.displayed().ndim() == 3 { 3 } else { 2 };
 
     let mut lines: Vec<(String, Color32, &[[f64; 2]])> = Vec::new();
@@ -160,7 +160,7 @@ pub fn plot(
     legend(ui, &keys);
 
     let y_label = if norm { "χ / max |χ| (each curve)" } else { "Euler characteristic χ" };
-    let thresholds = data.displayed_curve().map(|c| c.ecc.thresholds.clone());
+    let displayed_ecc = data.displayed_curve().map(|c| c.ecc.clone());
     let resp = Plot::new("ecc plot")
         .height(height)
         .x_axis_label("threshold")
@@ -178,7 +178,10 @@ pub fn plot(
                 let pts = if norm { scaled(points, *s) } else { points.to_vec() };
                 pu.line(Line::new(name.clone(), PlotPoints::from(pts)).color(*colour));
             }
-            let y_scale = if norm { scales.first().copied().unwrap_or(1.0) } else { 1.0 };
+            // Markers sit on the curve on screen: the smoothed one's scale when it is shown.
+            let on_screen =
+                usize::from(data.show_smoothed && data.smoothed.is_some() && data.curve.is_some());
+            let y_scale = if norm { scales.get(on_screen).copied().unwrap_or(1.0) } else { 1.0 };
             if let Some((cross, best)) = &shown {
                 let pts: Vec<[f64; 2]> =
                     cross.iter().map(|c| [c.last_before, c.chi_before as f64 / y_scale]).collect();
@@ -201,10 +204,9 @@ pub fn plot(
                 }
             }
             // The hovered threshold: the curve's value nearest the pointer, marked.
-            let hovered = pu
-                .pointer_coordinate()
-                .filter(|_| pu.response().hovered())
-                .and_then(|p| thresholds.as_deref().and_then(|t| super::dataset::nearest(t, p.x)));
+            let hovered = pu.pointer_coordinate().filter(|_| pu.response().hovered()).and_then(|p| {
+                displayed_ecc.as_ref().and_then(|e| super::dataset::nearest(&e.thresholds, p.x))
+            });
             if let (Some(t), Some(c)) = (hovered, data.displayed_curve()) {
                 let y = c.chi_at(t) as f64 / y_scale;
                 pu.points(Points::new("hovered", vec![[t, y]]).radius(4.0).color(Color32::WHITE));
@@ -222,8 +224,9 @@ pub fn plot(
     // move of the threshold.
     let before_click = r.id.with("threshold before click");
     if r.double_clicked() {
-        if let Some(t) = ui.ctx().data(|d| d.get_temp::<f64>(before_click)) {
+        if let Some((t, chosen)) = ui.ctx().data(|d| d.get_temp::<(f64, bool)>(before_click)) {
             data.threshold = t;
+            data.threshold_chosen = chosen;
         }
         return true;
     }
@@ -231,7 +234,7 @@ pub fn plot(
         && let Some(p) = r.interact_pointer_pos()
     {
         if r.clicked() {
-            ui.ctx().data_mut(|d| d.insert_temp(before_click, threshold));
+            ui.ctx().data_mut(|d| d.insert_temp(before_click, (threshold, chosen)));
         }
         let x = resp.transform.value_from_position(p).x;
         data.pick_threshold(x);
@@ -345,7 +348,7 @@ mod tests {
         assert_eq!(step(1.0), Some(1.0));
         assert_eq!(step(5.0), Some(5.0));
         assert_eq!(step(-5.0), Some(5.0));
-        assert_eq!(step(0.0), Some(50.0));
+        assert_eq!(step(0.0), Some(10.0), "the top of the ladder: 0.5, 1, 5, 10");
         assert!(marks(0.0, 255.0, 7.0).iter().any(|k| k.value == 50.0 && k.step_size == 50.0));
         assert!(marks(1.0, 0.0, 1.0).is_empty());
         assert!(marks(0.0, f64::INFINITY, 1.0).is_empty());

@@ -93,12 +93,19 @@ pub struct Dataset {
     /// The Morse-Smale complex of the original or the smoothed field (shown while that field
     /// is on screen).
     pub msc: Option<MscView>,
+    /// Shown as a label map (the file says so, or it looks like one and the user did not say
+    /// otherwise): categorical colours, a label readout, and no analysis over label ids
+    /// unless asked for.
+    pub labels: bool,
+    /// The user asked for the ECC of the label map anyway.
+    pub analyse_labels: bool,
 }
 
 impl Dataset {
     pub fn new(l: Loaded) -> Dataset {
         let window = l.summary.window;
         let threshold = l.summary.range.map_or(0.0, |r| (r.0 + r.1) / 2.0);
+        let labels = l.field.labels || l.summary.label_like;
         Dataset {
             source: l.source,
             path: l.path,
@@ -113,7 +120,15 @@ impl Dataset {
             window,
             smoothed_window: None,
             msc: None,
+            labels,
+            analyse_labels: false,
         }
+    }
+
+    /// Whether the analyses (ECC, smoothing, the complex) run on this field: not over the ids
+    /// of a label map, unless the user asked.
+    pub fn analysed(&self) -> bool {
+        !self.labels || self.analyse_labels
     }
 
     fn showing_smoothed(&self) -> bool {

@@ -210,8 +210,8 @@ pub fn parts_image(parts: &Parts, axes: (usize, usize, usize), slice: usize) -> 
         }
     };
     let layer = slice.min(dims[w] - 1);
-    if w == 2 {
-        // Axial planes are whole lines of runs.
+    if (u, v, w) == (0, 1, 2) {
+        // Planes of constant z, x across: whole lines of runs.
         for y in 0..nv {
             let row = nv - 1 - y;
             for (x0, x1, id) in parts.line(y, layer) {

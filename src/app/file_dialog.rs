@@ -69,7 +69,10 @@ pub enum Native {
 
 /// Runs the desktop's dialog for `req` (blocking, as rfd does).
 pub fn native(req: &Request, dir: Option<&Path>) -> Native {
-    if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
+    // On Linux the portal needs a D-Bus session bus: its address, or the usual socket.
+    let bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some()
+        || std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| Path::new(&d).join("bus").exists());
+    if cfg!(target_os = "linux") && !bus {
         return Native::Unavailable;
     }
     let mut d = rfd::FileDialog::new().set_title(req.action.title());

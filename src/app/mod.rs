@@ -268,6 +268,31 @@ impl TopoApp {
         self.jobs.insert(jobs::LOAD, JobProgress { what, ..Default::default() });
     }
 
+    /// Treats the field on screen as intensities (`false`) or as a label map (`true`), with the
+    /// colours that go with it; intensities get their curve.
+    pub fn set_labels(&mut self, labels: bool) {
+        let Some(d) = &mut self.data else { return };
+        d.labels = labels;
+        d.analyse_labels = false;
+        if labels {
+            self.auto_colormap.get_or_insert(self.settings.colormap);
+            self.settings.colormap = Colormap::Labels;
+        } else if let Some(own) = self.auto_colormap.take() {
+            self.settings.colormap = own;
+        }
+        if !labels {
+            self.recompute();
+        }
+    }
+
+    /// Computes the curve of a label map's ids, which the user asked for.
+    pub fn analyse_labels(&mut self) {
+        if let Some(d) = &mut self.data {
+            d.analyse_labels = true;
+        }
+        self.recompute();
+    }
+
     /// Shows volume `index` of the 4D file on screen (read again from the file, on the worker;
     /// the view stays where it is).
     pub fn show_volume(&mut self, index: usize) {
@@ -307,6 +332,9 @@ impl TopoApp {
     pub fn recompute(&mut self) {
         let opts = self.ecc_options();
         let Some(d) = &mut self.data else { return };
+        if !d.analysed() {
+            return;
+        }
         let field = d.field.clone();
         self.worker.submit(Ecc { field, opts });
         self.jobs.insert(jobs::CURVE, JobProgress { what: "ECC".into(), ..Default::default() });
@@ -477,6 +505,7 @@ impl TopoApp {
                 && l.field.series.is_some()
                 && d.field.dims() == l.field.dims()
         });
+        self.volume_requested = None;
         let kept = same_series.map(|d| (d.window, d.threshold_chosen.then_some(d.threshold)));
         if kept.is_none() {
             self.views.reset(l.field.dims());
@@ -486,7 +515,11 @@ impl TopoApp {
         if let Some(own) = self.auto_colormap.take() {
             self.settings.colormap = own;
         }
-        if l.summary.signed && self.settings.colormap == Colormap::Gray {
+        let labels = l.field.labels || l.summary.label_like;
+        if labels && self.settings.colormap != Colormap::Labels {
+            self.auto_colormap = Some(self.settings.colormap);
+            self.settings.colormap = Colormap::Labels;
+        } else if l.summary.signed && self.settings.colormap == Colormap::Gray {
             self.auto_colormap = Some(Colormap::Gray);
             self.settings.colormap = Colormap::CoolWarm;
         }
@@ -619,7 +652,8 @@ impl TopoApp {
         cracks: Option<crack_layer::Overlay>,
     ) -> views::Look<'a> {
         let (_, class) = volume::texel_format(d.displayed().dtype());
-        let (mut mode, bits) = if mask_on {
+        // No threshold set over label ids (nothing is analysed there unless asked).
+        let (mut mode, bits) = if mask_on && d.analysed() {
             mask_threshold(class, settings.filtration(), d.threshold)
         } else {
             (volume::MASK_OFF, 0)

@@ -29,7 +29,7 @@ impl TopoApp {
 
     /// Starts the complex of a field small enough to compute at once (the user's setting).
     pub fn auto_msc(&mut self) {
-        let Some(d) = &self.data else { return };
+        let Some(d) = self.data.as_ref().filter(|d| d.analysed()) else { return };
         let f = d.displayed();
         let small = f.len() <= self.settings.msc.auto_voxels;
         if small && d.displayed_msc().is_none() && crate::topo::msc::check_field(f).is_ok() {

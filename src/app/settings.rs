@@ -11,7 +11,8 @@ const MAX_RECENT: usize = 10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Layout {
-    /// One view along the given axis (0: sagittal, x normal; 1: coronal; 2: axial).
+    /// One view along the given display axis (0: sagittal, 1: coronal, 2: axial; the world's
+    /// R, A, S for a volume with an affine, voxel x, y, z otherwise).
     Single(usize),
     /// Axial, coronal and sagittal views and the 3D view, 2x2.
     Grid,

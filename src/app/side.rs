@@ -111,8 +111,9 @@ fn export_menu(app: &mut TopoApp, ui: &mut egui::Ui) {
     menu_item(app, ui, "Export curve as JSON…", Action::ExportCurve { json: true }, None);
     menu_item(app, ui, "Export mask as NIfTI…", Action::ExportMaskNifti, Some(actions::EXPORT_MASK));
     let three_d = app.data.as_ref().is_some_and(|d| d.field.ndim() == 3);
+    // The slice of constant voxel z as stored (the axial view shows it only for axial scans).
     let png_label =
-        if three_d { "Export mask of the axial slice as PNG…" } else { "Export mask as PNG…" };
+        if three_d { "Export mask of slice z (as stored) as PNG…" } else { "Export mask as PNG…" };
     menu_item(app, ui, png_label, Action::ExportMaskPng, None);
     menu_item(app, ui, "Save screenshot…", Action::Screenshot, Some(actions::SCREENSHOT));
     ui.checkbox(&mut app.settings.builtin_dialogs, "Use topoview's own file dialog")
@@ -174,7 +175,8 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
                 Some(_) => format!("  world ({wx:.1}, {wy:.1}, {wz:.1}) mm"),
                 None => format!("  at ({wx:.1}, {wy:.1}, {wz:.1})"),
             };
-            ui.monospace(format!("voxel {pos}{world}  value {}", format_threshold(h.value, f.dtype())));
+            let what = if d.labels { "label" } else { "value" };
+            ui.monospace(format!("voxel {pos}{world}  {what} {}", format_threshold(h.value, f.dtype())));
         }
     });
 }
@@ -240,6 +242,10 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         ui.label("No field loaded.");
         return;
     };
+    if !d.analysed() {
+        label_map_note(app, ui);
+        return;
+    }
     if d.curve.is_none() && d.smoothed.is_none() {
         ui.label("Computing the curve…");
     }
@@ -261,6 +267,29 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     super::msc_panel::panel(app, ui);
     ui.separator();
     super::crack_layer::panel(app, ui);
+    ui.separator();
+    dataset_info(app, ui);
+}
+
+/// What the ECC panel says of a label map: why there is no curve, and the two ways out.
+fn label_map_note(app: &mut TopoApp, ui: &mut egui::Ui) {
+    let Some(d) = &app.data else { return };
+    let why = if d.field.labels {
+        "The file marks it as a label map (NIfTI intent code 1002)."
+    } else {
+        "It looks like a label map: a few non-negative integers."
+    };
+    ui.label(format!("{why} Its values name regions, so a curve over them means little: none is computed."));
+    ui.horizontal(|ui| {
+        if ui.button("Compute the curve anyway").clicked() {
+            app.analyse_labels();
+        }
+        if ui.button("Treat as intensities").clicked() {
+            app.set_labels(false);
+        }
+    });
+    ui.separator();
+    display_controls(app, ui);
     ui.separator();
     dataset_info(app, ui);
 }
@@ -301,6 +330,15 @@ fn display_controls(app: &mut TopoApp, ui: &mut egui::Ui) {
             }
         }
     });
+    let integer = app.data.as_ref().is_some_and(|d| !d.displayed().dtype().is_float());
+    if let Some(labels) = app.data.as_ref().map(|d| d.labels).filter(|_| integer) {
+        let mut l = labels;
+        let hint = "Each value names a region: categorical colours, the label under the cursor, \
+                    and no curve over the ids unless asked for";
+        if ui.checkbox(&mut l, "Label map").on_hover_text(hint).changed() {
+            app.set_labels(l);
+        }
+    }
     let Some(d) = &mut app.data else { return };
     let summary = d.displayed_summary().clone();
     let dtype = d.displayed().dtype();
@@ -412,7 +450,11 @@ fn histogram(ui: &mut egui::Ui, s: &crate::compute::FieldSummary, window: &mut (
         );
         let v = lo + (hi - lo) * (i as f64 + 0.5) / sums.len() as f64;
         let t = ((v - window.0) / (window.1 - window.0).max(f64::MIN_POSITIVE)) as f32;
-        let [r, g, b] = cmap.rgb(t);
+        // Labels are coloured by id, unwindowed, as the slices show them.
+        let [r, g, b] = match cmap {
+            Colormap::Labels => crate::render::colormap::label_colour(v.max(0.0) as usize % 256),
+            _ => cmap.rgb(t),
+        };
         p.rect_filled(
             Rect::from_min_max(egui::pos2(x, rect.max.y - 8.0), egui::pos2(x + bw + 0.5, rect.max.y)),
             0.0,

@@ -289,17 +289,15 @@ fn view(
     let sp = field.spacing();
     let axes = DisplayAxes::of(field, look.radiological).plane(n);
     let PlaneAxes { u, v, w, .. } = axes;
-    // Slices step towards R, A or S whichever way the voxels are stored.
-    let forward = |index: usize| if axes.normal_flipped { dims[w] - 1 - index } else { index };
     let header = Rect::from_min_size(rect.min, Vec2::new(rect.width(), HEADER));
     let image = Rect::from_min_max(Pos2::new(rect.min.x, rect.min.y + HEADER), rect.max);
     if field.ndim() == 3 {
+        // The file's own index, running towards R, A or S left to right.
         let name = format!("{} slice ({})", VIEW_NAMES[n], AXIS_LETTERS[w]);
-        let mut shown = forward(state.cursor[w]);
-        let slider = egui::Slider::new(&mut shown, 0..=dims[w] - 1).text(name);
-        if ui.put(header.shrink2(Vec2::new(4.0, 1.0)), slider).changed() {
-            state.cursor[w] = forward(shown);
-        }
+        let last = dims[w] - 1;
+        let range = if axes.normal_flipped { last..=0 } else { 0..=last };
+        let slider = egui::Slider::new(&mut state.cursor[w], range).text(name);
+        ui.put(header.shrink2(Vec2::new(4.0, 1.0)), slider);
     } else {
         ui.painter().text(
             header.left_center() + Vec2::new(4.0, 0.0),
@@ -445,9 +443,12 @@ fn view(
     if let Some(o) =
         look.cracks.as_ref().filter(|o| w == 2 && (field.ndim() < 3 || o.slice_z == state.cursor[2]))
     {
+        // The layer is in voxel x and y; the view may show y across (u = 1).
         let [a, b] = [fr.to_plane(image.left_top()), fr.to_plane(image.right_bottom())];
-        let visible = [a[0].min(b[0]), a[0].max(b[0]), a[1].min(b[1]), a[1].max(b[1])];
-        let (drawn, all) = super::crack_layer::draw(&painter, o, |pu, pv| fr.to_screen(pu, pv), visible);
+        let (xs, ys) = if u == 0 { (0, 1) } else { (1, 0) };
+        let visible = [a[xs].min(b[xs]), a[xs].max(b[xs]), a[ys].min(b[ys]), a[ys].max(b[ys])];
+        let to_screen = |x: f32, y: f32| if u == 0 { fr.to_screen(x, y) } else { fr.to_screen(y, x) };
+        let (drawn, all) = super::crack_layer::draw(&painter, o, to_screen, visible);
         state.cracks_drawn = drawn;
         cracks_complete = all;
     }

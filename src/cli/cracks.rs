@@ -142,6 +142,7 @@ pub fn run(args: &CracksArgs) -> anyhow::Result<bool> {
                     progress.println(&format!("note: {why}"));
                 }
                 ran.get_or_insert(r);
+                args.backend.note_cpu(&backend, &progress);
                 m
             }
         };

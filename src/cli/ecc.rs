@@ -203,6 +203,7 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
     if let Some(why) = &ran.fallback {
         progress.println(&format!("note: {name}: {why}"));
     }
+    args.backend.note_cpu(backend, progress);
     bar.finish_and_clear();
     let betti = if args.betti {
         let bar = progress.bar(betti::work(&field), "Betti");
@@ -307,6 +308,7 @@ fn scale_space(
         backend: setup.backend,
     };
     let (s, summary) = ss::run(field, &request, progress)?;
+    args.backend.note_cpu(setup.backend, progress);
     let csv = |w: &mut dyn std::io::Write| ss::write_csv(w, &name, field, setup.ecc, &s);
     let json = |w: &mut dyn std::io::Write| {
         serde_json::to_writer_pretty(&mut *w, &ss::json(&name, field, setup.ecc, &s))

@@ -141,28 +141,32 @@ pub struct BackendArgs {
 }
 
 impl BackendArgs {
-    /// Opens the backend; without a GPU under `--backend auto` says why once per run (each
-    /// result then names only the CPU it ran on).
     pub fn open(&self) -> anyhow::Result<topoview::compute::backend::Backend> {
-        let backend = topoview::compute::backend::Backend::new(self.backend, self.gpu_memory)?;
+        Ok(topoview::compute::backend::Backend::new(self.backend, self.gpu_memory)?)
+    }
+
+    /// Without a GPU under `--backend auto`, says why once per run, when the first result has
+    /// been computed (each result then names only the CPU it ran on; a file that cannot be read
+    /// gets its error alone).
+    pub fn note_cpu(&self, backend: &topoview::compute::backend::Backend, progress: &progress::Progress) {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        static SAID: AtomicBool = AtomicBool::new(false);
         if self.backend == topoview::compute::backend::Choice::Auto
             && let Some(why) = backend.why_cpu()
+            && !SAID.swap(true, Ordering::Relaxed)
         {
-            say!("note: {why}: computing on the CPU, {} threads", rayon::current_num_threads());
+            progress.println(&format!(
+                "note: {why}: computing on the CPU, {} threads",
+                rayon::current_num_threads()
+            ));
         }
-        Ok(backend)
     }
 }
 
-/// What the reader did, said once per file; a volume of a 4D file says how to choose another.
+/// What the reader did, said once per file, with which volume of a 4D file it is (the same
+/// notes as Python's `open`; `--volume` chooses another).
 pub fn reader_notes(field: &topoview::field::ScalarField) -> Vec<String> {
-    let mut notes = field.notes_with_series();
-    if field.series.is_some()
-        && let Some(last) = notes.last_mut()
-    {
-        last.push_str(" (choose another with --volume)");
-    }
-    notes
+    field.notes_with_series()
 }
 
 fn parse_dtype(s: &str) -> Result<Dtype, String> {

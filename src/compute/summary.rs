@@ -21,7 +21,13 @@ pub struct FieldSummary {
     pub non_finite: usize,
     /// Signed data (negative values present): shown with a diverging colormap centred on zero.
     pub signed: bool,
+    /// Non-negative integers taking 3 to [`LABEL_VALUES`] values: most likely a label map
+    /// (a segmentation, an atlas), which the viewer proposes to show as one.
+    pub label_like: bool,
 }
+
+/// The most distinct values a field the viewer proposes as a label map takes.
+pub const LABEL_VALUES: usize = 64;
 
 impl FieldSummary {
     pub fn of(field: &ScalarField) -> FieldSummary {
@@ -59,6 +65,7 @@ fn summarise<T: Sample>(v: &[T], dtype: Dtype) -> FieldSummary {
             window: (0.0, 1.0),
             non_finite,
             signed: false,
+            label_like: false,
         };
     }
     let (bins, width) = if dtype.is_float() {
@@ -96,7 +103,12 @@ fn summarise<T: Sample>(v: &[T], dtype: Dtype) -> FieldSummary {
         window: (lo, hi),
         non_finite,
         signed: lo < 0.0,
+        label_like: false,
     };
+    // Occupied bins count distinct values exactly when a bin is one value wide, and from below
+    // otherwise (an intensity image fills hundreds of bins either way).
+    let occupied = s.histogram.iter().filter(|&&c| c > 0).count();
+    s.label_like = !dtype.is_float() && lo >= 0.0 && (3..=LABEL_VALUES).contains(&occupied);
     let (p_lo, p_hi) = (s.percentile(0.005), s.percentile(0.995));
     if p_hi > p_lo {
         s.window = (p_lo, p_hi);

@@ -120,6 +120,9 @@ pub struct ScalarField {
     pub notes: Vec<String>,
     /// Which volume of a 4D series (of how many) this field is, when the file held several.
     pub series: Option<Series>,
+    /// The file says its samples are labels (NIfTI intent NIFTI_INTENT_LABEL), not
+    /// intensities. Not carried to new samples ([`ScalarField::with_samples`]).
+    pub labels: bool,
 }
 
 /// The place of a field in a series of volumes (a 4D file's time axis).
@@ -150,6 +153,7 @@ impl ScalarField {
             affine: None,
             notes: Vec::new(),
             series: None,
+            labels: false,
         })
     }
 

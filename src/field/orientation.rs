@@ -1,6 +1,7 @@
 //! Which way a volume's voxel axes point in the world (RAS+: x to the subject's right, y
-//! anterior, z superior), to the closest canonical axes, as nibabel's `io_orientation` and
-//! `as_closest_canonical` do. The viewer shows every volume with an affine in this one
+//! anterior, z superior), to the closest canonical axes, for the same purpose as nibabel's
+//! `io_orientation` and `as_closest_canonical` (its rule orthogonalises first; this one pairs
+//! the largest direction cosines, which agrees except near 45 degrees). The viewer shows every volume with an affine in this one
 //! convention; analyses keep the data as stored (nothing here resamples).
 
 /// Letters of the positive (R, A, S) and negative (L, P, I) directions of each world axis.
@@ -21,7 +22,7 @@ impl Orientation {
 
     /// The closest canonical axes of a voxel-to-world `affine` (rows: world x, y, z). Each voxel
     /// axis's direction is normalised by its length (voxel size); the world axis and voxel axis
-    /// with the largest cosine are paired first, then the largest of what remains, so an oblique
+    /// with the largest |cosine| are paired first, then the largest of what remains, so an oblique
     /// acquisition goes to the axes it is nearest. A degenerate column (zero) pairs last.
     pub fn of(affine: &[[f64; 4]; 4]) -> Orientation {
         let mut cos = [[0.0f64; 3]; 3];

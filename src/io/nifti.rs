@@ -25,6 +25,8 @@ pub struct Header {
     /// `dim[1..=dim[0]]`.
     pub dims: Vec<i64>,
     pub datatype: i16,
+    /// NIFTI_INTENT_LABEL (1002) marks a label map.
+    pub intent_code: i32,
     pub pixdim: [f64; 8],
     pub vox_offset: f64,
     pub scl_slope: f64,
@@ -114,6 +116,7 @@ pub fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
             endian,
             dims,
             datatype: f.i16(70),
+            intent_code: f.i16(68) as i32,
             pixdim,
             vox_offset: f.f32(108),
             scl_slope: f.f32(112),
@@ -131,6 +134,7 @@ pub fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
             endian,
             dims,
             datatype: f.i16(12),
+            intent_code: f.i32(504),
             pixdim,
             vox_offset: f.i64(168) as f64,
             scl_slope: f.f64(176),
@@ -274,9 +278,10 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
     let pixdim: Vec<f64> = h.pixdim[1..4].iter().map(|p| p.abs()).collect();
     let spacing = super::spacing_from(&pixdim, spatial.len(), &mut notes);
     let mut field = make_field(&spatial, samples, spacing)?;
-    field.affine = Some(affine(&h, spacing));
+    field.affine = affine(&h, spacing);
     field.notes = notes;
     field.series = (vols > 1).then_some(crate::field::Series { index: vol, count: vols });
+    field.labels = h.intent_code == NIFTI_INTENT_LABEL;
     Ok(field)
 }
 
@@ -358,13 +363,14 @@ fn scale(s: Samples, h: &Header, notes: &mut Vec<String>) -> Result<Samples, For
     })
 }
 
-/// Voxel-to-world matrix: the sform if set, else the qform, else the pixdim diagonal.
-fn affine(h: &Header, spacing: [f64; 3]) -> [[f64; 4]; 4] {
+/// Voxel-to-world matrix: the sform if set, else the qform, else none (the field's world
+/// coordinates are then its spacing's, [`crate::field::ScalarField::affine_or_spacing`]).
+fn affine(h: &Header, spacing: [f64; 3]) -> Option<[[f64; 4]; 4]> {
     let mut m = [[0.0; 4]; 4];
     m[3][3] = 1.0;
     if h.sform_code > 0 && h.srow.iter().flatten().all(|v| v.is_finite()) {
         m[..3].copy_from_slice(&h.srow);
-        return m;
+        return Some(m);
     }
     if h.qform_code > 0 {
         let [b, c, d] = h.quatern;
@@ -383,19 +389,19 @@ fn affine(h: &Header, spacing: [f64; 3]) -> [[f64; 4]; 4] {
             m[i][3] = h.qoffset[i];
         }
         if m.iter().flatten().all(|v| v.is_finite()) {
-            return m;
+            return Some(m);
         }
     }
-    let mut m = [[0.0; 4]; 4];
-    for i in 0..3 {
-        m[i][i] = spacing[i];
-    }
-    m[3][3] = 1.0;
-    m
+    // Neither form usable: the file does not say how it lies in the world (NIfTI's "method
+    // 1"), so the field gets no affine and is shown as stored, without orientation letters.
+    None
 }
 
 /// Writes a NIfTI-1 single file (gzipped when the name ends in `.gz`) with the field's spacing
 /// and, when it has one, its affine as the sform: exports of masks and label fields.
+/// The intent code of a label map (each sample names a region).
+pub const NIFTI_INTENT_LABEL: i32 = 1002;
+
 pub fn write_nifti1(path: &Path, field: &ScalarField) -> Result<(), crate::export::outputs::OutputError> {
     let gz = path.to_string_lossy().ends_with(".gz");
     let bytes = nifti1_bytes(field, gz).map_err(|e| crate::export::outputs::OutputError::Write {
@@ -430,6 +436,9 @@ pub fn nifti1_bytes(field: &ScalarField, gz: bool) -> std::io::Result<Vec<u8>> {
         h[42 + 2 * i..44 + 2 * i].copy_from_slice(&1i16.to_le_bytes());
     }
     h[70..72].copy_from_slice(&code.to_le_bytes());
+    if field.labels {
+        h[68..70].copy_from_slice(&(NIFTI_INTENT_LABEL as i16).to_le_bytes());
+    }
     h[72..74].copy_from_slice(&bitpix.to_le_bytes());
     h[76..80].copy_from_slice(&1f32.to_le_bytes());
     for (i, s) in field.spacing().iter().enumerate() {

@@ -11,6 +11,33 @@ pub enum Colormap {
     Inferno,
     /// Diverging blue-white-red (Moreland's cool-warm), for signed data centred on zero.
     CoolWarm,
+    /// Categorical, for label maps: the slice shader colours sample k with entry k mod 256
+    /// (no window), 0 and negative ids black; see [`label_colour`].
+    Labels,
+}
+
+/// The colour of label `k` (1..=255; 0 is the background, black): hues a golden angle apart,
+/// so consecutive ids (often neighbouring regions) differ strongly, with saturation and value
+/// alternating so the hues that come round again still differ.
+pub fn label_colour(k: usize) -> [u8; 3] {
+    if k == 0 {
+        return [0, 0, 0];
+    }
+    let hue = (k as f64 * 0.618_033_988_749_895).fract() * 6.0;
+    let sat = if k.is_multiple_of(2) { 0.55 } else { 0.9 };
+    let val = if (k / 2).is_multiple_of(2) { 1.0 } else { 0.8 };
+    let c = val * sat;
+    let x = c * (1.0 - (hue % 2.0 - 1.0).abs());
+    let (r, g, b) = match hue as usize {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = val - c;
+    [r, g, b].map(|v| ((v + m) * 255.0).round() as u8)
 }
 
 /// How far apart two colours look, roughly: RGB distance with red, green and blue weighted 2,
@@ -21,8 +48,14 @@ pub fn distance(a: [u8; 3], b: [u8; 3]) -> f32 {
 }
 
 impl Colormap {
-    pub const ALL: [Colormap; 5] =
-        [Colormap::Gray, Colormap::Viridis, Colormap::Magma, Colormap::Inferno, Colormap::CoolWarm];
+    pub const ALL: [Colormap; 6] = [
+        Colormap::Gray,
+        Colormap::Viridis,
+        Colormap::Magma,
+        Colormap::Inferno,
+        Colormap::CoolWarm,
+        Colormap::Labels,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -31,6 +64,7 @@ impl Colormap {
             Colormap::Magma => "magma",
             Colormap::Inferno => "inferno",
             Colormap::CoolWarm => "cool-warm (diverging)",
+            Colormap::Labels => "labels (categorical)",
         }
     }
 
@@ -48,6 +82,7 @@ impl Colormap {
             Colormap::Magma => t::MAGMA[i],
             Colormap::Inferno => t::INFERNO[i],
             Colormap::CoolWarm => t::COOLWARM[i],
+            Colormap::Labels => label_colour(i),
         }
     }
 
@@ -55,7 +90,8 @@ impl Colormap {
     /// the one farthest (in RGB, weighted by the eye's sensitivity) from the map's nearest
     /// colour. A red mask vanishes on cool-warm's red half and on magma's; this picks per map.
     pub fn contrasting(self) -> [u8; 3] {
-        const CANDIDATES: [[u8; 3]; 8] = [
+        const CANDIDATES: [[u8; 3]; 9] = [
+            [255, 255, 255],
             [255, 60, 40],
             [255, 150, 0],
             [255, 240, 0],
@@ -105,18 +141,34 @@ mod tests {
             (0..256).map(|i| distance(c, m.rgb(i as f32 / 255.0))).fold(f32::MAX, f32::min)
         };
         let red = [255, 89, 38];
-        for m in Colormap::ALL {
+        // The label palette spans every hue: its mask only needs to beat the old red.
+        for m in Colormap::ALL.into_iter().filter(|&m| m != Colormap::Labels) {
             let c = m.contrasting();
             assert!(nearest(m, c) >= 150.0, "{}: {c:?} is {} from the map", m.name(), nearest(m, c));
             assert!(nearest(m, c) >= nearest(m, red), "{}", m.name());
         }
+        let labels = Colormap::Labels;
+        assert!(nearest(labels, labels.contrasting()) >= nearest(labels, red));
         assert!(nearest(Colormap::CoolWarm, red) < 100.0 && nearest(Colormap::Magma, red) < 100.0);
+    }
+
+    /// Consecutive ids and ids 2 apart look clearly different; none but 0 is black.
+    #[test]
+    fn label_colours_tell_neighbouring_ids_apart() {
+        for k in 1..255 {
+            assert!(distance(label_colour(k), label_colour(k + 1)) > 120.0, "{k}");
+            assert!(distance(label_colour(k), [0, 0, 0]) > 200.0, "{k}");
+        }
+        let worst = (1..254).map(|k| distance(label_colour(k), label_colour(k + 2))).fold(f32::MAX, f32::min);
+        assert!(worst > 60.0, "{worst}");
     }
 
     #[test]
     fn lut_rows_follow_all() {
         let lut = Colormap::lut_texels();
-        assert_eq!(lut.len(), 256 * 4 * 5);
+        assert_eq!(lut.len(), 256 * 4 * Colormap::ALL.len());
+        // The slice shader knows the label row by number.
+        assert_eq!(Colormap::Labels.row(), 5);
         let row = Colormap::Inferno.row() as usize;
         assert_eq!(&lut[row * 1024..row * 1024 + 3], &Colormap::Inferno.rgb(0.0));
     }

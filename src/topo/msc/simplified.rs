@@ -110,7 +110,8 @@ impl Simplified<'_> {
         let (field, a) = (self.field, self.analysis);
         let h = &a.hierarchy;
         let basin_labels = h.labels_at(&a.complex.basins, self.steps);
-        let basins = field.with_samples(labels(&basin_labels))?;
+        let mut basins = field.with_samples(labels(&basin_labels))?;
+        basins.labels = true;
         let dual: Vec<usize> = field.shape().iter().map(|&n| n - 1).collect();
         if dual.contains(&0) {
             return Ok(LabelVolumes { basins, mountains: None, cells: None });
@@ -124,11 +125,13 @@ impl Simplified<'_> {
             row[3] += 0.5 * row[..field.ndim()].iter().sum::<f64>();
         }
         mountains.affine = Some(aff);
+        mountains.labels = true;
         let cells = if field.ndim() == 2 {
             let keys = vertex_keys(field)?;
             let cells = ms_cells_2d(&a.gradient.grid, &keys, &basin_labels, &mountain_labels);
             let mut c = ScalarField::new(&dual, labels(&cells))?.with_spacing(field.spacing())?;
             c.affine = Some(aff);
+            c.labels = true;
             Some(c)
         } else {
             None
