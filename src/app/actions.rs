@@ -93,6 +93,8 @@ pub fn ask(app: &mut TopoApp, action: Action, ctx: &egui::Context) {
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
     app.dialogs.open = Some(InApp::new(req, start));
+    // Asked from a shortcut at the end of a frame, the dialog would wait for the next input.
+    ctx.request_repaint();
 }
 
 /// Draws the in-app dialog while it is open and acts on its answer.

@@ -730,8 +730,8 @@ impl eframe::App for TopoApp {
             *d.window_mut() = w;
         }
         side::grf_window(self, &ctx);
-        actions::show_dialog(self, &ctx);
         actions::shortcuts(self, &ctx);
+        actions::show_dialog(self, &ctx);
         if let Some(b) = &mut self.bench {
             b.ui_time(started.elapsed().as_secs_f32() * 1000.0);
         }
