@@ -411,7 +411,7 @@ fn ecc<'py>(
     };
     let Ecc { thresholds, chi, dtype, .. } = e;
     let t = to_numpy(py, thresholds_as(py, thresholds, dtype));
-    Ok((t, chi.into_pyarray(py).into_any(), (where_ran(&b, &ran), ran.fallback)))
+    Ok((t, chi.into_pyarray(py).into_any(), (where_ran(b, &ran), ran.fallback)))
 }
 
 /// `topoview.smooth`'s work: the smoothed samples (f32, flat) and where it ran.
@@ -436,7 +436,7 @@ fn smooth<'py>(
     let total = (f.len() * f.ndim()) as u64;
     let (out, ran) = run(py, total, progress, move |ctl| b.smooth(&f, &s, ctl))?
         .map_err(|e| failed(e == crate::topo::smooth::SmoothError::Cancelled, e))?;
-    Ok((to_numpy(py, out.into_samples()), (where_ran(&b, &ran), ran.fallback)))
+    Ok((to_numpy(py, out.into_samples()), (where_ran(b, &ran), ran.fallback)))
 }
 
 /// `topoview.zero_crossings`'s work: per crossing, the last threshold before it, the first
