@@ -277,10 +277,10 @@ impl TopoApp {
         if labels {
             self.auto_colormap.get_or_insert(self.settings.colormap);
             self.settings.colormap = Colormap::Labels;
-        } else if let Some(own) = self.auto_colormap.take() {
-            self.settings.colormap = own;
-        }
-        if !labels {
+        } else {
+            if let Some(own) = self.auto_colormap.take() {
+                self.settings.colormap = own;
+            }
             self.recompute();
         }
     }
@@ -510,21 +510,21 @@ impl TopoApp {
         if kept.is_none() {
             self.views.reset(l.field.dims());
         }
-        // Signed data get the diverging map in place of gray, for this field only: the
-        // user's own choice comes back with the next field and is what gets saved.
+        // Label maps get the label palette and signed data the diverging map in place of
+        // gray, for this field only: the user's own choice comes back with the next field and
+        // is what gets saved.
         if let Some(own) = self.auto_colormap.take() {
             self.settings.colormap = own;
         }
-        let labels = l.field.labels || l.summary.label_like;
-        if labels && self.settings.colormap != Colormap::Labels {
+        self.message = load_message(&l.field.notes, l.summary.non_finite);
+        let mut data = Dataset::new(l);
+        if data.labels && self.settings.colormap != Colormap::Labels {
             self.auto_colormap = Some(self.settings.colormap);
             self.settings.colormap = Colormap::Labels;
-        } else if l.summary.signed && self.settings.colormap == Colormap::Gray {
+        } else if data.summary.signed && self.settings.colormap == Colormap::Gray {
             self.auto_colormap = Some(Colormap::Gray);
             self.settings.colormap = Colormap::CoolWarm;
         }
-        self.message = load_message(&l.field.notes, l.summary.non_finite);
-        let mut data = Dataset::new(l);
         if let Some((window, threshold)) = kept {
             data.window = window;
             if let Some(t) = threshold {

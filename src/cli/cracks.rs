@@ -81,7 +81,7 @@ fn images(args: &CracksArgs, name: &str) -> anyhow::Result<(Vec<Image>, usize)> 
         return Ok((vec![Image { width: w, height: h, channels }], 1));
     }
     let field = topoview::io::open(&args.file, &args.input.open_options()?)?;
-    for n in &super::reader_notes(&field) {
+    for n in &field.notes_with_series() {
         say!("note: {name}: {n}");
     }
     let [w, h, d] = field.dims();

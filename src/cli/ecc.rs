@@ -169,7 +169,7 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
     let name = file.display().to_string();
     let mut field = open(file, opts)?;
     let mut smoothed_on = None;
-    for n in &super::reader_notes(&field) {
+    for n in &field.notes_with_series() {
         progress.println(&format!("note: {name}: {n}"));
     }
     if let Some(sigmas) = sigmas {

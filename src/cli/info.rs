@@ -2,7 +2,7 @@
 
 use super::InputArgs;
 use std::path::PathBuf;
-use topoview::export::{format_stored, format_threshold};
+use topoview::export::{format_stored, format_threshold, is_f32};
 use topoview::field::dims_string;
 use topoview::field::stats::stats;
 use topoview::io::open;
@@ -36,10 +36,11 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
             .shape()
             .iter()
             .zip(sp)
-            .map(|(&n, &d)| match (d as f32) as f64 == d {
-                true => format!("{}", n as f32 * d as f32),
-                false => format_stored(n as f64 * d),
-            })
+            .map(
+                |(&n, &d)| {
+                    if is_f32(d) { format!("{}", n as f32 * d as f32) } else { format_stored(n as f64 * d) }
+                },
+            )
             .collect();
         out!("file:            {}", path.display())?;
         out!(
@@ -87,7 +88,7 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
             field.samples().byte_len(),
             field.samples().byte_len() as f64 / 1048576.0
         )?;
-        for n in &super::reader_notes(&field) {
+        for n in &field.notes_with_series() {
             out!("note:            {n}")?;
         }
         if args.files.len() > 1 {

@@ -163,12 +163,6 @@ impl BackendArgs {
     }
 }
 
-/// What the reader did, said once per file, with which volume of a 4D file it is (the same
-/// notes as Python's `open`; `--volume` chooses another).
-pub fn reader_notes(field: &topoview::field::ScalarField) -> Vec<String> {
-    field.notes_with_series()
-}
-
 fn parse_dtype(s: &str) -> Result<Dtype, String> {
     Dtype::parse(s).ok_or_else(|| format!("unknown dtype '{s}' (u8, i8, u16, i16, u32, i32, f32, f64)"))
 }

@@ -88,7 +88,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     // Every output is judged before the file is read: none may be an input or named twice.
     outputs::check(&topoview::io::read_set(&args.file), &output_paths(args), &[])?;
     let mut field = topoview::io::open(&args.file, &opts)?;
-    for n in &super::reader_notes(&field) {
+    for n in &field.notes_with_series() {
         say!("note: {name}: {n}");
     }
     let progress = Progress::new();

@@ -57,7 +57,12 @@ pub fn format_threshold(t: f64, dtype: Dtype) -> String {
 /// exactly an f32 (NIfTI's pixdim, say) in f32's shortest digits, so 2.2f32 reads "2.2" and not
 /// "2.1999990940093994"; any other value in f64's.
 pub fn format_stored(v: f64) -> String {
-    if (v as f32) as f64 == v { format!("{}", v as f32) } else { format!("{v}") }
+    if is_f32(v) { format!("{}", v as f32) } else { format!("{v}") }
+}
+
+/// Whether `v` is exactly an f32 (a header field stored in single precision).
+pub fn is_f32(v: f64) -> bool {
+    (v as f32) as f64 == v
 }
 
 impl EccReport<'_> {

@@ -227,8 +227,8 @@ impl ScalarField {
         std::array::from_fn(|r| a[r][0] * p[0] + a[r][1] * p[1] + a[r][2] * p[2] + a[r][3])
     }
 
-    /// The reader's notes, with which volume of a series this is (the command line adds how to
-    /// choose another; the viewer has a slider).
+    /// The reader's notes, with which volume of a series this is (what the command line and
+    /// Python say; the viewer has a slider instead).
     pub fn notes_with_series(&self) -> Vec<String> {
         let mut notes = self.notes.clone();
         if let Some(s) = self.series {
