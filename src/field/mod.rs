@@ -5,7 +5,9 @@
 //! data are used as stored; a TIFF stack maps columns to x, rows to y (top row first) and pages to
 //! z; a raw file's first axis in `--dims` is x. Unused axes have size 1.
 
+pub mod affine;
 pub mod orientation;
+pub mod resample;
 mod sample;
 pub mod stats;
 
