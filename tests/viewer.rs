@@ -984,3 +984,131 @@ fn label_maps_get_a_palette_a_readout_and_no_curve_over_ids() {
     topoview::io::nifti::write_nifti1(&out, &basins).unwrap();
     assert!(topoview::io::open(&out, &Default::default()).unwrap().labels);
 }
+
+/// Pixels of the slice area (left of the ECC panel) that differ between two renders.
+fn changed_pixels(a: &image::RgbaImage, b: &image::RgbaImage) -> usize {
+    a.enumerate_pixels().zip(b.pixels()).filter(|((x, y, p), q)| *x < 640 && *y > 60 && p != q).count()
+}
+
+/// A statistical map (NeuroVault, 53x63x46 at 3 mm, stored LAS) over the MNI template (1 mm,
+/// RAS): resampled through both affines, so that at every voxel centre the two grids share
+/// the layer reads the map's own value; drawn with its own opacity and threshold; read out
+/// under the pointer; and swapped with the image by "Analyse" (the ECC moves to it). A label
+/// layer is resampled by nearest neighbour: only its ids appear.
+#[test]
+fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
+    use std::sync::Arc;
+    use topoview::app::layers;
+    use topoview::field::affine::{inverse, transform_point};
+    use topoview::field::{Samples, ScalarField};
+    let stat_path = common::data("nilearn_neurovault_10426.nii.gz");
+    let startup = Startup {
+        file: Some(common::data("mni152_t1_09a.nii.gz")),
+        layers: vec![stat_path.clone()],
+        ..Default::default()
+    };
+    let mut h = harness_with(startup);
+    wait_for(&mut h, "the image and its layer", |a| idle(a) && a.layers.list.len() == 1);
+    let mni = h.state().data.as_ref().unwrap().field.clone();
+    let stat = topoview::io::open(&stat_path, &Default::default()).unwrap();
+    {
+        let l = &h.state().layers.list[0];
+        assert_eq!(l.field.dims(), mni.dims());
+        assert!(!l.labels && l.style.colormap == Colormap::CoolWarm);
+        // Voxel centres of the map that fall on voxel centres of the template: there the
+        // interpolated layer is the map's sample itself.
+        let to_mni = inverse(&mni.affine.unwrap()).unwrap();
+        let mut shared = 0;
+        for k in (0..46).step_by(3) {
+            for j in (0..63).step_by(3) {
+                for i in (0..53).step_by(3) {
+                    let world = stat.world([i as f64, j as f64, k as f64]);
+                    let p = transform_point(&to_mni, world);
+                    let v = p.map(|c| c.round());
+                    let on_grid = (0..3)
+                        .all(|a| (p[a] - v[a]).abs() < 1e-4 && v[a] >= 0.0 && v[a] < mni.dims()[a] as f64);
+                    if on_grid {
+                        let want = stat.samples().get_f64(stat.index(i, j, k));
+                        let got = l.value_at(v.map(|c| c as usize));
+                        assert!((got - want).abs() < 1e-4, "map voxel ({i},{j},{k}): {got} vs {want}");
+                        shared += 1;
+                    }
+                }
+            }
+        }
+        assert!(shared > 500, "{shared} shared voxel centres checked");
+    }
+    // The ECC stays on the image, and the list says so.
+    let d = h.state().data.as_ref().unwrap();
+    assert!(Arc::ptr_eq(&d.field, &mni) && d.curve.as_ref().is_some_and(|c| !c.ecc.chi.is_empty()));
+    h.get_by_label_contains("the ECC and the analyses are of this one");
+    h.state_mut().mask_on = false;
+    h.run_steps(2);
+    h.snapshot_options("mni_with_stat_map_layer", &snapshot_options());
+    let shown = h.render().unwrap();
+    h.state_mut().layers.list[0].style.visible = false;
+    h.run_steps(2);
+    let hidden = h.render().unwrap();
+    let drawn = changed_pixels(&shown, &hidden);
+    assert!(drawn > 10_000, "the map covers {drawn} pixels");
+    h.state_mut().layers.list[0].style.visible = true;
+    h.state_mut().layers.list[0].style.threshold = 5.0;
+    h.run_steps(2);
+    let strong = changed_pixels(&h.render().unwrap(), &hidden);
+    assert!(strong > 0 && strong < drawn / 2, "only |z| > 5 drawn: {strong} of {drawn} pixels");
+    h.state_mut().layers.list[0].style.opacity = 0.0;
+    h.run_steps(2);
+    assert_eq!(changed_pixels(&h.render().unwrap(), &hidden), 0, "opacity 0 draws nothing");
+    h.state_mut().layers.list[0].style.opacity = 0.8;
+
+    // The readout names the layer and its value at the voxel under the pointer.
+    let slider = h.get_by_role_and_label(Role::Slider, "Axial slice (z)").rect();
+    h.hover_at(egui::pos2(slider.min.x + 150.0, slider.max.y + 170.0));
+    h.run_steps(2);
+    let voxel = h.state().views.hover.unwrap().voxel;
+    let v = h.state().layers.list[0].value_at(voxel);
+    let readout = format!(
+        "nilearn_neurovault_10426.nii.gz: value {}",
+        topoview::export::format_threshold(v, topoview::field::Dtype::F32)
+    );
+    h.get_by_label_contains(&readout);
+
+    // A label layer: 3 regions of 40 mm cubes in MNI space, written as topoview writes labels.
+    let tmp = tempfile::tempdir().unwrap();
+    let ids: Vec<u8> = (0..4 * 4 * 4).map(|i| (i % 4) as u8).collect();
+    let mut regions = ScalarField::new(&[4, 4, 4], Samples::U8(ids)).unwrap();
+    regions.affine = Some([
+        [40.0, 0.0, 0.0, -60.0],
+        [0.0, 40.0, 0.0, -90.0],
+        [0.0, 0.0, 40.0, -50.0],
+        [0.0, 0.0, 0.0, 1.0],
+    ]);
+    regions.labels = true;
+    let regions_path = tmp.path().join("regions.nii.gz");
+    topoview::io::nifti::write_nifti1(&regions_path, &regions).unwrap();
+    layers::add(h.state_mut(), regions_path);
+    wait_for(&mut h, "the label layer", |a| a.jobs.is_empty() && a.layers.list.len() == 2);
+    let l = &h.state().layers.list[1];
+    assert!(l.labels && l.style.colormap == Colormap::Labels);
+    let mut seen = std::collections::BTreeSet::new();
+    for i in 0..l.field.len() {
+        let v = l.field.samples().get_f64(i);
+        if !v.is_nan() {
+            seen.insert(v as i64);
+            assert_eq!(v.fract(), 0.0, "nearest keeps ids whole");
+        }
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    h.run_steps(2);
+    h.get_by_label_contains("regions.nii.gz: label");
+
+    // "Analyse" on the map: it becomes the image (its own grid), the template a layer on it.
+    // The list shows the top layer first: the map's button is the second.
+    h.get_all_by_label("Analyse").nth(1).unwrap().click();
+    wait_for(&mut h, "the swap", |a| {
+        idle(a) && a.layers.list.len() == 2 && a.data.as_ref().is_some_and(|d| d.field.dims() == [53, 63, 46])
+    });
+    let names: Vec<String> = h.state().layers.list.iter().map(|l| l.name()).collect();
+    assert!(names.contains(&"mni152_t1_09a.nii.gz".to_string()), "{names:?}");
+    assert!(h.state().layers.list.iter().all(|l| l.field.dims() == [53, 63, 46]));
+}

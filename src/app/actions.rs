@@ -12,6 +12,7 @@ pub const FILE_TYPES: &[&str] =
     &["nii", "gz", "hdr", "nrrd", "nhdr", "mha", "mhd", "png", "jpg", "jpeg", "tif", "tiff", "raw"];
 
 pub const OPEN: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::O);
+pub const ADD_LAYER: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::L);
 pub const OPEN_SESSION: KeyboardShortcut =
     KeyboardShortcut::new(Modifiers::COMMAND.plus(Modifiers::SHIFT), Key::O);
 pub const SAVE_SESSION: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::S);
@@ -22,10 +23,11 @@ pub const SCREENSHOT: KeyboardShortcut = KeyboardShortcut::new(Modifiers::NONE, 
 
 /// The shortcuts, each with its action (longest modifiers first, so Ctrl+Shift+O is not
 /// taken for Ctrl+O).
-const SHORTCUTS: [(KeyboardShortcut, Action); 6] = [
+const SHORTCUTS: [(KeyboardShortcut, Action); 7] = [
     (OPEN_SESSION, Action::OpenSession),
     (EXPORT_MASK, Action::ExportMaskNifti),
     (OPEN, Action::Open),
+    (ADD_LAYER, Action::AddLayer),
     (SAVE_SESSION, Action::SaveSession),
     (EXPORT_CURVE, Action::ExportCurve { json: false }),
     (SCREENSHOT, Action::Screenshot),
@@ -44,7 +46,9 @@ fn stem(app: &TopoApp) -> String {
 pub fn available(app: &TopoApp, action: Action) -> bool {
     match action {
         Action::Open | Action::OpenSession | Action::Screenshot => true,
-        Action::SaveSession | Action::ExportMaskNifti | Action::ExportMaskPng => app.data.is_some(),
+        Action::AddLayer | Action::SaveSession | Action::ExportMaskNifti | Action::ExportMaskPng => {
+            app.data.is_some()
+        }
         Action::ExportCurve { .. } => app.data.as_ref().is_some_and(|d| d.displayed_curve().is_some()),
     }
 }
@@ -53,7 +57,7 @@ pub fn available(app: &TopoApp, action: Action) -> bool {
 fn request(app: &TopoApp, action: Action) -> Request {
     const SESSION: (&str, &[&str]) = ("topoview session", &["json"]);
     let (filter, file_name) = match action {
-        Action::Open => (Some(("images and volumes", FILE_TYPES)), None),
+        Action::Open | Action::AddLayer => (Some(("images and volumes", FILE_TYPES)), None),
         Action::OpenSession => (Some(SESSION), None),
         Action::SaveSession => (Some(SESSION), Some("session.json".to_string())),
         Action::ExportCurve { json } => {
@@ -140,6 +144,7 @@ pub fn shortcuts(app: &mut TopoApp, ctx: &egui::Context) {
 pub fn act(app: &mut TopoApp, action: Action, mut path: PathBuf, ctx: &egui::Context) {
     match action {
         Action::Open => app.open(path, OpenOptions::default()),
+        Action::AddLayer => super::layers::add(app, path),
         Action::OpenSession => {
             if let Err(e) = super::session::open(app, &path) {
                 app.error = Some(e.to_string());

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
     Open,
+    AddLayer,
     OpenSession,
     SaveSession,
     ExportCurve { json: bool },
@@ -25,6 +26,7 @@ impl Action {
     pub fn title(self) -> &'static str {
         match self {
             Action::Open => "Open an image or volume",
+            Action::AddLayer => "Add a layer over the image",
             Action::OpenSession => "Open a session",
             Action::SaveSession => "Save the session",
             Action::ExportCurve { json: false } => "Export the curve as CSV",
@@ -36,7 +38,7 @@ impl Action {
     }
 
     pub fn saves(self) -> bool {
-        !matches!(self, Action::Open | Action::OpenSession)
+        !matches!(self, Action::Open | Action::AddLayer | Action::OpenSession)
     }
 }
 

@@ -11,6 +11,7 @@ pub mod dataset;
 pub mod explain;
 pub mod exports;
 pub mod file_dialog;
+pub mod layers;
 mod msc_labels;
 mod msc_overlay;
 pub mod msc_panel;
@@ -62,6 +63,8 @@ pub struct Startup {
     pub gpu_memory: Option<usize>,
     /// A session to restore (in place of `file`).
     pub session: Option<PathBuf>,
+    /// Files to show as layers over the field.
+    pub layers: Vec<PathBuf>,
 }
 
 pub struct TopoApp {
@@ -122,6 +125,8 @@ pub struct TopoApp {
     pub dialogs: file_dialog::Dialogs,
     /// The volume of a 4D file asked for with the slider, while it loads.
     pub volume_requested: Option<usize>,
+    /// Volumes drawn over the field.
+    pub layers: layers::Layers,
 }
 
 mod bench;
@@ -241,6 +246,7 @@ impl TopoApp {
             deferred_error: None,
             dialogs: Default::default(),
             volume_requested: None,
+            layers: Default::default(),
         };
         if let Some(s) = startup.session {
             match session::open(&mut app, &s) {
@@ -250,6 +256,9 @@ impl TopoApp {
         }
         let file = startup.file.unwrap_or_else(|| asset(DEMO_VOLUME));
         app.open(file, startup.open);
+        for l in startup.layers {
+            layers::add(&mut app, l);
+        }
         // A refused session: said once the demo volume has loaded (loading clears the banner).
         app.deferred_error = app.error.take();
         app
@@ -460,6 +469,13 @@ impl TopoApp {
             }
             Err(o) => o,
         };
+        let outcome = match outcome.take::<crate::compute::layers::PlacedLayers>() {
+            Ok(p) => {
+                self.last_job = Some(("layers".into(), seconds));
+                return layers::arrived(self, p);
+            }
+            Err(o) => o,
+        };
         let outcome = match outcome.take::<jobs::CrackSlice>() {
             Ok(c) => {
                 self.last_job = Some(("edges between pixels".into(), seconds));
@@ -532,6 +548,7 @@ impl TopoApp {
                 data.threshold_chosen = true;
             }
         }
+        self.layers.image_changed(&data.field);
         self.data = Some(data);
         self.error = self.deferred_error.take();
         self.pending_level = None;
@@ -650,6 +667,7 @@ impl TopoApp {
         d: &'a Dataset,
         labels: Option<&'a Arc<msc_labels::LabelMap>>,
         cracks: Option<crack_layer::Overlay>,
+        layers: &'a [layers::Layer],
     ) -> views::Look<'a> {
         let (_, class) = volume::texel_format(d.displayed().dtype());
         // No threshold set over label ids (nothing is analysed there unless asked).
@@ -679,6 +697,7 @@ impl TopoApp {
             }),
             parts: None,
             tunnels: Vec::new(),
+            layers,
         }
     }
 }
@@ -711,6 +730,7 @@ impl eframe::App for TopoApp {
         }
         crack_layer::request(self);
         explain::request(self);
+        layers::request(self);
         let sync = Instant::now();
         let uploading = self.upload.is_none_or(|p| p.planes < p.of);
         self.sync_texture(frame, &ctx);

@@ -18,6 +18,7 @@ pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| {
             menu_item(app, ui, "Open…", Action::Open, Some(actions::OPEN));
+            menu_item(app, ui, "Add layer…", Action::AddLayer, Some(actions::ADD_LAYER));
             ui.menu_button("Open recent", |ui| {
                 if app.settings.recent.is_empty() {
                     ui.label("(nothing yet)");
@@ -176,12 +177,22 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
                 None => format!("  at ({wx:.1}, {wy:.1}, {wz:.1})"),
             };
             let what = if d.labels { "label" } else { "value" };
-            ui.monospace(format!("voxel {pos}{world}  {what} {}", format_threshold(h.value, f.dtype())));
+            let mut text = format!("voxel {pos}{world}  {what} {}", format_threshold(h.value, f.dtype()));
+            // Each visible layer's value there, the top one first.
+            for l in app.layers.list.iter().rev().filter(|l| l.style.visible) {
+                let v = l.value_at(h.voxel);
+                let what = if l.labels { "label" } else { "value" };
+                let v = if v.is_nan() { "outside".to_string() } else { format_threshold(v, l.field.dtype()) };
+                text += &format!("  | {}: {what} {v}", l.name());
+            }
+            ui.monospace(text);
         }
     });
 }
 
 pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
+    super::layers::panel(app, ui);
+    ui.separator();
     ui.heading("Euler characteristic curve");
     let mut changed = false;
     ui.horizontal(|ui| {
@@ -517,7 +528,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
     }
     let Some(d) = &app.data else { return };
     let labels = labels.as_ref();
-    let mut look = TopoApp::look(&app.settings, app.mask_on, d, labels, cracks);
+    let mut look = TopoApp::look(&app.settings, app.mask_on, d, labels, cracks, &app.layers.list);
     look.parts = parts.clone();
     look.tunnels = tunnels;
     let field = d.displayed().clone();

@@ -123,6 +123,8 @@ pub struct ViewState {
     labels: LabelTextures,
     /// Each view's image of the threshold set's parts, and which parts, plane and slice.
     parts: PartTextures,
+    /// Each layer's image per view slot, by layer id.
+    layers: LayerTextures,
     /// How many cracks the "edges between pixels" layer drew in the last frame.
     pub cracks_drawn: usize,
     /// A display window set by right-dragging on a view this frame, for the app to apply.
@@ -141,6 +143,17 @@ struct LabelTextures([Option<(LabelKey, egui::TextureHandle)>; 3]);
 type PartKey = (std::sync::Arc<crate::topo::betti::parts::Parts>, usize, usize);
 #[derive(Clone, Default)]
 struct PartTextures([Option<(PartKey, egui::TextureHandle)>; 3]);
+
+/// What a layer's image shows: its samples (held), plane, slice and style.
+type LayerKey = (std::sync::Arc<ScalarField>, usize, usize, super::layers::LayerStyle);
+#[derive(Clone, Default)]
+struct LayerTextures(std::collections::HashMap<(u64, usize), (LayerKey, egui::TextureHandle)>);
+
+impl std::fmt::Debug for LayerTextures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LayerTextures")
+    }
+}
 
 impl std::fmt::Debug for PartTextures {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -183,6 +196,8 @@ pub struct Look<'a> {
     pub parts: Option<std::sync::Arc<crate::topo::betti::parts::Parts>>,
     /// The tunnels alive at the threshold, marked where they are born.
     pub tunnels: Vec<crate::topo::betti::tunnels::Tunnel>,
+    /// Volumes over the field, on its grid, the last on top.
+    pub layers: &'a [super::layers::Layer],
 }
 
 /// Screen <-> plane mapping of one view.
@@ -404,6 +419,7 @@ fn view(
     };
     let painter = ui.painter_at(image);
     painter.add(egui_wgpu::Callback::new_paint_callback(image, SliceCallback { slot, params }));
+    draw_layers(ui, &painter, &fr, look.layers, &mut state.layers, (u, v, w), state.cursor[w], slot);
     if let Some(labels) = look.msc.and_then(|o| o.labels) {
         let cached = &mut state.labels.0[slot];
         let same = |k: &LabelKey| std::sync::Arc::ptr_eq(&k.0, labels) && (k.1, k.2) == (w, state.cursor[w]);
@@ -485,6 +501,39 @@ fn view(
         egui::FontId::monospace(11.0),
         Color32::from_gray(200),
     );
+}
+
+/// Draws the visible layers' slices over the field, the last on top (each slice's image is
+/// kept until its layer, plane, slice or style changes); forgets the images of layers gone.
+#[allow(clippy::too_many_arguments)]
+fn draw_layers(
+    ui: &egui::Ui,
+    painter: &egui::Painter,
+    fr: &Frame,
+    layers: &[super::layers::Layer],
+    cache: &mut LayerTextures,
+    axes: (usize, usize, usize),
+    slice: usize,
+    slot: usize,
+) {
+    cache.0.retain(|(id, s), _| *s != slot || layers.iter().any(|l| l.id == *id));
+    for l in layers.iter().filter(|l| l.style.visible) {
+        let key = (l.field.clone(), axes.2, slice, l.style);
+        let cached = cache.0.get(&(l.id, slot));
+        let fresh = cached.is_some_and(|(k, _)| {
+            std::sync::Arc::ptr_eq(&k.0, &l.field) && (k.1, k.2, k.3) == (key.1, key.2, key.3)
+        });
+        if !fresh {
+            let img = l.slice_image(axes, slice);
+            let tex =
+                ui.ctx().load_texture(format!("layer {} {slot}", l.id), img, egui::TextureOptions::NEAREST);
+            cache.0.insert((l.id, slot), (key, tex));
+        }
+        if let Some((_, tex)) = cache.0.get(&(l.id, slot)) {
+            let (rect, uv) = fr.image_rect(tex.size().map(|n| n as f32), 0.0);
+            painter.image(tex.id(), rect, uv, Color32::WHITE);
+        }
+    }
 }
 
 /// The window after a right-drag of `d` points over a view of `size`: dragging across the

@@ -59,6 +59,10 @@ struct ViewArgs {
     /// threshold, σ, window, camera and simplification level.
     #[arg(long, value_name = "FILE", conflicts_with = "file")]
     session: Option<PathBuf>,
+    /// A volume to show over the file, resampled to its grid through both affines (a
+    /// statistical map over an anatomy, a label map over an image); repeat for more.
+    #[arg(long, value_name = "FILE")]
+    layer: Vec<PathBuf>,
     /// Benchmark: scroll the axial slice for N frames, print frame times, quit.
     #[arg(long, value_name = "N", hide = true)]
     bench_frames: Option<usize>,
@@ -248,6 +252,7 @@ fn view(file: &Option<PathBuf>, a: &ViewArgs, launched: std::time::Instant) -> a
         backend: a.backend.backend,
         gpu_memory: a.backend.gpu_memory,
         session: a.session.clone(),
+        layers: a.layer.clone(),
     };
     topoview::app::run(startup).map_err(|e| anyhow::anyhow!("cannot open the viewer window: {e}"))?;
     Ok(true)

@@ -12,6 +12,7 @@ pub mod backend;
 pub mod betti_jobs;
 pub mod curve;
 pub mod jobs;
+pub mod layers;
 pub mod msc_scene;
 pub mod scale_space;
 pub mod summary;

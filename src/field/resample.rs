@@ -61,9 +61,10 @@ pub fn resample(
         Samples::F64(v) => v.iter().any(|x| !x.is_nan()),
         _ => unreachable!("resampled fields are floating point"),
     };
-    // NaN samples of `moving` itself also come out NaN, but a layer with no value anywhere
-    // over the image is a layer that does not overlap it.
-    if !inside && moving.len() > 0 {
+    // NaN samples of `moving` itself come out NaN too: all NaN over the grid means no
+    // overlap unless `moving` holds nothing but NaN.
+    let has_values = || crate::with_samples!(moving.samples(), v => v.iter().any(|x| !x.is_nan()));
+    if !inside && has_values() {
         return Err(ResampleError::NoOverlap);
     }
     Ok(ScalarField { notes: Vec::new(), series: None, labels: false, ..out })
