@@ -1111,4 +1111,14 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     let names: Vec<String> = h.state().layers.list.iter().map(|l| l.name()).collect();
     assert!(names.contains(&"mni152_t1_09a.nii.gz".to_string()), "{names:?}");
     assert!(h.state().layers.list.iter().all(|l| l.field.dims() == [53, 63, 46]));
+
+    // A session keeps the layers, their label choice and style.
+    h.state_mut().layers.list[0].style.opacity = 0.3;
+    let saved: Vec<_> = h.state().layers.list.iter().map(|l| (l.name(), l.labels, l.style)).collect();
+    let session = tmp.path().join("layers.json");
+    topoview::app::session::save(h.state(), &session).unwrap();
+    let mut again = harness_with(Startup { session: Some(session), ..Default::default() });
+    wait_for(&mut again, "the session's layers", |a| idle(a) && a.layers.list.len() == 2);
+    let restored: Vec<_> = again.state().layers.list.iter().map(|l| (l.name(), l.labels, l.style)).collect();
+    assert_eq!(restored, saved);
 }

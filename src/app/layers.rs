@@ -190,6 +190,11 @@ pub fn add(app: &mut TopoApp, path: PathBuf) {
     app.layers.queue(path, LayerSource::File { opts: OpenOptions::default() }, None, None);
 }
 
+/// Adds the file at `path` as a layer with a session's label choice and style.
+pub fn restore(app: &mut TopoApp, path: PathBuf, labels: bool, style: LayerStyle) {
+    app.layers.queue(path, LayerSource::File { opts: OpenOptions::default() }, Some(labels), Some(style));
+}
+
 /// Sends the queued layers to be placed on the image on screen, once it has loaded (one job
 /// for all of them: a newer job on the lane supersedes an older one).
 pub fn request(app: &mut TopoApp) {

@@ -7,6 +7,7 @@
 //! and restores the rest.
 
 use super::TopoApp;
+use super::layers::LayerStyle;
 use super::settings::Settings;
 use crate::compute::jobs::Origin;
 use crate::io::{Endian, OpenOptions, RawSpec};
@@ -81,6 +82,17 @@ pub struct View {
     /// The 3D view's isovalue and second surface's value, when the 3D view had been framed on
     /// this field (its camera is then kept as saved; else the view frames the field afresh).
     pub iso: Option<[f64; 2]>,
+    /// The volumes over the field, the last on top.
+    pub layers: Vec<SavedLayer>,
+}
+
+/// A layer: its file (found as the field's is), whether it holds labels, and its style.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedLayer {
+    pub path: PathBuf,
+    pub relative: Option<PathBuf>,
+    pub labels: bool,
+    pub style: LayerStyle,
 }
 
 impl Default for View {
@@ -97,6 +109,7 @@ impl Default for View {
             mask_on: true,
             simplification: None,
             iso: None,
+            layers: Vec::new(),
         }
     }
 }
@@ -134,6 +147,15 @@ impl Session {
             view.window = Some([d.window.0, d.window.1]);
             view.cursor = app.views.cursor;
             view.simplification = d.displayed_msc().map(|m| m.level.threshold);
+            view.layers = app
+                .layers
+                .list
+                .iter()
+                .map(|l| {
+                    let (path, relative) = located(&l.path, at);
+                    SavedLayer { path, relative, labels: l.labels, style: l.style }
+                })
+                .collect();
             source(&d.origin, at)
         });
         Session { format: FORMAT.into(), version: VERSION, data, settings: app.settings.clone(), view }
@@ -184,6 +206,13 @@ impl Session {
         if v.nav.iter().flatten().any(|x| !x.is_finite()) || v.nav.iter().any(|n| n[0] <= 0.0) {
             return Err("a view's zoom or pan is not a finite number".into());
         }
+        let bad_style = |s: &LayerStyle| {
+            !(finite(&[s.window.0, s.window.1, s.threshold]) && s.window.0 < s.window.1)
+                || !(0.0..=1.0).contains(&s.opacity)
+        };
+        if v.layers.iter().any(|l| bad_style(&l.style)) {
+            return Err("a layer's window, threshold or opacity is out of range".into());
+        }
         if let Some(Source::File { raw: Some(r), .. }) = &self.data
             && crate::field::Dtype::parse(&r.dtype).is_none()
         {
@@ -219,9 +248,7 @@ impl Session {
 fn source(origin: &Origin, at: &Path) -> Source {
     match origin {
         Origin::File { path, opts } => {
-            let absolute = std::path::absolute(path).unwrap_or_else(|_| path.clone());
-            let dir = at.parent().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf()));
-            let relative = dir.and_then(|d| relative_to(&absolute, &d));
+            let (absolute, relative) = located(path, at);
             let raw = opts.raw.as_ref().map(|r| Raw {
                 dims: r.dims.clone(),
                 dtype: r.dtype.name().into(),
@@ -234,6 +261,26 @@ fn source(origin: &Origin, at: &Path) -> Source {
             Source::Generated { dims: dims.clone(), corr: *corr, seed: *seed }
         }
     }
+}
+
+/// `path` made absolute, and relative to the folder of the session saved at `at`.
+fn located(path: &Path, at: &Path) -> (PathBuf, Option<PathBuf>) {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = at.parent().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf()));
+    let relative = dir.and_then(|d| relative_to(&absolute, &d));
+    (absolute, relative)
+}
+
+/// Where a saved file is now: where it was, or at its path relative to the session `path`
+/// (a folder moved with its session); else both places tried, for the error.
+fn find(file: &Path, relative: Option<PathBuf>, path: &Path) -> Result<PathBuf, String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let beside = relative.map(|r| dir.join(r));
+    let found = std::iter::once(file.to_path_buf()).chain(beside.clone()).find(|p| p.exists());
+    found.ok_or_else(|| {
+        let also = beside.map(|b| format!(" (nor at {})", b.display())).unwrap_or_default();
+        format!("the file {} has moved or is gone{also}", file.display())
+    })
 }
 
 /// `path` relative to the folder `dir` (with `..` where they part), when both are absolute.
@@ -271,6 +318,15 @@ pub fn open(app: &mut TopoApp, path: &Path) -> Result<(), SessionError> {
     app.mask_on = s.view.mask_on;
     app.error = None;
     app.message = Some(format!("session {}", path.display()));
+    // The session's layers replace those on screen; each is placed once its field is in.
+    app.layers = Default::default();
+    let mut missing = Vec::new();
+    for l in &s.view.layers {
+        match find(&l.path, l.relative.clone(), path) {
+            Ok(p) => super::layers::restore(app, p, l.labels, l.style),
+            Err(why) => missing.push(format!("layer: {why}")),
+        }
+    }
     match s.data {
         None => {
             app.message = Some(format!("session {}: no field was loaded in it", path.display()));
@@ -282,9 +338,6 @@ pub fn open(app: &mut TopoApp, path: &Path) -> Result<(), SessionError> {
             app.pending_view = Some(s.view);
         }
         Some(Source::File { path: file, relative, raw, volume }) => {
-            let dir = path.parent().unwrap_or(Path::new("."));
-            let beside = relative.map(|r| dir.join(r));
-            let found = std::iter::once(file.clone()).chain(beside.clone()).find(|p| p.exists());
             let opts = OpenOptions {
                 raw: raw.map(|r| RawSpec {
                     dims: r.dims,
@@ -295,21 +348,26 @@ pub fn open(app: &mut TopoApp, path: &Path) -> Result<(), SessionError> {
                 }),
                 volume,
             };
-            match found {
-                Some(p) => {
+            match find(&file, relative, path) {
+                Ok(p) => {
                     app.open(p, opts);
                     app.pending_view = Some(s.view);
                 }
-                None => {
-                    let also = beside.map(|b| format!(" (nor at {})", b.display())).unwrap_or_default();
-                    app.error = Some(format!(
-                        "session {}: the file {} has moved or is gone{also}; the settings are restored",
-                        path.display(),
-                        file.display()
-                    ));
+                Err(why) => {
+                    app.error =
+                        Some(format!("session {}: {why}; the settings are restored", path.display()));
                     app.recompute();
                 }
             }
+        }
+    }
+    if !missing.is_empty() {
+        // Said once the field is in (loading clears the banner), or now when none loads.
+        let said = format!("session {}: {}", path.display(), missing.join("; "));
+        match app.error.take() {
+            Some(e) => app.error = Some(format!("{e}; {}", missing.join("; "))),
+            None if app.jobs.contains_key(&crate::compute::jobs::LOAD) => app.deferred_error = Some(said),
+            None => app.error = Some(said),
         }
     }
     Ok(())
