@@ -898,6 +898,7 @@ fn settings_title_cancel_and_window_dragging() {
     h.get_by_label("Smoothing, σ = 8: cancelled");
 
     // The histogram's max line dragged to the middle lowers the window's max only.
+    scroll_panel_at(&mut h, "Colormap", -300.0);
     let before = h.state().data.as_ref().unwrap().window;
     let auto = h.get_by_label("Auto").rect();
     let full = h.get_by_label("Full").rect();

@@ -275,8 +275,12 @@ pub fn analyse(app: &mut TopoApp, index: usize) {
 pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     let Some(d) = &app.data else { return };
     let image = d.path.as_deref().map_or_else(|| d.source.clone(), file_name);
+    let empty = app.layers.list.is_empty() && app.layers.queued.is_empty();
     ui.horizontal(|ui| {
         ui.strong("Layers");
+        if empty {
+            ui.weak("none over the image");
+        }
         if ui
             .small_button("Add layer…")
             .on_hover_text("A volume over the image, resampled to its grid")
@@ -285,6 +289,9 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
             super::actions::ask(app, super::file_dialog::Action::AddLayer, &ui.ctx().clone());
         }
     });
+    if empty {
+        return;
+    }
     ui.label(format!("Image: {image} (the ECC and the analyses are of this one)"));
     for name in app.layers.loading() {
         ui.label(format!("{name}: being read and resampled…"));

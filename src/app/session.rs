@@ -207,8 +207,10 @@ impl Session {
             return Err("a view's zoom or pan is not a finite number".into());
         }
         let bad_style = |s: &LayerStyle| {
-            !(finite(&[s.window.0, s.window.1, s.threshold]) && s.window.0 < s.window.1)
-                || !(0.0..=1.0).contains(&s.opacity)
+            let usable = finite(&[s.window.0, s.window.1, s.threshold])
+                && s.window.0 < s.window.1
+                && (0.0..=1.0).contains(&s.opacity);
+            !usable
         };
         if v.layers.iter().any(|l| bad_style(&l.style)) {
             return Err("a layer's window, threshold or opacity is out of range".into());
@@ -354,8 +356,7 @@ pub fn open(app: &mut TopoApp, path: &Path) -> Result<(), SessionError> {
                     app.pending_view = Some(s.view);
                 }
                 Err(why) => {
-                    app.error =
-                        Some(format!("session {}: {why}; the settings are restored", path.display()));
+                    app.error = Some(format!("session {}: {why}; the settings are restored", path.display()));
                     app.recompute();
                 }
             }

@@ -355,19 +355,24 @@ fn display_controls(app: &mut TopoApp, ui: &mut egui::Ui) {
     let dtype = d.displayed().dtype();
     let w = d.window_mut();
     let speed = summary.range.map_or(1.0, |(lo, hi)| (hi - lo) / 500.0);
-    ui.horizontal(|ui| {
-        ui.label("Window");
-        ui.add(egui::DragValue::new(&mut w.0).speed(speed).prefix("min "));
-        ui.add(egui::DragValue::new(&mut w.1).speed(speed).prefix("max "));
-        if ui.button("Auto").on_hover_text("0.5th to 99.5th percentile").clicked() {
-            *w = summary.window;
-        }
-        if ui.button("Full").on_hover_text("Whole value range").clicked()
-            && let Some(r) = summary.range
-        {
-            *w = r;
-        }
-    });
+    if app.settings.colormap == Colormap::Labels {
+        // The slices colour ids, unwindowed: a window here would change nothing on screen.
+        ui.weak("Labels are coloured by id (id mod 256, 0 black), without a window.");
+    } else {
+        ui.horizontal(|ui| {
+            ui.label("Window");
+            ui.add(egui::DragValue::new(&mut w.0).speed(speed).prefix("min "));
+            ui.add(egui::DragValue::new(&mut w.1).speed(speed).prefix("max "));
+            if ui.button("Auto").on_hover_text("0.5th to 99.5th percentile").clicked() {
+                *w = summary.window;
+            }
+            if ui.button("Full").on_hover_text("Whole value range").clicked()
+                && let Some(r) = summary.range
+            {
+                *w = r;
+            }
+        });
+    }
     histogram(ui, &summary, w, app.settings.colormap);
     let window = *w;
     let shows_3d = d.displayed().ndim() == 3 && matches!(app.settings.layout, Layout::Grid | Layout::Volume);
