@@ -25,6 +25,7 @@ mod ecc;
 mod info;
 mod msc;
 mod progress;
+mod rips;
 mod scale_space;
 
 use clap::{Args, Parser, Subcommand};
@@ -79,6 +80,8 @@ enum Command {
     Info(info::InfoArgs),
     /// Morse-Smale complex: critical points, arcs, manifolds and persistence diagram.
     Msc(msc::MscArgs),
+    /// Vietoris-Rips persistence barcodes of a point cloud or distance matrix (as Ripser).
+    Rips(rips::RipsArgs),
     /// Edge strength on the cracks between pixels (inter-pixel filtering), as float32 TIFFs.
     Cracks(cracks::CracksArgs),
     /// Throughput of the ECC and smoothing on synthetic fields.
@@ -212,6 +215,7 @@ pub fn main() -> ExitCode {
         Some(Command::Info(a)) => info::run(a),
         Some(Command::Msc(a)) => msc::run(a),
         Some(Command::Cracks(a)) => cracks::run(a),
+        Some(Command::Rips(a)) => rips::run(a),
         Some(Command::Bench(a)) => bench::run(a).map(|_| true),
         None => view(&cli.file, &cli.view, launched),
     };

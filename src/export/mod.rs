@@ -5,6 +5,7 @@
 
 pub mod msc;
 pub mod outputs;
+pub mod rips;
 pub mod tiff;
 
 use crate::field::{Dtype, ScalarField, dims_string};

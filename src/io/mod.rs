@@ -9,6 +9,7 @@ pub mod image2d;
 pub mod metaimage;
 pub mod nifti;
 pub mod nrrd;
+pub mod points;
 pub mod raw;
 pub mod tiff;
 

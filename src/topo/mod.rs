@@ -4,4 +4,5 @@ pub mod betti;
 pub mod cracks;
 pub mod ecc;
 pub mod msc;
+pub mod rips;
 pub mod smooth;

@@ -1,0 +1,273 @@
+//! Vietoris-Rips persistence barcodes over Z/2, as Ripser computes them (Bauer, "Ripser:
+//! efficient computation of Vietoris-Rips persistence barcodes", 2021): persistent
+//! cohomology of the Rips filtration of a finite metric space, simplices named by the
+//! combinatorial number system ([`index`]) and never stored, coboundaries enumerated on the
+//! fly, dimension 0 by union-find, higher dimensions by the implicit matrix reduction with
+//! clearing and emergent pairs ([`reduce`]).
+//!
+//! Distances are `f32`, as Ripser's: a point cloud's are computed in `f64` and rounded once,
+//! so bars equal Ripser's bar for bar when it is given the same distances. [`naive`] is the
+//! textbook boundary-matrix reduction the tests hold this against.
+
+pub mod index;
+pub mod naive;
+mod reduce;
+
+use crate::control::{Cancelled, Control};
+
+/// A finite metric space: the distances between `n` points, lower triangle stored row by row
+/// (`d(i, j)` for `i > j` at `i (i - 1) / 2 + j`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Distances {
+    n: usize,
+    lower: Vec<f32>,
+}
+
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum RipsError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("cancelled")]
+    Cancelled(#[from] Cancelled),
+}
+
+impl Distances {
+    /// From the lower triangle, row by row (Ripser's `lower-distance` format): its length must
+    /// be `n (n - 1) / 2` for some `n`; entries must be finite and non-negative.
+    pub fn from_lower(lower: Vec<f32>) -> Result<Distances, RipsError> {
+        let n = points_for_entries(lower.len()).ok_or_else(|| {
+            RipsError::Invalid(format!(
+                "{} distances are not the lower triangle of a square matrix (n (n - 1) / 2 entries)",
+                lower.len()
+            ))
+        })?;
+        if let Some(i) = lower.iter().position(|d| !d.is_finite() || *d < 0.0) {
+            let (r, c) = row_col(i);
+            return Err(RipsError::Invalid(format!(
+                "the distance between points {r} and {c} is {}: distances are finite and non-negative",
+                lower[i]
+            )));
+        }
+        Ok(Distances { n, lower })
+    }
+
+    /// The Euclidean distances between the rows of `points` (`n` rows of `dim` coordinates),
+    /// computed in `f64` and rounded to `f32` once.
+    pub fn euclidean(points: &[f64], dim: usize, ctl: &Control) -> Result<Distances, RipsError> {
+        use rayon::prelude::*;
+        if dim == 0 || !points.len().is_multiple_of(dim) {
+            return Err(RipsError::Invalid(format!("{} coordinates are not rows of {dim}", points.len())));
+        }
+        if let Some(i) = points.iter().position(|x| !x.is_finite()) {
+            return Err(RipsError::Invalid(format!(
+                "point {} has a coordinate that is not a finite number ({})",
+                i / dim,
+                points[i]
+            )));
+        }
+        let n = points.len() / dim;
+        let entries = n * n.saturating_sub(1) / 2;
+        let bytes = entries as u64 * 4;
+        if let Some(free) = crate::mem::available_bytes().filter(|f| bytes > f / 10 * 9) {
+            return Err(RipsError::Invalid(format!(
+                "{n} points need {:.1} GiB of pairwise distances; {:.1} GiB of memory is available",
+                bytes as f64 / (1u64 << 30) as f64,
+                free as f64 / (1u64 << 30) as f64
+            )));
+        }
+        let mut lower = vec![0f32; entries];
+        // Row i holds i entries: rows in parallel, each a slice of its own.
+        let mut rows: Vec<&mut [f32]> = Vec::with_capacity(n);
+        let mut rest = lower.as_mut_slice();
+        for i in 0..n {
+            let (row, tail) = rest.split_at_mut(i);
+            rows.push(row);
+            rest = tail;
+        }
+        rows.into_par_iter().enumerate().try_for_each(|(i, row)| {
+            if i % 256 == 0 {
+                ctl.check()?;
+            }
+            let p = &points[i * dim..(i + 1) * dim];
+            for (j, d) in row.iter_mut().enumerate() {
+                let q = &points[j * dim..(j + 1) * dim];
+                *d = p.iter().zip(q).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt() as f32;
+            }
+            ctl.tick(i as u64);
+            Ok::<(), Cancelled>(())
+        })?;
+        Ok(Distances { n, lower })
+    }
+
+    /// The number of points.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The distance between points `i` and `j`.
+    #[inline(always)]
+    pub fn get(&self, i: usize, j: usize) -> f32 {
+        match i.cmp(&j) {
+            std::cmp::Ordering::Greater => self.lower[i * (i - 1) / 2 + j],
+            std::cmp::Ordering::Less => self.lower[j * (j - 1) / 2 + i],
+            std::cmp::Ordering::Equal => 0.0,
+        }
+    }
+
+    /// The lower triangle, row by row.
+    pub fn lower(&self) -> &[f32] {
+        &self.lower
+    }
+}
+
+/// The `n` whose lower triangle has `entries` entries, if any.
+pub fn points_for_entries(entries: usize) -> Option<usize> {
+    // n (n - 1) / 2 = entries: n = (1 + sqrt(1 + 8 entries)) / 2, checked exactly.
+    let n = ((1.0 + (1.0 + 8.0 * entries as f64).sqrt()) / 2.0).round() as usize;
+    (n.max(1)..=n + 1).find(|m| m * (m - 1) / 2 == entries)
+}
+
+/// Row and column of entry `i` of the lower triangle.
+fn row_col(i: usize) -> (usize, usize) {
+    let mut r = ((1.0 + (1.0 + 8.0 * i as f64).sqrt()) / 2.0).floor() as usize;
+    while r * (r - 1) / 2 > i {
+        r -= 1;
+    }
+    while (r + 1) * r / 2 <= i {
+        r += 1;
+    }
+    (r, i - r * (r - 1) / 2)
+}
+
+/// What to compute.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RipsOptions {
+    /// The highest homology dimension (0 to [`MAX_DIM`]).
+    pub maxdim: usize,
+    /// Edges longer than this are left out of the filtration (infinity: none are).
+    pub threshold: f32,
+}
+
+/// The highest dimension computed: beyond 3, the simplices of a few hundred points outnumber
+/// any memory (and their indices overflow 64 bits sooner).
+pub const MAX_DIM: usize = 3;
+
+impl Default for RipsOptions {
+    fn default() -> Self {
+        RipsOptions { maxdim: 1, threshold: f32::INFINITY }
+    }
+}
+
+/// One bar: a class born at `birth` and dying at `death` (infinity for an essential class).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bar {
+    pub dim: usize,
+    pub birth: f32,
+    pub death: f32,
+}
+
+/// The barcode: bars of every dimension up to `maxdim`, as found (see [`Barcode::sorted`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Barcode {
+    pub maxdim: usize,
+    pub bars: Vec<Bar>,
+}
+
+impl Barcode {
+    /// The bars of dimension `dim`.
+    pub fn of_dim(&self, dim: usize) -> impl Iterator<Item = &Bar> {
+        self.bars.iter().filter(move |b| b.dim == dim)
+    }
+
+    /// Bars ordered by dimension, birth, then death: one order to compare barcodes in.
+    pub fn sorted(mut self) -> Barcode {
+        self.bars.sort_by(|a, b| {
+            (a.dim, a.birth, a.death)
+                .partial_cmp(&(b.dim, b.birth, b.death))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        self
+    }
+
+    /// How many bars each dimension has (0 to `maxdim`).
+    pub fn counts(&self) -> Vec<usize> {
+        (0..=self.maxdim).map(|d| self.of_dim(d).count()).collect()
+    }
+}
+
+/// The Vietoris-Rips barcode of `d` in dimensions 0 to `opts.maxdim`: bars of positive length
+/// (a class born and killed at the same radius is no bar), essential classes dying at
+/// infinity. Progress ticks once per column reduced.
+pub fn barcode(d: &Distances, opts: &RipsOptions, ctl: &Control) -> Result<Barcode, RipsError> {
+    if opts.maxdim > MAX_DIM {
+        return Err(RipsError::Invalid(format!(
+            "dimension {} is above the highest computed, {MAX_DIM}",
+            opts.maxdim
+        )));
+    }
+    if opts.threshold.is_nan() || opts.threshold < 0.0 {
+        return Err(RipsError::Invalid(format!(
+            "the threshold {} is not a non-negative radius",
+            opts.threshold
+        )));
+    }
+    let n = d.len();
+    let table = index::Binomials::new(n, opts.maxdim + 2).ok_or_else(|| {
+        RipsError::Invalid(format!(
+            "{n} points: the simplices of dimension {} cannot be numbered in 64 bits",
+            opts.maxdim + 1
+        ))
+    })?;
+    let mut bars = Vec::new();
+    let (mut columns, mut simplices) = reduce::dim0(d, opts.threshold, &mut bars);
+    ctl.check()?;
+    for dim in 1..=opts.maxdim {
+        let pivots = reduce::reduce(d, &table, opts.threshold, dim, &columns, &mut bars, ctl)?;
+        if dim < opts.maxdim {
+            let keep = dim + 1 < opts.maxdim;
+            (columns, simplices) =
+                reduce::next_columns(d, &table, opts.threshold, dim, &simplices, &pivots, keep, ctl)?;
+        }
+    }
+    Ok(Barcode { maxdim: opts.maxdim, bars })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lower_triangles_have_triangular_lengths() {
+        assert_eq!(points_for_entries(0), Some(1));
+        assert_eq!(points_for_entries(1), Some(2));
+        assert_eq!(points_for_entries(3), Some(3));
+        assert_eq!(points_for_entries(18336), Some(192));
+        assert_eq!(points_for_entries(4), None);
+        for i in 0..100 {
+            let (r, c) = row_col(i);
+            assert!(c < r && r * (r - 1) / 2 + c == i);
+        }
+    }
+
+    #[test]
+    fn four_points_on_a_square_have_one_loop() {
+        // Unit square: sides 1, diagonals sqrt 2. H0: three bars dying at 1, one essential.
+        // H1: one loop born at 1 and filled at sqrt 2.
+        let p = [0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0];
+        let d = Distances::euclidean(&p, 2, &Control::default()).unwrap();
+        let b = barcode(&d, &RipsOptions::default(), &Control::default()).unwrap().sorted();
+        let s2 = 2f64.sqrt() as f32;
+        let want = vec![
+            Bar { dim: 0, birth: 0.0, death: 1.0 },
+            Bar { dim: 0, birth: 0.0, death: 1.0 },
+            Bar { dim: 0, birth: 0.0, death: 1.0 },
+            Bar { dim: 0, birth: 0.0, death: f32::INFINITY },
+            Bar { dim: 1, birth: 1.0, death: s2 },
+        ];
+        assert_eq!(b.bars, want);
+    }
+}

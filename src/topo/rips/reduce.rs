@@ -1,0 +1,305 @@
+//! The reductions: dimension 0 by union-find over the edges, then, per dimension, Ripser's
+//! implicit reduction of the coboundary matrix: columns (simplices) from the latest to enter
+//! down, each column's coboundary summed in a heap, pivots (the earliest cofacet) looked up
+//! among those already paired; a column whose first cofacet of equal diameter is no pivot yet
+//! pairs at once (an emergent pair, most columns), and simplices that are pivots of the
+//! dimension below are never columns (clearing).
+
+use super::index::{Binomials, Coboundary, Entry};
+use super::{Bar, Distances, RipsError};
+use crate::control::Control;
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Simplex numbers hashed by one multiplication (they are spread already; SipHash's
+/// resistance to chosen keys buys nothing here and costs most of a lookup).
+#[derive(Default)]
+pub struct IndexHasher(u64);
+
+impl Hasher for IndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ *b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.0 = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// Cofacet (pivot) number to the column that has it as pivot.
+pub type Pivots = HashMap<u64, usize, BuildHasherDefault<IndexHasher>>;
+
+/// Columns in reduction order: the latest to enter first, ties by smaller number.
+fn sort_columns(c: &mut [Entry]) {
+    c.sort_unstable_by(|a, b| b.diameter.total_cmp(&a.diameter).then(a.index.cmp(&b.index)));
+}
+
+/// Dimension 0: components merge along the edges in order of length (union-find); every
+/// merge at a positive radius ends a bar. Returns the dimension-1 columns (the edges that
+/// merged nothing) and every edge within the threshold.
+pub fn dim0(d: &Distances, threshold: f32, bars: &mut Vec<Bar>) -> (Vec<Entry>, Vec<Entry>) {
+    let n = d.len();
+    let mut edges: Vec<Entry> = Vec::new();
+    for i in 1..n {
+        for j in 0..i {
+            let diameter = d.get(i, j);
+            if diameter <= threshold {
+                edges.push(Entry { diameter, index: (i * (i - 1) / 2 + j) as u64 });
+            }
+        }
+    }
+    edges.sort_unstable_by(|a, b| a.diameter.total_cmp(&b.diameter).then(b.index.cmp(&a.index)));
+    let mut parent: Vec<usize> = (0..n).collect();
+    let find = |parent: &mut Vec<usize>, mut x: usize| {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    };
+    let mut columns = Vec::new();
+    for e in &edges {
+        let (i, j) = edge_vertices(e.index);
+        let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+        if a != b {
+            parent[a.max(b)] = a.min(b);
+            if e.diameter > 0.0 {
+                bars.push(Bar { dim: 0, birth: 0.0, death: e.diameter });
+            }
+        } else {
+            columns.push(*e);
+        }
+    }
+    for x in 0..n {
+        if find(&mut parent, x) == x {
+            bars.push(Bar { dim: 0, birth: 0.0, death: f32::INFINITY });
+        }
+    }
+    sort_columns(&mut columns);
+    (columns, edges)
+}
+
+/// The vertices `(i, j)`, `i > j`, of edge number `idx`.
+fn edge_vertices(idx: u64) -> (usize, usize) {
+    let idx = idx as usize;
+    let mut i = ((1.0 + (1.0 + 8.0 * idx as f64).sqrt()) / 2.0).floor() as usize;
+    while i * (i - 1) / 2 > idx {
+        i -= 1;
+    }
+    while (i + 1) * i / 2 <= idx {
+        i += 1;
+    }
+    (i, idx - i * (i - 1) / 2)
+}
+
+/// A heap entry: the heap's top is the earliest cofacet (smallest diameter, then largest
+/// number), the pivot of a column in Ripser's order.
+#[derive(Clone, Copy, PartialEq)]
+struct Earliest(Entry);
+
+impl Eq for Earliest {}
+
+impl Ord for Earliest {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.0.diameter.total_cmp(&self.0.diameter).then(self.0.index.cmp(&other.0.index))
+    }
+}
+
+impl PartialOrd for Earliest {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The heap's pivot, popped: over Z/2 equal entries cancel in pairs.
+fn pop_pivot(heap: &mut BinaryHeap<Earliest>) -> Option<Entry> {
+    let mut p = heap.pop()?.0;
+    while heap.peek().is_some_and(|t| t.0.index == p.index) {
+        heap.pop();
+        p = heap.pop()?.0;
+    }
+    Some(p)
+}
+
+fn get_pivot(heap: &mut BinaryHeap<Earliest>) -> Option<Entry> {
+    let p = pop_pivot(heap)?;
+    heap.push(Earliest(p));
+    Some(p)
+}
+
+/// The columns' reduction matrix V (without its diagonal), column after column.
+#[derive(Default)]
+struct Reduction {
+    starts: Vec<usize>,
+    entries: Vec<Entry>,
+}
+
+/// Everything the reduction of one dimension shares.
+struct Space<'a> {
+    d: &'a Distances,
+    table: &'a Binomials,
+    threshold: f32,
+    dim: usize,
+    vertices: Vec<usize>,
+}
+
+impl Space<'_> {
+    /// Pushes the coboundary of `s` (cofacets within the threshold) onto the heap.
+    fn push_coboundary(&mut self, s: Entry, heap: &mut BinaryHeap<Earliest>) {
+        self.table.vertices(s.index, self.dim, self.d.len(), &mut self.vertices);
+        let mut c = Coboundary::new(self.table, self.d, s, &self.vertices);
+        while c.has_next(true) {
+            let e = c.next_entry();
+            if e.diameter <= self.threshold {
+                heap.push(Earliest(e));
+            }
+        }
+    }
+}
+
+/// Reduces the columns of dimension `dim` (in their order) and adds their bars; returns the
+/// pivots found (cofacet number to column), which clear the next dimension's columns.
+pub fn reduce(
+    d: &Distances,
+    table: &Binomials,
+    threshold: f32,
+    dim: usize,
+    columns: &[Entry],
+    bars: &mut Vec<Bar>,
+    ctl: &Control,
+) -> Result<Pivots, RipsError> {
+    let mut pivots = Pivots::with_capacity_and_hasher(columns.len(), Default::default());
+    let mut v = Reduction::default();
+    let mut space = Space { d, table, threshold, dim, vertices: Vec::with_capacity(dim + 2) };
+    let mut heap = BinaryHeap::new();
+    let mut cofacets = Vec::new();
+    let mut added: Vec<Entry> = Vec::new();
+    for (i, &col) in columns.iter().enumerate() {
+        if i % 4096 == 0 {
+            ctl.check()?;
+            ctl.tick(4096.min(columns.len() - i) as u64);
+        }
+        v.starts.push(v.entries.len());
+        heap.clear();
+        added.clear();
+        // The coboundary, stopping at the first cofacet of the column's own diameter when
+        // no column has it as pivot yet: the column pairs with it as it stands.
+        space.table.vertices(col.index, dim, d.len(), &mut space.vertices);
+        let mut pivot = None;
+        let mut check_emergent = true;
+        cofacets.clear();
+        let mut c = Coboundary::new(table, d, col, &space.vertices);
+        while c.has_next(true) {
+            let e = c.next_entry();
+            if e.diameter > threshold {
+                continue;
+            }
+            cofacets.push(e);
+            if check_emergent && e.diameter == col.diameter {
+                if !pivots.contains_key(&e.index) {
+                    pivot = Some(e);
+                    break;
+                }
+                check_emergent = false;
+            }
+        }
+        if pivot.is_none() {
+            heap.extend(cofacets.iter().map(|e| Earliest(*e)));
+            pivot = get_pivot(&mut heap);
+        }
+        loop {
+            let Some(p) = pivot else {
+                bars.push(Bar { dim, birth: col.diameter, death: f32::INFINITY });
+                break;
+            };
+            if let Some(&j) = pivots.get(&p.index) {
+                // Add column j (its simplex and its own reduction) to this one.
+                added.push(columns[j]);
+                space.push_coboundary(columns[j], &mut heap);
+                let (from, to) = (v.starts[j], v.starts.get(j + 1).copied().unwrap_or(v.entries.len()));
+                for k in from..to {
+                    let s = v.entries[k];
+                    added.push(s);
+                    space.push_coboundary(s, &mut heap);
+                }
+                pivot = get_pivot(&mut heap);
+            } else {
+                if p.diameter > col.diameter {
+                    bars.push(Bar { dim, birth: col.diameter, death: p.diameter });
+                }
+                pivots.insert(p.index, i);
+                // Column i of V: what was added, equal entries cancelling in pairs.
+                added.sort_unstable_by_key(|e| e.index);
+                let mut k = 0;
+                while k < added.len() {
+                    let same = added[k..].iter().take_while(|e| e.index == added[k].index).count();
+                    if same % 2 == 1 {
+                        v.entries.push(added[k]);
+                    }
+                    k += same;
+                }
+                break;
+            }
+        }
+    }
+    Ok(pivots)
+}
+
+/// The columns of dimension `dim + 1`: its simplices within the threshold (each met once,
+/// from its facet without the largest vertex) that are no pivot of dimension `dim`; and,
+/// when `keep`, all those simplices (for the dimension after).
+#[allow(clippy::too_many_arguments)]
+pub fn next_columns(
+    d: &Distances,
+    table: &Binomials,
+    threshold: f32,
+    dim: usize,
+    simplices: &[Entry],
+    pivots: &Pivots,
+    keep: bool,
+    ctl: &Control,
+) -> Result<(Vec<Entry>, Vec<Entry>), RipsError> {
+    let mut columns = Vec::new();
+    let mut next = Vec::new();
+    let mut vertices = Vec::with_capacity(dim + 2);
+    for (i, s) in simplices.iter().enumerate() {
+        if i % 65536 == 0 {
+            ctl.check()?;
+        }
+        table.vertices(s.index, dim, d.len(), &mut vertices);
+        let mut c = Coboundary::new(table, d, *s, &vertices);
+        while c.has_next(false) {
+            let e = c.next_entry();
+            if e.diameter <= threshold {
+                if keep {
+                    next.push(e);
+                }
+                if !pivots.contains_key(&e.index) {
+                    columns.push(e);
+                }
+            }
+        }
+    }
+    sort_columns(&mut columns);
+    Ok((columns, next))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn edge_numbers_name_their_vertices() {
+        let mut idx = 0;
+        for i in 1..50 {
+            for j in 0..i {
+                assert_eq!(super::edge_vertices(idx), (i, j));
+                idx += 1;
+            }
+        }
+    }
+}
