@@ -38,3 +38,42 @@ fn check(p: &[f64], dim: usize, maxdim: usize, cut: usize) {
     let slow = rips::naive::barcode(&d, &opts).sorted();
     assert_eq!(fast, slow, "{} points {p:?}, {opts:?}", d.len());
 }
+
+/// The sorted barcode of an expected-output CSV (dim,birth,death).
+fn expected(name: &str) -> Vec<rips::Bar> {
+    let text = std::fs::read_to_string(format!("tests/data/rips/{name}.expected.csv")).unwrap();
+    let mut bars: Vec<rips::Bar> = text
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            rips::Bar { dim: f[0].parse().unwrap(), birth: f[1].parse().unwrap(), death: f[2].parse().unwrap() }
+        })
+        .collect();
+    bars.sort_by(|a, b| (a.dim, a.birth, a.death).partial_cmp(&(b.dim, b.birth, b.death)).unwrap());
+    bars
+}
+
+fn equals_ripser(file: &str, name: &str, maxdim: usize, threshold: f32) {
+    use topoview::io::points::{self, PointFormat};
+    let data = points::read(std::path::Path::new(&format!("tests/data/rips/{file}")), PointFormat::Auto, &Control::default()).unwrap();
+    let d = topoview::compute::rips::distances(&data, &Control::default()).unwrap();
+    let b = rips::barcode(&d, &RipsOptions { maxdim, threshold }, &Control::default()).unwrap().sorted();
+    let want = expected(name);
+    assert_eq!(b.bars.len(), want.len(), "{name}: {:?} bars per dimension", b.counts());
+    for (got, want) in b.bars.iter().zip(&want) {
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+#[test]
+fn equals_ripser_on_the_sphere_and_celegans_to_dimension_2() {
+    equals_ripser("sphere_3_192.lower_distance_matrix", "sphere_3_192_dim2", 2, f32::INFINITY);
+    equals_ripser("celegans.distance_matrix", "celegans_dim2", 2, f32::INFINITY);
+}
+
+#[test]
+fn equals_ripser_on_cyclooctane_and_o3_with_their_thresholds() {
+    equals_ripser("cyclooctane.csv", "cyclooctane_dim1_t0.5", 1, 0.5);
+    equals_ripser("o3_4096.point_cloud", "o3_4096_dim1_t1.4", 1, 1.4);
+}
