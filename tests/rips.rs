@@ -47,7 +47,11 @@ fn expected(name: &str) -> Vec<rips::Bar> {
         .skip(1)
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            rips::Bar { dim: f[0].parse().unwrap(), birth: f[1].parse().unwrap(), death: f[2].parse().unwrap() }
+            rips::Bar {
+                dim: f[0].parse().unwrap(),
+                birth: f[1].parse().unwrap(),
+                death: f[2].parse().unwrap(),
+            }
         })
         .collect();
     bars.sort_by(|a, b| (a.dim, a.birth, a.death).partial_cmp(&(b.dim, b.birth, b.death)).unwrap());
@@ -56,7 +60,12 @@ fn expected(name: &str) -> Vec<rips::Bar> {
 
 fn equals_ripser(file: &str, name: &str, maxdim: usize, threshold: f32) {
     use topoview::io::points::{self, PointFormat};
-    let data = points::read(std::path::Path::new(&format!("tests/data/rips/{file}")), PointFormat::Auto, &Control::default()).unwrap();
+    let data = points::read(
+        std::path::Path::new(&format!("tests/data/rips/{file}")),
+        PointFormat::Auto,
+        &Control::default(),
+    )
+    .unwrap();
     let d = topoview::compute::rips::distances(&data, &Control::default()).unwrap();
     let b = rips::barcode(&d, &RipsOptions { maxdim, threshold }, &Control::default()).unwrap().sorted();
     let want = expected(name);

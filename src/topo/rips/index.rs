@@ -72,58 +72,187 @@ pub struct Entry {
     pub index: u64,
 }
 
+/// The neighbours of every point within the threshold, by increasing index, with their
+/// distances (Ripser's sparse distance matrix): cofacets then come from intersecting the
+/// vertices' lists instead of trying every point.
+pub struct Neighbors {
+    lists: Vec<Vec<(u32, f32)>>,
+}
+
+impl Neighbors {
+    pub fn new(d: &Distances, threshold: f32) -> Neighbors {
+        use rayon::prelude::*;
+        let n = d.len();
+        let lists = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                (0..n)
+                    .filter(|&j| j != i)
+                    .map(|j| (j as u32, d.get(i, j)))
+                    .filter(|e| e.1 <= threshold)
+                    .collect()
+            })
+            .collect();
+        Neighbors { lists }
+    }
+
+    /// The neighbours of `v`, by increasing index.
+    pub fn of(&self, v: usize) -> &[(u32, f32)] {
+        &self.lists[v]
+    }
+}
+
+/// The Rips complex up to a threshold: the distances, the numbering, and (when the threshold
+/// leaves out enough edges to pay) the neighbour lists.
+pub struct Complex<'a> {
+    pub d: &'a Distances,
+    pub table: &'a Binomials,
+    pub threshold: f32,
+    pub neighbors: Option<&'a Neighbors>,
+}
+
+/// The most vertices of a simplex whose cofacets are enumerated.
+const MAX_VERTICES: usize = super::MAX_DIM + 1;
+
 /// The cofacets of a simplex, from the one whose added vertex is largest down (Ripser's
-/// `simplex_coboundary_enumerator`).
+/// `simplex_coboundary_enumerator`, dense and sparse), within the threshold.
 pub struct Coboundary<'a> {
-    table: &'a Binomials,
-    dist: &'a Distances,
+    c: &'a Complex<'a>,
     diameter: f32,
     vertices: &'a [usize],
     idx_below: u64,
     idx_above: u64,
-    /// The next vertex to try adding, and the number of simplex vertices above it plus one.
-    v: isize,
-    k: usize,
+    /// How many of the simplex's vertices lie above the next vertex tried.
+    above: usize,
+    /// Dense: the next vertex to try.
+    next: isize,
+    /// Sparse: per simplex vertex, how many entries of its list are still to be passed (from
+    /// the end), and the common neighbour found by `has_next`.
+    cursors: [usize; MAX_VERTICES],
+    pending: Option<(usize, f32)>,
 }
 
 impl<'a> Coboundary<'a> {
     /// `vertices` are the simplex's (largest first), `simplex` its entry.
-    pub fn new(table: &'a Binomials, dist: &'a Distances, simplex: Entry, vertices: &'a [usize]) -> Self {
+    pub fn new(c: &'a Complex<'a>, simplex: Entry, vertices: &'a [usize]) -> Self {
+        let mut cursors = [0; MAX_VERTICES];
+        if let Some(nb) = c.neighbors {
+            for (k, &v) in vertices.iter().enumerate() {
+                cursors[k] = nb.of(v).len();
+            }
+        }
         Coboundary {
-            table,
-            dist,
+            c,
             diameter: simplex.diameter,
             vertices,
             idx_below: simplex.index,
             idx_above: 0,
-            v: dist.len() as isize - 1,
-            k: vertices.len(),
+            above: 0,
+            next: c.d.len() as isize - 1,
+            cursors,
+            pending: None,
         }
     }
 
-    /// Whether another cofacet comes; with `all` false, only those whose added vertex is
-    /// larger than every vertex of the simplex (each simplex of the next dimension is then
-    /// met once, from the facet without its largest vertex).
+    /// Whether another cofacet within the threshold comes; with `all` false, only those whose
+    /// added vertex is larger than every vertex of the simplex (each simplex of the next
+    /// dimension is then met once, from the facet without its largest vertex).
     #[inline]
-    pub fn has_next(&self, all: bool) -> bool {
-        self.v >= self.k as isize && (all || self.table.get(self.v as usize, self.k) > self.idx_below)
+    pub fn has_next(&mut self, all: bool) -> bool {
+        let Some(nb) = self.c.neighbors else {
+            // Dense: some vertex below `next` that is not the simplex's (and, without `all`,
+            // above all of them).
+            let k = self.vertices.len() - self.above;
+            return self.next >= k as isize
+                && (all || self.c.table.get(self.next as usize, k) > self.idx_below)
+                && self.skip_to_dense_cofacet();
+        };
+        if self.pending.is_some() {
+            return true;
+        }
+        let k = self.vertices.len();
+        loop {
+            let first = nb.of(self.vertices[0]);
+            if self.cursors[0] == 0 {
+                return false;
+            }
+            let (w, dw) = first[self.cursors[0] - 1];
+            let w = w as usize;
+            if !all && w < self.vertices[0] {
+                return false;
+            }
+            self.cursors[0] -= 1;
+            let mut diameter = self.diameter.max(dw);
+            let mut common = true;
+            for t in 1..k {
+                let list = nb.of(self.vertices[t]);
+                while self.cursors[t] > 0 && list[self.cursors[t] - 1].0 as usize > w {
+                    self.cursors[t] -= 1;
+                }
+                if self.cursors[t] == 0 {
+                    return false;
+                }
+                let (u, du) = list[self.cursors[t] - 1];
+                if u as usize != w {
+                    common = false;
+                    break;
+                }
+                diameter = diameter.max(du);
+            }
+            if common {
+                self.pending = Some((w, diameter));
+                return true;
+            }
+        }
     }
 
-    /// The next cofacet (call after `has_next`).
+    /// Dense: moves `next` past the simplex's own vertices; true when a vertex is left.
+    #[inline]
+    fn skip_to_dense_cofacet(&mut self) -> bool {
+        let table = self.c.table;
+        loop {
+            let k = self.vertices.len() - self.above;
+            if self.next < k as isize {
+                return false;
+            }
+            let v = self.next as usize;
+            if table.get(v, k) > self.idx_below {
+                return true;
+            }
+            // `v` is the simplex's next vertex: its term moves from below to above.
+            self.idx_below -= table.get(v, k);
+            self.idx_above += table.get(v, k + 1);
+            self.above += 1;
+            self.next -= 1;
+        }
+    }
+
+    /// The next cofacet (call after `has_next` said there is one). Dense enumeration also
+    /// yields cofacets beyond the threshold (the caller skips them); sparse, none.
     #[inline]
     pub fn next_entry(&mut self) -> Entry {
-        // Skip the simplex's own vertices, moving their terms from below to above.
-        while self.table.get(self.v as usize, self.k) <= self.idx_below {
-            self.idx_below -= self.table.get(self.v as usize, self.k);
-            self.idx_above += self.table.get(self.v as usize, self.k + 1);
-            self.v -= 1;
-            self.k -= 1;
-        }
-        let v = self.v as usize;
-        let diameter = self.vertices.iter().fold(self.diameter, |m, &w| m.max(self.dist.get(v, w)));
-        let index = self.idx_above + self.table.get(v, self.k + 1) + self.idx_below;
-        self.v -= 1;
-        Entry { diameter, index }
+        let table = self.c.table;
+        let n_vertices = self.vertices.len();
+        let (w, diameter) = match self.pending.take() {
+            Some(p) => {
+                // Pass the simplex's vertices above w.
+                while self.above < n_vertices && self.vertices[self.above] > p.0 {
+                    let (v, k) = (self.vertices[self.above], n_vertices - self.above);
+                    self.idx_below -= table.get(v, k);
+                    self.idx_above += table.get(v, k + 1);
+                    self.above += 1;
+                }
+                p
+            }
+            None => {
+                let v = self.next as usize;
+                self.next -= 1;
+                let d = self.c.d;
+                (v, self.vertices.iter().fold(self.diameter, |m, &u| m.max(d.get(v, u))))
+            }
+        };
+        let k = n_vertices - self.above;
+        Entry { diameter, index: self.idx_above + table.get(w, k + 1) + self.idx_below }
     }
 }
 
@@ -170,30 +299,35 @@ mod tests {
             m
         };
         let mut vs = Vec::new();
-        for idx in 0..t.get(n, 2) {
-            t.vertices(idx, 1, n, &mut vs);
-            let e = Entry { diameter: diam(&vs), index: idx };
-            let mut got = Vec::new();
-            let mut c = Coboundary::new(&t, &d, e, &vs);
-            while c.has_next(true) {
-                got.push(c.next_entry());
+        let dense = Complex { d: &d, table: &t, threshold: f32::INFINITY, neighbors: None };
+        let nb = Neighbors::new(&d, f32::INFINITY);
+        let sparse = Complex { neighbors: Some(&nb), ..dense };
+        for cx in [&dense, &sparse] {
+            for idx in 0..t.get(n, 2) {
+                t.vertices(idx, 1, n, &mut vs);
+                let e = Entry { diameter: diam(&vs), index: idx };
+                let mut got = Vec::new();
+                let mut c = Coboundary::new(cx, e, &vs);
+                while c.has_next(true) {
+                    got.push(c.next_entry());
+                }
+                let mut want = Vec::new();
+                for w in (0..n).rev().filter(|w| !vs.contains(w)) {
+                    let mut f = vs.clone();
+                    f.push(w);
+                    f.sort_unstable_by(|a, b| b.cmp(a));
+                    want.push(Entry { diameter: diam(&f), index: t.index_of(&f) });
+                }
+                assert_eq!(got, want);
+                // Only the cofacets adding a vertex above the simplex's largest.
+                let mut c = Coboundary::new(cx, e, &vs);
+                let mut above = 0;
+                while c.has_next(false) {
+                    c.next_entry();
+                    above += 1;
+                }
+                assert_eq!(above, n - 1 - vs[0]);
             }
-            let mut want = Vec::new();
-            for w in (0..n).rev().filter(|w| !vs.contains(w)) {
-                let mut f = vs.clone();
-                f.push(w);
-                f.sort_unstable_by(|a, b| b.cmp(a));
-                want.push(Entry { diameter: diam(&f), index: t.index_of(&f) });
-            }
-            assert_eq!(got, want);
-            // Only the cofacets adding a vertex above the simplex's largest.
-            let mut c = Coboundary::new(&t, &d, e, &vs);
-            let mut above = 0;
-            while c.has_next(false) {
-                c.next_entry();
-                above += 1;
-            }
-            assert_eq!(above, n - 1 - vs[0]);
         }
     }
 }

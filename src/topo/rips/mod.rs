@@ -118,6 +118,14 @@ impl Distances {
         }
     }
 
+    /// The least, over the points, of the largest distance from the point: at this radius one
+    /// point is joined to all (infinity for no points).
+    pub fn enclosing_radius(&self) -> f32 {
+        (0..self.n)
+            .map(|i| (0..self.n).map(|j| self.get(i, j)).fold(0f32, f32::max))
+            .fold(f32::INFINITY, f32::min)
+    }
+
     /// The lower triangle, row by row.
     pub fn lower(&self) -> &[f32] {
         &self.lower
@@ -222,15 +230,21 @@ pub fn barcode(d: &Distances, opts: &RipsOptions, ctl: &Control) -> Result<Barco
             opts.maxdim + 1
         ))
     })?;
+    // Beyond the enclosing radius (the least, over the points, of the farthest distance from
+    // one) the complex is a cone and every class has died: edges longer than it change no bar.
+    let threshold = opts.threshold.min(d.enclosing_radius());
+    // Neighbour lists pay once the threshold leaves out most edges (Ripser's sparse matrix).
+    let within = d.lower().iter().filter(|&&x| x <= threshold).count();
+    let neighbors = (within < d.lower().len() / 2).then(|| index::Neighbors::new(d, threshold));
+    let c = index::Complex { d, table: &table, threshold, neighbors: neighbors.as_ref() };
     let mut bars = Vec::new();
-    let (mut columns, mut simplices) = reduce::dim0(d, opts.threshold, &mut bars);
+    let (mut columns, mut simplices) = reduce::dim0(&c, &mut bars);
     ctl.check()?;
     for dim in 1..=opts.maxdim {
-        let pivots = reduce::reduce(d, &table, opts.threshold, dim, &columns, &mut bars, ctl)?;
+        let pivots = reduce::reduce(&c, dim, &columns, &mut bars, ctl)?;
         if dim < opts.maxdim {
             let keep = dim + 1 < opts.maxdim;
-            (columns, simplices) =
-                reduce::next_columns(d, &table, opts.threshold, dim, &simplices, &pivots, keep, ctl)?;
+            (columns, simplices) = reduce::next_columns(&c, dim, &simplices, &pivots, keep, ctl)?;
         }
     }
     Ok(Barcode { maxdim: opts.maxdim, bars })

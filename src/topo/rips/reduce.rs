@@ -5,8 +5,8 @@
 //! pairs at once (an emergent pair, most columns), and simplices that are pivots of the
 //! dimension below are never columns (clearing).
 
-use super::index::{Binomials, Coboundary, Entry};
-use super::{Bar, Distances, RipsError};
+use super::index::{Coboundary, Complex, Entry};
+use super::{Bar, RipsError};
 use crate::control::Control;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -43,14 +43,16 @@ fn sort_columns(c: &mut [Entry]) {
 /// Dimension 0: components merge along the edges in order of length (union-find); every
 /// merge at a positive radius ends a bar. Returns the dimension-1 columns (the edges that
 /// merged nothing) and every edge within the threshold.
-pub fn dim0(d: &Distances, threshold: f32, bars: &mut Vec<Bar>) -> (Vec<Entry>, Vec<Entry>) {
-    let n = d.len();
+pub fn dim0(c: &Complex, bars: &mut Vec<Bar>) -> (Vec<Entry>, Vec<Entry>) {
+    let n = c.d.len();
     let mut edges: Vec<Entry> = Vec::new();
     for i in 1..n {
-        for j in 0..i {
-            let diameter = d.get(i, j);
-            if diameter <= threshold {
-                edges.push(Entry { diameter, index: (i * (i - 1) / 2 + j) as u64 });
+        let edge = |j: usize, diameter: f32| Entry { diameter, index: (i * (i - 1) / 2 + j) as u64 };
+        match c.neighbors {
+            Some(nb) => edges
+                .extend(nb.of(i).iter().take_while(|e| (e.0 as usize) < i).map(|e| edge(e.0 as usize, e.1))),
+            None => {
+                edges.extend((0..i).map(|j| edge(j, c.d.get(i, j))).filter(|e| e.diameter <= c.threshold))
             }
         }
     }
@@ -140,25 +142,20 @@ struct Reduction {
     entries: Vec<Entry>,
 }
 
-/// Everything the reduction of one dimension shares.
-struct Space<'a> {
-    d: &'a Distances,
-    table: &'a Binomials,
-    threshold: f32,
+/// Pushes the coboundary of `s` (cofacets within the threshold) onto the heap.
+fn push_coboundary(
+    c: &Complex,
     dim: usize,
-    vertices: Vec<usize>,
-}
-
-impl Space<'_> {
-    /// Pushes the coboundary of `s` (cofacets within the threshold) onto the heap.
-    fn push_coboundary(&mut self, s: Entry, heap: &mut BinaryHeap<Earliest>) {
-        self.table.vertices(s.index, self.dim, self.d.len(), &mut self.vertices);
-        let mut c = Coboundary::new(self.table, self.d, s, &self.vertices);
-        while c.has_next(true) {
-            let e = c.next_entry();
-            if e.diameter <= self.threshold {
-                heap.push(Earliest(e));
-            }
+    s: Entry,
+    vertices: &mut Vec<usize>,
+    heap: &mut BinaryHeap<Earliest>,
+) {
+    c.table.vertices(s.index, dim, c.d.len(), vertices);
+    let mut cob = Coboundary::new(c, s, vertices);
+    while cob.has_next(true) {
+        let e = cob.next_entry();
+        if e.diameter <= c.threshold {
+            heap.push(Earliest(e));
         }
     }
 }
@@ -166,9 +163,7 @@ impl Space<'_> {
 /// Reduces the columns of dimension `dim` (in their order) and adds their bars; returns the
 /// pivots found (cofacet number to column), which clear the next dimension's columns.
 pub fn reduce(
-    d: &Distances,
-    table: &Binomials,
-    threshold: f32,
+    c: &Complex,
     dim: usize,
     columns: &[Entry],
     bars: &mut Vec<Bar>,
@@ -176,7 +171,8 @@ pub fn reduce(
 ) -> Result<Pivots, RipsError> {
     let mut pivots = Pivots::with_capacity_and_hasher(columns.len(), Default::default());
     let mut v = Reduction::default();
-    let mut space = Space { d, table, threshold, dim, vertices: Vec::with_capacity(dim + 2) };
+    let mut vertices = Vec::with_capacity(dim + 2);
+    let mut scratch = Vec::with_capacity(dim + 2);
     let mut heap = BinaryHeap::new();
     let mut cofacets = Vec::new();
     let mut added: Vec<Entry> = Vec::new();
@@ -190,14 +186,14 @@ pub fn reduce(
         added.clear();
         // The coboundary, stopping at the first cofacet of the column's own diameter when
         // no column has it as pivot yet: the column pairs with it as it stands.
-        space.table.vertices(col.index, dim, d.len(), &mut space.vertices);
+        c.table.vertices(col.index, dim, c.d.len(), &mut vertices);
         let mut pivot = None;
         let mut check_emergent = true;
         cofacets.clear();
-        let mut c = Coboundary::new(table, d, col, &space.vertices);
-        while c.has_next(true) {
-            let e = c.next_entry();
-            if e.diameter > threshold {
+        let mut cob = Coboundary::new(c, col, &vertices);
+        while cob.has_next(true) {
+            let e = cob.next_entry();
+            if e.diameter > c.threshold {
                 continue;
             }
             cofacets.push(e);
@@ -221,12 +217,12 @@ pub fn reduce(
             if let Some(&j) = pivots.get(&p.index) {
                 // Add column j (its simplex and its own reduction) to this one.
                 added.push(columns[j]);
-                space.push_coboundary(columns[j], &mut heap);
+                push_coboundary(c, dim, columns[j], &mut scratch, &mut heap);
                 let (from, to) = (v.starts[j], v.starts.get(j + 1).copied().unwrap_or(v.entries.len()));
                 for k in from..to {
                     let s = v.entries[k];
                     added.push(s);
-                    space.push_coboundary(s, &mut heap);
+                    push_coboundary(c, dim, s, &mut scratch, &mut heap);
                 }
                 pivot = get_pivot(&mut heap);
             } else {
@@ -256,9 +252,7 @@ pub fn reduce(
 /// when `keep`, all those simplices (for the dimension after).
 #[allow(clippy::too_many_arguments)]
 pub fn next_columns(
-    d: &Distances,
-    table: &Binomials,
-    threshold: f32,
+    c: &Complex,
     dim: usize,
     simplices: &[Entry],
     pivots: &Pivots,
@@ -272,11 +266,11 @@ pub fn next_columns(
         if i % 65536 == 0 {
             ctl.check()?;
         }
-        table.vertices(s.index, dim, d.len(), &mut vertices);
-        let mut c = Coboundary::new(table, d, *s, &vertices);
-        while c.has_next(false) {
-            let e = c.next_entry();
-            if e.diameter <= threshold {
+        c.table.vertices(s.index, dim, c.d.len(), &mut vertices);
+        let mut cob = Coboundary::new(c, *s, &vertices);
+        while cob.has_next(false) {
+            let e = cob.next_entry();
+            if e.diameter <= c.threshold {
                 if keep {
                     next.push(e);
                 }
