@@ -86,3 +86,22 @@ fn equals_ripser_on_cyclooctane_and_o3_with_their_thresholds() {
     equals_ripser("cyclooctane.csv", "cyclooctane_dim1_t0.5", 1, 0.5);
     equals_ripser("o3_4096.point_cloud", "o3_4096_dim1_t1.4", 1, 1.4);
 }
+
+/// Points taken from the bundled MRI (400 voxels of a superlevel set, in world millimetres)
+/// are still the ones whose barcode Ripser computed, and the barcodes are equal.
+#[test]
+fn equals_ripser_on_points_taken_from_the_mri() {
+    use topoview::topo::ecc::Filtration;
+    let mni =
+        topoview::io::open(std::path::Path::new("tests/data/mni152_t1_09a.nii.gz"), &Default::default())
+            .unwrap();
+    let taken = rips::image_points::set_voxels(&mni, 150.0, Filtration::Superlevel, 400, 3);
+    let text = std::fs::read_to_string("tests/data/rips/mni152_set150_400.csv").unwrap();
+    let saved: Vec<f64> = text
+        .lines()
+        .skip(1)
+        .flat_map(|l| l.split(',').map(|c| c.parse::<f64>().unwrap()).collect::<Vec<_>>())
+        .collect();
+    assert_eq!(taken.coords, saved);
+    equals_ripser("mni152_set150_400.csv", "mni152_set150_400_dim2", 2, f32::INFINITY);
+}

@@ -33,6 +33,76 @@ pub struct RipsArgs {
     /// Worker threads for the distances (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Take the points from an image or volume (FILE is then one, read as `topoview ecc`
+    /// reads it), in its world coordinates: `critical` (the Morse-Smale complex's critical
+    /// points), `set` (voxels of the threshold set at --level), `components` (centroids of
+    /// its components).
+    #[arg(long, value_enum)]
+    pub points: Option<FromImage>,
+    /// Critical points of this Morse index only (0: minima ... the image's dimension: maxima).
+    #[arg(long, requires = "points")]
+    pub index: Option<u8>,
+    /// Critical points of the complex simplified up to this persistence (field units).
+    #[arg(long, value_name = "P", requires = "points", conflicts_with = "relative")]
+    pub persistence: Option<f64>,
+    /// As --persistence, as a fraction of the value range (0 to 1).
+    #[arg(long, value_name = "R", requires = "points")]
+    pub relative: Option<f64>,
+    /// The threshold set's level: {f <= level}, or {f >= level} with --superlevel.
+    #[arg(long, requires = "points", allow_negative_numbers = true)]
+    pub level: Option<f64>,
+    #[arg(long, requires = "level")]
+    pub superlevel: bool,
+    /// At most this many voxels of the set, drawn uniformly with --seed.
+    #[arg(long, default_value_t = 2000)]
+    pub count: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the points taken from the image as CSV (x,y[,z] in world coordinates).
+    #[arg(long, value_name = "OUT.csv", requires = "points")]
+    pub save_points: Option<PathBuf>,
+}
+
+/// What points an image gives.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq)]
+pub enum FromImage {
+    Critical,
+    Set,
+    Components,
+}
+
+/// The points `args` asks of the image at `args.file`, and what they are in words.
+fn image_points(args: &RipsArgs, kind: FromImage) -> anyhow::Result<(points::PointData, String)> {
+    use topoview::topo::ecc::{Construction, Filtration};
+    use topoview::topo::rips::image_points as ip;
+    let field = topoview::io::open(&args.file, &Default::default())?;
+    let ctl = Control::default();
+    let filtration = if args.superlevel { Filtration::Superlevel } else { Filtration::Sublevel };
+    let level = || args.level.ok_or_else(|| anyhow::anyhow!("--points {kind:?} needs --level", kind = kind));
+    let (p, what) = match kind {
+        FromImage::Critical => {
+            let t = topoview::topo::msc::simplified::threshold_of(&field, args.persistence, args.relative)?;
+            let p = ip::critical_points(&field, args.index, t, &ctl)?;
+            let which =
+                args.index.map_or("critical points".to_string(), |k| format!("critical points of index {k}"));
+            let at = t.map_or(String::new(), |t| format!(" at persistence {t}"));
+            (p, format!("{which}{at}"))
+        }
+        FromImage::Set => {
+            let l = level()?;
+            let p = ip::set_voxels(&field, l, filtration, args.count, args.seed);
+            (p, format!("voxels of the set at level {l} (at most {}, seed {})", args.count, args.seed))
+        }
+        FromImage::Components => {
+            let l = level()?;
+            let p = ip::component_centroids(&field, l, Construction::TopCells, filtration, &ctl)?;
+            (p, format!("centroids of the components of the set at level {l}"))
+        }
+    };
+    if p.is_empty() {
+        anyhow::bail!("{}: no {what}", args.file.display());
+    }
+    Ok((points::PointData::Points { coords: p.coords, dim: p.dim }, what))
 }
 
 fn parse_format(s: &str) -> Result<PointFormat, String> {
@@ -50,16 +120,40 @@ pub fn run(args: &RipsArgs) -> anyhow::Result<bool> {
     if stdout(&args.csv) && stdout(&args.json) {
         anyhow::bail!("--csv and --json cannot both go to standard output");
     }
-    let files: Vec<PathBuf> =
-        [&args.csv, &args.json].into_iter().flatten().filter(|p| p.as_os_str() != "-").cloned().collect();
-    outputs::check(std::slice::from_ref(&args.file), &files, &[])?;
+    let files: Vec<PathBuf> = [&args.csv, &args.json, &args.save_points]
+        .into_iter()
+        .flatten()
+        .filter(|p| p.as_os_str() != "-")
+        .cloned()
+        .collect();
+    outputs::check(&topoview::io::read_set(&args.file), &files, &[])?;
     let name = args.file.display().to_string();
     let opts = RipsOptions { maxdim: args.maxdim, threshold: args.threshold.unwrap_or(f32::INFINITY) };
     let ctl = Control::default();
     let started = std::time::Instant::now();
-    let data = points::read(&args.file, args.format, &ctl)?;
+    let (data, from) = match args.points {
+        Some(kind) => {
+            let (data, what) = image_points(args, kind)?;
+            (data, Some(what))
+        }
+        None => (points::read(&args.file, args.format, &ctl)?, None),
+    };
+    let mut staged = outputs::Staged::new();
+    if let (Some(out), points::PointData::Points { coords, dim }) = (&args.save_points, &data) {
+        staged.add(out, |w| {
+            let names = ["x", "y", "z"];
+            writeln!(w, "{}", names[..*dim].join(","))?;
+            for p in coords.chunks(*dim) {
+                writeln!(w, "{}", p.iter().map(|c| format!("{c:?}")).collect::<Vec<_>>().join(","))?;
+            }
+            Ok(())
+        })?;
+    }
     let d = topoview::compute::rips::distances(&data, &ctl).with_context(|| name.clone())?;
-    let what = topoview::compute::rips::describe(&data, &d);
+    let mut what = topoview::compute::rips::describe(&data, &d);
+    if let Some(from) = from {
+        what = format!("{what} ({from})");
+    }
     drop(data);
     let read = started.elapsed().as_secs_f64();
     let barcode = rips::barcode(&d, &opts, &ctl).with_context(|| name.clone())?.sorted();
@@ -75,14 +169,13 @@ pub fn run(args: &RipsArgs) -> anyhow::Result<bool> {
         .collect();
     let threshold = args.threshold.map_or(String::new(), |t| format!(", threshold {t}"));
     say!(
-        "{}: {what}, Rips up to dimension {}{threshold}: {}; {seconds:.2} s ({read:.2} s reading and distances, {:.2} s barcode)",
+        "{}: {what}, Rips up to dimension {}{threshold}: {}; {seconds:.2} s ({read:.2} s reading, points and distances, {:.2} s barcode)",
         outputs::one_line(&name),
         opts.maxdim,
         counts.join(", "),
         seconds - read
     );
     let run = RipsRun { file: &name, points: d.len(), threshold: opts.threshold, seconds };
-    let mut staged = outputs::Staged::new();
     for (path, json) in [(&args.csv, false), (&args.json, true)] {
         let Some(path) = path else { continue };
         let fill = |w: &mut dyn std::io::Write| {
