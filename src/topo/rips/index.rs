@@ -58,6 +58,17 @@ impl Binomials {
         }
     }
 
+    /// As [`Binomials::vertices`], into a slice of `dim + 1`.
+    pub fn vertices_into(&self, mut idx: u64, dim: usize, n: usize, out: &mut [usize]) {
+        let mut top = n - 1;
+        for (slot, k) in out.iter_mut().zip((1..=dim + 1).rev()) {
+            let v = self.max_vertex(idx, k, top);
+            *slot = v;
+            idx -= self.get(v, k);
+            top = v.saturating_sub(1);
+        }
+    }
+
     /// The number of the simplex with vertices `vs`, largest first.
     pub fn index_of(&self, vs: &[usize]) -> u64 {
         let k = vs.len();
