@@ -164,7 +164,7 @@ pub fn run(args: &RipsArgs) -> anyhow::Result<bool> {
         .enumerate()
         .map(|(k, c)| {
             let essential = barcode.of_dim(k).filter(|b| b.death.is_infinite()).count();
-            format!("H{k} {c} bars ({essential} essential)")
+            format!("H{k} {c} bar{} ({essential} essential)", if *c == 1 { "" } else { "s" })
         })
         .collect();
     let threshold = args.threshold.map_or(String::new(), |t| format!(", threshold {t}"));
