@@ -586,6 +586,41 @@ fn msc<'py>(
     Ok(d)
 }
 
+/// `topoview.rips`'s work: the bars as arrays of dimension, birth and death (`inf` for an
+/// essential class), of points (`values` flat, rows of `dim`) or of the lower triangle of a
+/// distance matrix (`lower`, row by row).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn rips<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, f64>,
+    dim: usize,
+    lower: bool,
+    maxdim: usize,
+    threshold: f32,
+) -> PyResult<(
+    Bound<'py, numpy::PyArray1<u8>>,
+    Bound<'py, numpy::PyArray1<f32>>,
+    Bound<'py, numpy::PyArray1<f32>>,
+)> {
+    use crate::topo::rips::{self, Distances, RipsError, RipsOptions};
+    let v = values.as_slice()?.to_vec();
+    let b = run(py, 0, None, move |ctl| -> Result<rips::Barcode, RipsError> {
+        let d = if lower {
+            Distances::from_lower(v.iter().map(|&x| x as f32).collect())?
+        } else {
+            Distances::euclidean(&v, dim, ctl)?
+        };
+        Ok(rips::barcode(&d, &RipsOptions { maxdim, threshold }, ctl)?.sorted())
+    })?
+    .map_err(|e| failed(matches!(e, RipsError::Cancelled(_)), e))?;
+    Ok((
+        b.bars.iter().map(|x| x.dim as u8).collect::<Vec<_>>().into_pyarray(py),
+        b.bars.iter().map(|x| x.birth).collect::<Vec<_>>().into_pyarray(py),
+        b.bars.iter().map(|x| x.death).collect::<Vec<_>>().into_pyarray(py),
+    ))
+}
+
 /// `topoview.set_threads`: the CPU worker threads for the rest of the process.
 #[pyfunction]
 fn set_threads(n: usize) -> PyResult<()> {
@@ -610,6 +645,7 @@ fn topoview_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(smooth, m)?)?;
     m.add_function(wrap_pyfunction!(crossings, m)?)?;
     m.add_function(wrap_pyfunction!(msc, m)?)?;
+    m.add_function(wrap_pyfunction!(rips, m)?)?;
     m.add_function(wrap_pyfunction!(describe_backend, m)?)?;
     m.add_function(wrap_pyfunction!(set_threads, m)?)?;
     Ok(())

@@ -33,6 +33,7 @@ __all__ = [
     "zero_crossings",
     "smooth",
     "msc",
+    "rips",
     "backend",
     "set_threads",
     "last_ran",
@@ -302,6 +303,33 @@ def msc(data, persistence=None, relative=None, *, spacing=None, progress=None) -
     m.mountains = r["mountains"].reshape(tuple(s - 1 for s in a.shape), order="F")
     m.threshold, m.steps, m.blocked = r["threshold"], r["cancellations"], r["blocked"]
     return m
+
+
+def rips(X, *, maxdim: int = 1, thresh: float = np.inf, distance_matrix: bool = False) -> dict:
+    """Vietoris-Rips persistence barcodes over Z/2, equal to Ripser's: ``X`` is an (N, D)
+    array of points (Euclidean distances, computed in float64 and rounded to float32 as Ripser
+    stores them) or, with ``distance_matrix=True``, an (N, N) distance matrix (its lower
+    triangle is used). Returns ``{"dgms": [H0, H1, ...]}`` as ``ripser.ripser`` does: per
+    dimension up to ``maxdim`` (at most 3) an (n, 2) float32 array of (birth, death) rows,
+    ``inf`` for an essential class, bars of zero length left out. ``thresh`` leaves out longer
+    edges. Ctrl+C interrupts it."""
+    a = np.asarray(X, dtype=np.float64)
+    if distance_matrix:
+        if a.ndim != 2 or a.shape[0] != a.shape[1]:
+            raise TopoviewError(f"a distance matrix is square: got shape {a.shape}")
+        values, dim, lower = np.ascontiguousarray(a[np.tril_indices(a.shape[0], -1)]), 0, True
+    else:
+        if a.ndim == 1:
+            a = a[:, None]
+        if a.ndim != 2 or a.shape[1] == 0:
+            raise TopoviewError(f"points are an (N, D) array: got shape {a.shape}")
+        values, dim, lower = np.ascontiguousarray(a).ravel(), a.shape[1], False
+    dims, births, deaths = _topoview.rips(values, int(dim), lower, int(maxdim), float(thresh))
+    dgms = []
+    for k in range(int(maxdim) + 1):
+        at = dims == k
+        dgms.append(np.stack([births[at], deaths[at]], axis=1).astype(np.float32).reshape(-1, 2))
+    return {"dgms": dgms}
 
 
 def set_threads(n: int) -> None:
