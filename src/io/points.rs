@@ -272,11 +272,11 @@ fn npy(b: &[u8]) -> Result<PointData, String> {
     };
     let count = n.checked_mul(dim).ok_or("the .npy shape overflows")?;
     let data = &b[start + len..];
-    if data.len() != count * size {
+    if count.checked_mul(size) != Some(data.len()) {
         return Err(format!(
             "the .npy data is {} bytes where shape {shape:?} of '{descr}' needs {}",
             data.len(),
-            count * size
+            count.saturating_mul(size)
         ));
     }
     let value = |i: usize| -> f64 {
@@ -355,7 +355,8 @@ fn ply(b: &[u8]) -> Result<PointData, String> {
         return Err("the PLY vertices have no x and y properties".into());
     }
     let dim = axes.len();
-    let mut coords = Vec::with_capacity(n * dim);
+    // The header's count is checked against the data below: reserve no more than the data holds.
+    let mut coords = Vec::with_capacity(n.min(body.len()).saturating_mul(dim));
     match format.as_str() {
         "ascii" => {
             let text = String::from_utf8_lossy(body);
@@ -519,5 +520,18 @@ mod tests {
         assert!(e("p.csv", &[0xff, 0xfe, 0]).contains("not text"));
         assert!(e("m.ply", b"ply\nformat ascii 1.0\nend_header\n").contains("no vertex element"));
         assert!(e("p.npy", b"\x93NUMPY\x01\x00\xff\xff{").contains("header runs past"));
+        // Counts in headers that no file could hold: an error, never an allocation or a panic.
+        let huge = b"ply\nformat binary_little_endian 1.0\nelement vertex 9999999999999999999\nproperty float x\nproperty float y\nend_header\n";
+        let m = e("m.ply", huge);
+        assert!(m.contains("overflows") || m.contains("ends after 0"), "{m}");
+        let big = b"ply\nformat binary_little_endian 1.0\nelement vertex 999999999999999\nproperty double x\nproperty double y\nend_header\n\0\0";
+        assert!(e("m.ply", big).contains("ends after 0"));
+        let big_ascii = b"ply\nformat ascii 1.0\nelement vertex 999999999999999\nproperty double x\nproperty double y\nend_header\n1 2\n";
+        assert!(e("m.ply", big_ascii).contains("ends after 1 of its"));
+        let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+        let h = "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4), }\n";
+        npy.extend((h.len() as u16).to_le_bytes());
+        npy.extend(h.as_bytes());
+        assert!(e("p.npy", &npy).contains("overflows") || e("p.npy", &npy).contains("needs"));
     }
 }
