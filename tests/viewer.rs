@@ -1111,6 +1111,12 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     });
     let names: Vec<String> = h.state().layers.list.iter().map(|l| l.name()).collect();
     assert!(names.contains(&"mni152_t1_09a.nii.gz".to_string()), "{names:?}");
+    // The former image lies over the map as faint gray context, not hiding it.
+    let former = h.state().layers.list.iter().find(|l| l.name() == "mni152_t1_09a.nii.gz").unwrap();
+    assert!(former.style.colormap == Colormap::Gray && former.style.opacity < 0.5);
+    h.state_mut().mask_on = false;
+    h.run_steps(2);
+    h.snapshot_options("stat_map_analysed_under_mni", &snapshot_options());
     assert!(h.state().layers.list.iter().all(|l| l.field.dims() == [53, 63, 46]));
 
     // A session keeps the layers, their label choice and style.

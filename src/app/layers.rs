@@ -70,6 +70,25 @@ impl Layer {
         f.samples().get_f64(f.index(voxel[0], voxel[1], voxel[2]))
     }
 
+    /// "name: value 2.5", "name: label 12" or "name: outside" at an image voxel.
+    pub fn readout(&self, voxel: [usize; 3]) -> String {
+        let v = self.value_at(voxel);
+        let what = if v.is_nan() {
+            "outside".to_string()
+        } else if self.labels {
+            format!("label {}", v as i64)
+        } else {
+            format!("value {}", crate::export::format_threshold(v, self.field.dtype()))
+        };
+        format!("{}: {what}", self.name())
+    }
+
+    /// Whether the layer's values could be labels: integers as stored (a float file is not
+    /// offered as labels).
+    pub fn integer(&self) -> bool {
+        !self.source.dtype().is_float() || self.source.labels
+    }
+
     /// The colour drawn for `value`: transparent outside the layer, at zero labels and at
     /// intensities within the threshold.
     pub fn colour(&self, value: f64) -> Color32 {
@@ -266,8 +285,11 @@ pub fn analyse(app: &mut TopoApp, index: usize) {
     let layer = app.layers.list.remove(index);
     let path = d.path.clone().unwrap_or_else(|| PathBuf::from(&d.source));
     let image = LayerSource::Held(d.field.clone());
-    let labels = Some(d.labels);
-    app.layers.queue(path, image, labels, None);
+    // The image goes over the field now analysed: as context, in gray and faint, so that
+    // what the user chose to analyse stays in view (labels keep their colours, faint too).
+    let colormap = if d.labels { Colormap::Labels } else { Colormap::Gray };
+    let style = LayerStyle { visible: true, colormap, window: d.window, opacity: 0.35, threshold: 0.0 };
+    app.layers.queue(path, image, Some(d.labels), Some(style));
     app.open(layer.path, OpenOptions::default());
 }
 
@@ -307,9 +329,6 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
                 ui.checkbox(&mut l.style.visible, &name).on_hover_text(l.path.display().to_string());
                 let top = if i + 1 == count && count > 1 { " (top)" } else { "" };
                 ui.weak(format!("layer{top}"));
-                if ui.small_button("Analyse").on_hover_text("Make this the image: the ECC and the analyses move to it, and the image becomes a layer over it").clicked() {
-                    analyse_it = Some(i);
-                }
                 if ui.small_button("Remove").clicked() {
                     remove = Some(i);
                 }
@@ -317,8 +336,16 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
             ui.horizontal(|ui| {
                 ui.add(egui::Slider::new(&mut l.style.opacity, 0.0..=1.0).text("opacity"));
                 let mut as_labels = l.labels;
-                if ui.checkbox(&mut as_labels, "Labels").on_hover_text("Categorical colours, nearest-neighbour resampling and a label readout").changed() {
+                if l.integer()
+                    && ui
+                        .checkbox(&mut as_labels, "Labels")
+                        .on_hover_text("Categorical colours, nearest-neighbour resampling and a label readout")
+                        .changed()
+                {
                     labels_to = Some((i, as_labels));
+                }
+                if ui.small_button("Analyse").on_hover_text("Make this the image: the ECC and the analyses move to it, and the image becomes a faint gray layer over it").clicked() {
+                    analyse_it = Some(i);
                 }
             });
             if !l.labels {

@@ -177,17 +177,19 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
                 None => format!("  at ({wx:.1}, {wy:.1}, {wz:.1})"),
             };
             let what = if d.labels { "label" } else { "value" };
-            let mut text = format!("voxel {pos}{world}  {what} {}", format_threshold(h.value, f.dtype()));
-            // Each visible layer's value there, the top one first.
-            for l in app.layers.list.iter().rev().filter(|l| l.style.visible) {
-                let v = l.value_at(h.voxel);
-                let what = if l.labels { "label" } else { "value" };
-                let v = if v.is_nan() { "outside".to_string() } else { format_threshold(v, l.field.dtype()) };
-                text += &format!("  | {}: {what} {v}", l.name());
-            }
-            ui.monospace(text);
+            ui.monospace(format!("voxel {pos}{world}  {what} {}", format_threshold(h.value, f.dtype())));
         }
     });
+    // Each visible layer's value under the pointer, the top one first, on a line of its own
+    // (the first is full at common window widths).
+    let Some(h) = app.views.hover else { return };
+    let readouts: Vec<String> =
+        app.layers.list.iter().rev().filter(|l| l.style.visible).map(|l| l.readout(h.voxel)).collect();
+    if !readouts.is_empty() {
+        ui.horizontal(|ui| {
+            ui.monospace(readouts.join("  |  "));
+        });
+    }
 }
 
 pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
