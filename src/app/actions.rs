@@ -78,12 +78,14 @@ pub fn ask(app: &mut TopoApp, action: Action, ctx: &egui::Context) {
     }
     let req = request(app, action);
     let dir = app.settings.last_dir.clone();
+    let mut first_fallback = false;
     if !app.dialogs.native_failed && !app.settings.builtin_dialogs {
         match super::file_dialog::native(&req, dir.as_deref()) {
             Native::Chosen(p) => return act(app, action, p, ctx),
             Native::Cancelled => return,
             Native::Unavailable => {
                 app.dialogs.native_failed = true;
+                first_fallback = true;
                 app.message = Some(
                     "The desktop's file dialog (the XDG portal) did not open here: topoview's own \
                      file dialog is used instead."
@@ -96,7 +98,14 @@ pub fn ask(app: &mut TopoApp, action: Action, ctx: &egui::Context) {
         .filter(|d| d.is_dir())
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
-    app.dialogs.open = Some(InApp::new(req, start));
+    let mut dialog = InApp::new(req, start);
+    // The banner saying so lies behind the dialog: the dialog says it too, the first time.
+    if first_fallback {
+        dialog.note = Some(
+            "The desktop's file dialog did not open here (no XDG portal): this is topoview's own.".into(),
+        );
+    }
+    app.dialogs.open = Some(dialog);
     // Asked from a shortcut at the end of a frame, the dialog would wait for the next input.
     ctx.request_repaint();
 }
@@ -142,6 +151,10 @@ pub fn shortcuts(app: &mut TopoApp, ctx: &egui::Context) {
 
 /// Does what `action` is for with the chosen `path`.
 pub fn act(app: &mut TopoApp, action: Action, mut path: PathBuf, ctx: &egui::Context) {
+    // The next dialog starts where this file went (opening a file records its folder too).
+    if action.saves() {
+        app.settings.last_dir = path.parent().filter(|p| p.is_dir()).map(|p| p.to_path_buf());
+    }
     match action {
         Action::Open => app.open(path, OpenOptions::default()),
         Action::AddLayer => super::layers::add(app, path),

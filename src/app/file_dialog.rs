@@ -114,6 +114,8 @@ pub struct InApp {
     error: Option<String>,
     /// Every file, not only the filter's types.
     all_files: bool,
+    /// Said at the top of the dialog (why this dialog and not the desktop's).
+    pub note: Option<String>,
 }
 
 /// What the in-app dialog did this frame.
@@ -134,6 +136,7 @@ impl InApp {
             entries: Vec::new(),
             error: None,
             all_files: false,
+            note: None,
         };
         d.list();
         d
@@ -202,6 +205,9 @@ impl InApp {
             .collapsible(false)
             .default_size([560.0, 420.0])
             .show(ctx, |ui| {
+                if let Some(n) = &self.note {
+                    ui.colored_label(ui.visuals().warn_fg_color, n);
+                }
                 ui.horizontal(|ui| {
                     if ui.button("Up").on_hover_text("The parent folder").clicked()
                         && let Some(parent) = self.dir.parent().map(Path::to_path_buf)
@@ -250,9 +256,12 @@ impl InApp {
                     self.go(d);
                 }
                 ui.separator();
+                let mut entered = false;
                 ui.horizontal(|ui| {
                     ui.label(if saves { "Save as" } else { "File" });
-                    ui.add(egui::TextEdit::singleline(&mut self.name).desired_width(300.0));
+                    let field = ui.add(egui::TextEdit::singleline(&mut self.name).desired_width(300.0));
+                    // Enter in the name field is the Open (Save) button.
+                    entered = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                     if let Some((name, _)) = self.request.filter
                         && ui.checkbox(&mut self.all_files, "all files").on_hover_text(name).changed()
                     {
@@ -274,7 +283,7 @@ impl InApp {
                         (true, true) => "Replace",
                     };
                     let ok = target.is_some() && (saves || exists);
-                    if ui.add_enabled(ok, egui::Button::new(verb)).clicked()
+                    if (ui.add_enabled(ok, egui::Button::new(verb)).clicked() || (entered && ok))
                         && let Some(p) = target
                     {
                         outcome = Outcome::Chosen(p);

@@ -494,13 +494,19 @@ fn view(
     if let Some(letters) = axes.letters {
         orientation_letters(&painter, image, letters);
     }
-    painter.text(
-        image.left_bottom() + Vec2::new(6.0, -6.0),
-        egui::Align2::LEFT_BOTTOM,
+    // On a dark band, so it reads over any image (a pale map once hid it).
+    let galley = painter.layout_no_wrap(
         format!("{label}  zoom {:.2}x", nav.zoom),
         egui::FontId::monospace(11.0),
-        Color32::from_gray(200),
+        Color32::from_gray(220),
     );
+    let at = image.left_bottom() + Vec2::new(6.0, -6.0 - galley.size().y);
+    painter.rect_filled(
+        Rect::from_min_size(at, galley.size()).expand(2.0),
+        2.0,
+        Color32::from_black_alpha(150),
+    );
+    painter.galley(at, galley, Color32::from_gray(220));
 }
 
 /// Draws the visible layers' slices over the field, the last on top (each slice's image is
