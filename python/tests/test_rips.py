@@ -45,6 +45,10 @@ def test_a_square_and_bad_input():
     assert d[1].tolist() == [[1, np.float32(np.sqrt(2))]]
     with pytest.raises(topoview.TopoviewError, match="square"):
         topoview.rips(np.zeros((3, 4)), distance_matrix=True)
+    with pytest.raises(topoview.TopoviewError, match="at least one point"):
+        topoview.rips(np.zeros((0, 0)), distance_matrix=True)
+    with pytest.raises(topoview.TopoviewError, match="no points"):
+        topoview.rips(np.zeros((0, 2)))
     with pytest.raises(topoview.TopoviewError, match="finite"):
         topoview.rips(np.array([[0.0, np.nan], [1.0, 2.0]]))
     with pytest.raises(topoview.TopoviewError, match="above the highest"):

@@ -315,8 +315,8 @@ def rips(X, *, maxdim: int = 1, thresh: float = np.inf, distance_matrix: bool = 
     edges. Ctrl+C interrupts it."""
     a = np.asarray(X, dtype=np.float64)
     if distance_matrix:
-        if a.ndim != 2 or a.shape[0] != a.shape[1]:
-            raise TopoviewError(f"a distance matrix is square: got shape {a.shape}")
+        if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] == 0:
+            raise TopoviewError(f"a distance matrix is square with at least one point: got shape {a.shape}")
         values, dim, lower = np.ascontiguousarray(a[np.tril_indices(a.shape[0], -1)]), 0, True
     else:
         if a.ndim == 1:

@@ -148,8 +148,9 @@ pub struct Layers {
     /// Drawn in order: the last on top.
     pub list: Vec<Layer>,
     queued: Vec<Queued>,
-    /// The image the queued layers were last sent to be placed on.
+    /// The image the queued layers were last sent to be placed on, and the job's id.
     sent_for: Option<Arc<ScalarField>>,
+    sent_id: Option<crate::compute::JobId>,
     next_id: u64,
 }
 
@@ -165,6 +166,29 @@ fn same_grid(a: &ScalarField, b: &ScalarField) -> bool {
 }
 
 impl Layers {
+    /// Forgets every layer, shown or on its way (their job's results are then ignored: the
+    /// ids go on counting, so an old result never matches a new layer).
+    pub fn clear(&mut self) {
+        self.list.clear();
+        self.queued.clear();
+        self.sent_for = None;
+        self.sent_id = None;
+    }
+
+    /// Job `id` was cancelled or failed: if it was the layers job last sent (not one a newer
+    /// request superseded), the layers it was placing are dropped (they would otherwise wait
+    /// for a job that never comes back). Says which, when any.
+    pub fn stopped(&mut self, id: crate::compute::JobId) -> Option<String> {
+        if self.sent_id != Some(id) {
+            return None;
+        }
+        self.sent_for = None;
+        self.sent_id = None;
+        let names = self.loading();
+        self.queued.clear();
+        (!names.is_empty()).then(|| format!("layers not placed: {}", names.join(", ")))
+    }
+
     /// Names of the layers being read or placed.
     pub fn loading(&self) -> Vec<String> {
         self.queued.iter().map(|q| file_name(&q.request.path)).collect()
@@ -226,7 +250,7 @@ pub fn request(app: &mut TopoApp) {
     layers.sent_for = Some(d.field.clone());
     let requests: Vec<LayerRequest> = layers.queued.iter().map(|q| q.request.clone()).collect();
     let what = format!("Placing layer {}", layers.loading().join(", "));
-    app.worker.submit(PlaceLayers { grid: d.field.clone(), layers: requests });
+    app.layers.sent_id = Some(app.worker.submit(PlaceLayers { grid: d.field.clone(), layers: requests }));
     app.jobs.insert(LAYERS, JobProgress { what, ..Default::default() });
 }
 
@@ -275,8 +299,9 @@ pub fn set_labels(app: &mut TopoApp, index: usize, labels: bool) {
     }
 }
 
-/// Makes layer `index` the image (read again from its file at its own resolution, the ECC
-/// and the other analyses now on it) and the image a layer over it.
+/// Makes layer `index` the image (the field as read, at its own resolution: nothing is read
+/// again, so a file moved since cannot lose it; the ECC and the other analyses now on it) and
+/// the image a layer over it.
 pub fn analyse(app: &mut TopoApp, index: usize) {
     let Some(d) = &app.data else { return };
     if index >= app.layers.list.len() {
@@ -290,7 +315,14 @@ pub fn analyse(app: &mut TopoApp, index: usize) {
     let colormap = if d.labels { Colormap::Labels } else { Colormap::Gray };
     let style = LayerStyle { visible: true, colormap, window: d.window, opacity: 0.35, threshold: 0.0 };
     app.layers.queue(path, image, Some(d.labels), Some(style));
-    app.open(layer.path, OpenOptions::default());
+    let loaded = crate::compute::Loaded {
+        source: layer.path.display().to_string(),
+        path: Some(layer.path.clone()),
+        origin: crate::compute::jobs::Origin::File { path: layer.path, opts: OpenOptions::default() },
+        summary: FieldSummary::of(&layer.source),
+        field: layer.source,
+    };
+    app.loaded(loaded, 0.0);
 }
 
 /// Draws the layer list: the image (which the ECC analyses) and each layer with its controls.

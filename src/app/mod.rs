@@ -410,7 +410,8 @@ impl TopoApp {
                     }
                     self.explain.stopped(id, &message);
                     self.scale_space.stopped(id, &message);
-                    self.error = Some(message);
+                    let dropped = self.layers.stopped(id).map_or(String::new(), |d| format!(" ({d})"));
+                    self.error = Some(format!("{message}{dropped}"));
                 }
                 Event::Cancelled { id, lane } => {
                     self.jobs.remove(&lane);
@@ -419,6 +420,9 @@ impl TopoApp {
                     }
                     self.explain.stopped(id, "cancelled");
                     self.scale_space.stopped(id, "cancelled");
+                    if let Some(d) = self.layers.stopped(id) {
+                        self.message = Some(d);
+                    }
                 }
             }
         }

@@ -207,9 +207,9 @@ impl Session {
             return Err("a view's zoom or pan is not a finite number".into());
         }
         let bad_style = |s: &LayerStyle| {
-            let usable = finite(&[s.window.0, s.window.1, s.threshold])
-                && s.window.0 < s.window.1
-                && (0.0..=1.0).contains(&s.opacity);
+            // A window may be empty or crossed (a constant layer, boxes typed past each other):
+            // the colours then saturate, as they did when the session was saved.
+            let usable = finite(&[s.window.0, s.window.1, s.threshold]) && (0.0..=1.0).contains(&s.opacity);
             !usable
         };
         if v.layers.iter().any(|l| bad_style(&l.style)) {
@@ -321,7 +321,8 @@ pub fn open(app: &mut TopoApp, path: &Path) -> Result<(), SessionError> {
     app.error = None;
     app.message = Some(format!("session {}", path.display()));
     // The session's layers replace those on screen; each is placed once its field is in.
-    app.layers = Default::default();
+    app.layers.clear();
+    app.cancel(crate::compute::layers::LAYERS);
     let mut missing = Vec::new();
     for l in &s.view.layers {
         match find(&l.path, l.relative.clone(), path) {

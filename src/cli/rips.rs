@@ -30,7 +30,8 @@ pub struct RipsArgs {
     /// standard output.
     #[arg(long, value_name = "OUT.json")]
     pub json: Option<PathBuf>,
-    /// Worker threads for the distances (default: all cores).
+    /// Worker threads for the distances, the neighbour lists and the apparent pairs (default:
+    /// all cores).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Take the points from an image or volume (FILE is then one, read as `topoview ecc`

@@ -115,7 +115,8 @@ fn nearest<T: Sample>(v: &[T], n: [usize; 3], p: [f64; 3]) -> f64 {
 }
 
 /// Trilinear interpolation; within half a voxel of the edge the edge voxels' values extend
-/// outwards. A NaN among the eight corners makes the result NaN.
+/// outwards. A NaN corner of positive weight makes the result NaN (one of weight 0, on a
+/// voxel centre's own plane, does not).
 fn linear<T: Sample>(v: &[T], n: [usize; 3], p: [f64; 3]) -> f64 {
     if !inside(n, p) {
         return f64::NAN;

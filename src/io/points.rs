@@ -3,7 +3,7 @@
 //! float or integer), PLY (ASCII or binary; the vertices' x, y and z), and Ripser's distance
 //! formats: the lower triangle row by row (`lower-distance`) or the full matrix (`distance`,
 //! whose lower triangle is used, as Ripser does). Every error names the file and, in text, the
-//! line.
+//! line (or the point or distance, for values Rips persistence cannot take).
 
 use super::{FormatError, ReadError, io_message};
 use crate::control::Control;
@@ -188,6 +188,9 @@ fn lower_distance(text: &str) -> Result<PointData, String> {
     let mut all = Vec::new();
     for (at, line) in data_lines(text) {
         all.extend(numbers(line, at)?);
+    }
+    if all.is_empty() {
+        return Err("no distances (a lower-triangular matrix of at least 2 points has some)".into());
     }
     Ok(PointData::LowerDistances(all))
 }
@@ -516,6 +519,7 @@ mod tests {
         assert!(e("p.csv", b"").contains("empty file"));
         assert!(e("p.csv", b"a,b\n").contains("no rows"));
         assert!(e("a.lower_distance_matrix", b"1,-2,3\n").contains("non-negative"));
+        assert!(e("a.lower_distance_matrix", b"# only a comment\n").contains("no distances"));
         assert!(e("a.distance_matrix", b"0 1\n1 0 3\n").contains("line 2 has 3 numbers"));
         assert!(e("p.csv", &[0xff, 0xfe, 0]).contains("not text"));
         assert!(e("m.ply", b"ply\nformat ascii 1.0\nend_header\n").contains("no vertex element"));

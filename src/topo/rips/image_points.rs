@@ -17,7 +17,9 @@ pub struct Points {
 
 impl Points {
     fn of(field: &ScalarField, positions: impl IntoIterator<Item = [f64; 3]>) -> Points {
-        let dim = field.ndim().max(1);
+        // World coordinates are 3D when the file has an affine (a coronal 2D slice lies in x
+        // and z); a constant coordinate changes no distance.
+        let dim = if field.affine.is_some() { 3 } else { field.ndim().max(1) };
         let coords = positions.into_iter().flat_map(|p| field.world(p).into_iter().take(dim)).collect();
         Points { coords, dim }
     }

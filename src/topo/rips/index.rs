@@ -120,6 +120,8 @@ pub struct Complex<'a> {
     pub table: &'a Binomials,
     pub threshold: f32,
     pub neighbors: Option<&'a Neighbors>,
+    /// Bytes the columns and simplices of one dimension may take (the memory available).
+    pub budget: u64,
 }
 
 /// The most vertices of a simplex whose cofacets are enumerated.
@@ -310,7 +312,7 @@ mod tests {
             m
         };
         let mut vs = Vec::new();
-        let dense = Complex { d: &d, table: &t, threshold: f32::INFINITY, neighbors: None };
+        let dense = Complex { d: &d, table: &t, threshold: f32::INFINITY, neighbors: None, budget: u64::MAX };
         let nb = Neighbors::new(&d, f32::INFINITY);
         let sparse = Complex { neighbors: Some(&nb), ..dense };
         for cx in [&dense, &sparse] {

@@ -66,6 +66,9 @@ impl Distances {
                 points[i]
             )));
         }
+        if points.is_empty() {
+            return Err(RipsError::Invalid("no points".into()));
+        }
         let n = points.len() / dim;
         let entries = n * n.saturating_sub(1) / 2;
         let bytes = entries as u64 * 4;
@@ -97,6 +100,13 @@ impl Distances {
             ctl.tick(i as u64);
             Ok::<(), Cancelled>(())
         })?;
+        // Finite coordinates can still be too far apart for an f32 distance.
+        if let Some(i) = lower.iter().position(|d| !d.is_finite()) {
+            let (r, c) = row_col(i);
+            return Err(RipsError::Invalid(format!(
+                "points {r} and {c} are farther apart than single precision holds (distances are f32, as Ripser's)"
+            )));
+        }
         Ok(Distances { n, lower })
     }
 
@@ -140,8 +150,9 @@ pub fn points_for_entries(entries: usize) -> Option<usize> {
     (n.max(1)..=n + 1).find(|m| m * (m - 1) / 2 == entries)
 }
 
-/// Row and column of entry `i` of the lower triangle.
-fn row_col(i: usize) -> (usize, usize) {
+/// Row and column of entry `i` of the lower triangle (the vertices, larger first, of edge
+/// number `i`).
+pub(super) fn row_col(i: usize) -> (usize, usize) {
     let mut r = ((1.0 + (1.0 + 8.0 * i as f64).sqrt()) / 2.0).floor() as usize;
     while r * (r - 1) / 2 > i {
         r -= 1;
@@ -210,7 +221,7 @@ impl Barcode {
 
 /// The Vietoris-Rips barcode of `d` in dimensions 0 to `opts.maxdim`: bars of positive length
 /// (a class born and killed at the same radius is no bar), essential classes dying at
-/// infinity. Progress ticks once per column reduced.
+/// infinity. Progress ticks with the columns passed, in batches (apparent ones included).
 pub fn barcode(d: &Distances, opts: &RipsOptions, ctl: &Control) -> Result<Barcode, RipsError> {
     if opts.maxdim > MAX_DIM {
         return Err(RipsError::Invalid(format!(
@@ -237,7 +248,10 @@ pub fn barcode(d: &Distances, opts: &RipsOptions, ctl: &Control) -> Result<Barco
     // Neighbour lists pay once the threshold leaves out most edges (Ripser's sparse matrix).
     let within = d.lower().iter().filter(|&&x| x <= threshold).count();
     let neighbors = (within < d.lower().len() / 2).then(|| index::Neighbors::new(d, threshold));
-    let c = index::Complex { d, table: &table, threshold, neighbors: neighbors.as_ref() };
+    // A dimension's columns and simplices are held at once: refused, not swapped or killed,
+    // past 80% of the memory available.
+    let budget = crate::mem::available_bytes().map_or(u64::MAX, |a| a / 10 * 8);
+    let c = index::Complex { d, table: &table, threshold, neighbors: neighbors.as_ref(), budget };
     let mut bars = Vec::new();
     let (mut columns, mut simplices) = reduce::dim0(&c, &mut bars);
     ctl.check()?;
@@ -266,6 +280,13 @@ mod tests {
             let (r, c) = row_col(i);
             assert!(c < r && r * (r - 1) / 2 + c == i);
         }
+    }
+
+    #[test]
+    fn points_no_f32_distance_holds_are_refused() {
+        let far = Distances::euclidean(&[3e38, 0.0, -3e38, 0.0], 2, &Control::default());
+        assert!(matches!(far, Err(RipsError::Invalid(m)) if m.contains("single precision")));
+        assert!(matches!(Distances::euclidean(&[], 2, &Control::default()), Err(RipsError::Invalid(_))));
     }
 
     #[test]

@@ -73,7 +73,7 @@ pub fn dim0(c: &Complex, bars: &mut Vec<Bar>) -> (Vec<Entry>, Vec<Entry>) {
     };
     let mut columns = Vec::new();
     for e in &edges {
-        let (i, j) = edge_vertices(e.index);
+        let (i, j) = super::row_col(e.index as usize);
         let (a, b) = (find(&mut parent, i), find(&mut parent, j));
         if a != b {
             parent[a.max(b)] = a.min(b);
@@ -91,19 +91,6 @@ pub fn dim0(c: &Complex, bars: &mut Vec<Bar>) -> (Vec<Entry>, Vec<Entry>) {
     }
     sort_columns(&mut columns);
     (columns, edges)
-}
-
-/// The vertices `(i, j)`, `i > j`, of edge number `idx`.
-fn edge_vertices(idx: u64) -> (usize, usize) {
-    let idx = idx as usize;
-    let mut i = ((1.0 + (1.0 + 8.0 * idx as f64).sqrt()) / 2.0).floor() as usize;
-    while i * (i - 1) / 2 > idx {
-        i -= 1;
-    }
-    while (i + 1) * i / 2 <= idx {
-        i += 1;
-    }
-    (i, idx - i * (i - 1) / 2)
 }
 
 /// The diameter of the simplex with vertices `vs`.
@@ -339,6 +326,16 @@ pub fn next_columns(
     for (i, s) in simplices.iter().enumerate() {
         if i % 65536 == 0 {
             ctl.check()?;
+            // A column costs its entry, its apparent-pair slot and its pivot's hash slot.
+            let bytes = (columns.len() * 48 + next.len() * 16) as u64;
+            if bytes > c.budget {
+                return Err(RipsError::Invalid(format!(
+                    "the simplices of dimension {} within the threshold need more than the {:.1} GiB of \
+                     memory available: give a smaller threshold or a lower highest dimension",
+                    dim + 1,
+                    c.budget as f64 / (1u64 << 30) as f64
+                )));
+            }
         }
         c.table.vertices(s.index, dim, c.d.len(), &mut vertices);
         let mut cob = Coboundary::new(c, *s, &vertices);
@@ -356,18 +353,4 @@ pub fn next_columns(
     }
     sort_columns(&mut columns);
     Ok((columns, next))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn edge_numbers_name_their_vertices() {
-        let mut idx = 0;
-        for i in 1..50 {
-            for j in 0..i {
-                assert_eq!(super::edge_vertices(idx), (i, j));
-                idx += 1;
-            }
-        }
-    }
 }
