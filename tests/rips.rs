@@ -37,6 +37,16 @@ fn check(p: &[f64], dim: usize, maxdim: usize, cut: usize) {
     let fast = rips::barcode(&d, &opts, &Control::default()).unwrap().sorted();
     let slow = rips::naive::barcode(&d, &opts).sorted();
     assert_eq!(fast, slow, "{} points {p:?}, {opts:?}", d.len());
+    // Each bar's creator enters at its birth and its killer at its death.
+    let diameter = |s: u64, k: usize| {
+        let v = fast.vertices(s, k);
+        assert_eq!(v.len(), k + 1);
+        v.iter().flat_map(|&a| v.iter().map(move |&b| (a, b))).map(|(a, b)| d.get(a, b)).fold(0f32, f32::max)
+    };
+    for bar in &fast.bars {
+        assert_eq!(diameter(bar.creator, bar.dim), bar.birth, "{bar:?}");
+        assert_eq!(bar.killer.map(|k| diameter(k, bar.dim + 1)), bar.death.is_finite().then_some(bar.death));
+    }
 }
 
 /// The sorted barcode of an expected-output CSV (dim,birth,death).
@@ -47,11 +57,7 @@ fn expected(name: &str) -> Vec<rips::Bar> {
         .skip(1)
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            rips::Bar {
-                dim: f[0].parse().unwrap(),
-                birth: f[1].parse().unwrap(),
-                death: f[2].parse().unwrap(),
-            }
+            rips::Bar::new(f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap())
         })
         .collect();
     bars.sort_by(|a, b| (a.dim, a.birth, a.death).partial_cmp(&(b.dim, b.birth, b.death)).unwrap());

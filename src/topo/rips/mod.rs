@@ -182,22 +182,56 @@ impl Default for RipsOptions {
     }
 }
 
-/// One bar: a class born at `birth` and dying at `death` (infinity for an essential class).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// One bar: a class born at `birth` and dying at `death` (infinity for an essential class),
+/// with the pair of simplices that make it: `creator` (of dimension `dim`: the vertex, edge or
+/// triangle whose entry creates the class) and `killer` (of dimension `dim + 1`, none for an
+/// essential class), by their numbers ([`Barcode::vertices`] names their vertices).
+///
+/// Bars are equal when their dimension, birth and death are: where distances tie, another
+/// computation (Ripser's, the textbook one) may pair other simplices for the same bar.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Bar {
     pub dim: usize,
     pub birth: f32,
     pub death: f32,
+    pub creator: u64,
+    pub killer: Option<u64>,
 }
 
-/// The barcode: bars of every dimension up to `maxdim`, as found (see [`Barcode::sorted`]).
+impl PartialEq for Bar {
+    fn eq(&self, o: &Bar) -> bool {
+        (self.dim, self.birth, self.death) == (o.dim, o.birth, o.death)
+    }
+}
+
+impl Bar {
+    /// A bar with no simplices named (read from elsewhere: Ripser's output, a CSV).
+    pub fn new(dim: usize, birth: f32, death: f32) -> Bar {
+        Bar { dim, birth, death, ..Default::default() }
+    }
+}
+
+/// The barcode: bars of every dimension up to `maxdim`, as found (see [`Barcode::sorted`]), of
+/// a space of `points` points.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Barcode {
     pub maxdim: usize,
+    pub points: usize,
     pub bars: Vec<Bar>,
 }
 
 impl Barcode {
+    /// The vertices of simplex number `simplex` of dimension `dim` (a bar's creator or
+    /// killer), largest first.
+    pub fn vertices(&self, simplex: u64, dim: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        // The numbers of a barcode's simplices were within 64 bits when it was computed.
+        if let Some(t) = index::Binomials::new(self.points, dim + 1) {
+            t.vertices(simplex, dim, self.points, &mut out);
+        }
+        out
+    }
+
     /// The bars of dimension `dim`.
     pub fn of_dim(&self, dim: usize) -> impl Iterator<Item = &Bar> {
         self.bars.iter().filter(move |b| b.dim == dim)
@@ -262,7 +296,7 @@ pub fn barcode(d: &Distances, opts: &RipsOptions, ctl: &Control) -> Result<Barco
             (columns, simplices) = reduce::next_columns(&c, dim, &simplices, &pivots, keep, ctl)?;
         }
     }
-    Ok(Barcode { maxdim: opts.maxdim, bars })
+    Ok(Barcode { maxdim: opts.maxdim, points: n, bars })
 }
 
 #[cfg(test)]
@@ -298,12 +332,34 @@ mod tests {
         let b = barcode(&d, &RipsOptions::default(), &Control::default()).unwrap().sorted();
         let s2 = 2f64.sqrt() as f32;
         let want = vec![
-            Bar { dim: 0, birth: 0.0, death: 1.0 },
-            Bar { dim: 0, birth: 0.0, death: 1.0 },
-            Bar { dim: 0, birth: 0.0, death: 1.0 },
-            Bar { dim: 0, birth: 0.0, death: f32::INFINITY },
-            Bar { dim: 1, birth: 1.0, death: s2 },
+            Bar::new(0, 0.0, 1.0),
+            Bar::new(0, 0.0, 1.0),
+            Bar::new(0, 0.0, 1.0),
+            Bar::new(0, 0.0, f32::INFINITY),
+            Bar::new(1, 1.0, s2),
         ];
         assert_eq!(b.bars, want);
+        // The loop is created by the last side to enter (an edge of length 1) and filled by
+        // a triangle over a diagonal.
+        let lp = b.bars[4];
+        assert_eq!(b.vertices(lp.creator, 1).len(), 2);
+        let killer = b.vertices(lp.killer.unwrap(), 2);
+        assert_eq!(killer.len(), 3);
+        let (u, v) = (b.vertices(lp.creator, 1)[0], b.vertices(lp.creator, 1)[1]);
+        assert_eq!(d.get(u, v), 1.0);
+        assert!(killer.contains(&u) && killer.contains(&v));
+        // Each finite H0 bar dies at its own edge of length 1; the four components' creators
+        // are the four points, the essential one's the oldest root (point 0).
+        let mut creators: Vec<u64> = b.bars[..4].iter().map(|bar| bar.creator).collect();
+        let mut killers: Vec<u64> = b.bars[..3].iter().map(|bar| bar.killer.unwrap()).collect();
+        for &k in &killers {
+            let e = b.vertices(k, 1);
+            assert_eq!(d.get(e[0], e[1]), 1.0);
+        }
+        assert_eq!((b.bars[3].creator, b.bars[3].killer), (0, None));
+        creators.sort();
+        killers.sort();
+        killers.dedup();
+        assert_eq!((creators, killers.len()), (vec![0, 1, 2, 3], 3));
     }
 }

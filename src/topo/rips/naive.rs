@@ -8,6 +8,12 @@ use super::{Bar, Barcode, Distances, RipsOptions};
 /// The barcode of `d`, by the standard reduction of the whole boundary matrix.
 pub fn barcode(d: &Distances, opts: &RipsOptions) -> Barcode {
     let n = d.len();
+    let table = super::index::Binomials::new(n, opts.maxdim + 2).expect("a dozen points");
+    let number = |s: &[usize]| {
+        let mut v = s.to_vec();
+        v.reverse();
+        table.index_of(&v)
+    };
     // Every vertex subset of up to maxdim + 2 vertices within the threshold.
     let mut simplices: Vec<(f32, Vec<usize>)> = Vec::new();
     let mut stack: Vec<Vec<usize>> = (0..n).map(|v| vec![v]).collect();
@@ -83,7 +89,8 @@ pub fn barcode(d: &Distances, opts: &RipsOptions) -> Barcode {
                     paired[j] = true;
                     let (birth, death) = (simplices[low].0, simplices[j].0);
                     if death > birth {
-                        bars.push(Bar { dim: simplices[low].1.len() - 1, birth, death });
+                        let (creator, killer) = (number(&simplices[low].1), Some(number(&simplices[j].1)));
+                        bars.push(Bar { dim: simplices[low].1.len() - 1, birth, death, creator, killer });
                     }
                     break;
                 }
@@ -92,8 +99,15 @@ pub fn barcode(d: &Distances, opts: &RipsOptions) -> Barcode {
     }
     for (i, (diameter, s)) in simplices.iter().enumerate() {
         if !paired[i] && s.len() <= opts.maxdim + 1 {
-            bars.push(Bar { dim: s.len() - 1, birth: *diameter, death: f32::INFINITY });
+            let creator = number(s);
+            bars.push(Bar {
+                dim: s.len() - 1,
+                birth: *diameter,
+                death: f32::INFINITY,
+                creator,
+                killer: None,
+            });
         }
     }
-    Barcode { maxdim: opts.maxdim, bars }
+    Barcode { maxdim: opts.maxdim, points: n, bars }
 }

@@ -78,7 +78,10 @@ pub fn dim0(c: &Complex, bars: &mut Vec<Bar>) -> (Vec<Entry>, Vec<Entry>) {
         if a != b {
             parent[a.max(b)] = a.min(b);
             if e.diameter > 0.0 {
-                bars.push(Bar { dim: 0, birth: 0.0, death: e.diameter });
+                // All vertices enter at 0: the class of the younger root (the larger index)
+                // dies, killed by this edge.
+                let creator = a.max(b) as u64;
+                bars.push(Bar { dim: 0, birth: 0.0, death: e.diameter, creator, killer: Some(e.index) });
             }
         } else {
             columns.push(*e);
@@ -86,7 +89,7 @@ pub fn dim0(c: &Complex, bars: &mut Vec<Bar>) -> (Vec<Entry>, Vec<Entry>) {
     }
     for x in 0..n {
         if find(&mut parent, x) == x {
-            bars.push(Bar { dim: 0, birth: 0.0, death: f32::INFINITY });
+            bars.push(Bar { dim: 0, birth: 0.0, death: f32::INFINITY, creator: x as u64, killer: None });
         }
     }
     sort_columns(&mut columns);
@@ -272,7 +275,13 @@ pub fn reduce(
         }
         loop {
             let Some(p) = pivot else {
-                bars.push(Bar { dim, birth: col.diameter, death: f32::INFINITY });
+                bars.push(Bar {
+                    dim,
+                    birth: col.diameter,
+                    death: f32::INFINITY,
+                    creator: col.index,
+                    killer: None,
+                });
                 break;
             };
             if let Some(&j) = pivots.get(&p.index) {
@@ -287,7 +296,8 @@ pub fn reduce(
                 pivot = get_pivot(&mut heap);
             } else {
                 if p.diameter > col.diameter {
-                    bars.push(Bar { dim, birth: col.diameter, death: p.diameter });
+                    let (birth, death) = (col.diameter, p.diameter);
+                    bars.push(Bar { dim, birth, death, creator: col.index, killer: Some(p.index) });
                 }
                 pivots.insert(p.index, i);
                 // Column i of V: what was added, equal entries cancelling in pairs.
