@@ -10,7 +10,10 @@ use std::path::PathBuf;
 
 pub const FILE_TYPES: &[&str] =
     &["nii", "gz", "hdr", "nrrd", "nhdr", "mha", "mhd", "png", "jpg", "jpeg", "tif", "tiff", "raw"];
-
+/// What File > Open takes: images and volumes, point clouds and distance matrices.
+static OPEN_TYPES: std::sync::LazyLock<&'static [&'static str]> = std::sync::LazyLock::new(|| {
+    Box::leak([FILE_TYPES, super::cloud::POINT_TYPES].concat().into_boxed_slice())
+});
 pub const OPEN: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::O);
 pub const ADD_LAYER: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::L);
 pub const OPEN_SESSION: KeyboardShortcut =
@@ -57,7 +60,8 @@ pub fn available(app: &TopoApp, action: Action) -> bool {
 fn request(app: &TopoApp, action: Action) -> Request {
     const SESSION: (&str, &[&str]) = ("topoview session", &["json"]);
     let (filter, file_name) = match action {
-        Action::Open | Action::AddLayer => (Some(("images and volumes", FILE_TYPES)), None),
+        Action::Open => (Some(("images, volumes, point clouds", *OPEN_TYPES)), None),
+        Action::AddLayer => (Some(("images and volumes", FILE_TYPES)), None),
         Action::OpenSession => (Some(SESSION), None),
         Action::SaveSession => (Some(SESSION), Some("session.json".to_string())),
         Action::ExportCurve { json } => {

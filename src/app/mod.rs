@@ -5,6 +5,9 @@
 //! the centre. State lives here; [`views`], [`curve_panel`] and [`side`] draw parts of it.
 
 mod actions;
+mod barcode_plot;
+pub mod cloud;
+mod cloud_view;
 mod crack_layer;
 mod curve_panel;
 pub mod dataset;
@@ -127,6 +130,8 @@ pub struct TopoApp {
     pub volume_requested: Option<usize>,
     /// Volumes drawn over the field.
     pub layers: layers::Layers,
+    /// The point cloud and its barcode.
+    pub cloud: cloud::CloudState,
 }
 
 mod bench;
@@ -247,6 +252,7 @@ impl TopoApp {
             dialogs: Default::default(),
             volume_requested: None,
             layers: Default::default(),
+            cloud: Default::default(),
         };
         if let Some(s) = startup.session {
             match session::open(&mut app, &s) {
@@ -270,6 +276,9 @@ impl TopoApp {
     }
 
     pub fn open(&mut self, path: PathBuf, opts: OpenOptions) {
+        if cloud::is_point_file(&path) {
+            return cloud::open(self, path);
+        }
         // A session's view belongs to the field it opened, not to one opened since.
         self.pending_view = None;
         let what = format!("Opening {}", path.display());
@@ -480,6 +489,13 @@ impl TopoApp {
             }
             Err(o) => o,
         };
+        let outcome = match outcome.take::<crate::compute::rips::RipsResult>() {
+            Ok(r) => {
+                self.last_job = Some(("Rips barcode".into(), seconds));
+                return cloud::arrived(self, r);
+            }
+            Err(o) => o,
+        };
         let outcome = match outcome.take::<jobs::CrackSlice>() {
             Ok(c) => {
                 self.last_job = Some(("edges between pixels".into(), seconds));
@@ -554,6 +570,7 @@ impl TopoApp {
         }
         self.layers.image_changed(&data.field);
         self.data = Some(data);
+        self.cloud.shown = false;
         self.error = self.deferred_error.take();
         self.pending_level = None;
         self.pending_smoothed_window = None;
@@ -624,7 +641,14 @@ impl TopoApp {
 
     /// "file.nii.gz (volume 3 of 10) - topoview": the window title names the field on screen.
     fn set_title(&mut self, ctx: &egui::Context) {
+        let cloud = self.cloud.result.as_ref().filter(|_| self.cloud.shown);
         let title = match &self.data {
+            _ if cloud.is_some() => {
+                let c = &cloud.map(|r| &r.cloud);
+                let name =
+                    c.and_then(|c| c.path.as_ref()?.file_name()).map(|n| n.to_string_lossy().into_owned());
+                format!("{} - topoview", name.unwrap_or_else(|| "points from the image".into()))
+            }
             Some(d) => {
                 let name = d
                     .path
@@ -745,10 +769,19 @@ impl eframe::App for TopoApp {
         self.set_title(&ctx);
         egui::Panel::top("menu").show(ui, |ui| side::menu_bar(self, ui));
         egui::Panel::bottom("status").show(ui, |ui| side::status_bar(self, ui));
+        let cloud = self.cloud.shown;
         egui::Panel::right("ecc").resizable(true).default_size(420.0).min_size(300.0).show(ui, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| side::ecc_panel(self, ui));
+            egui::ScrollArea::vertical()
+                .show(ui, |ui| if cloud { cloud::panel(self, ui) } else { side::ecc_panel(self, ui) });
         });
-        egui::CentralPanel::default().show(ui, |ui| side::central(self, ui));
+        egui::CentralPanel::default().show(ui, |ui| {
+            if cloud {
+                side::banners(self, ui);
+                cloud_view::show(self, ui)
+            } else {
+                side::central(self, ui)
+            }
+        });
         // A right-drag on a slice set window and level.
         if let (Some(w), Some(d)) = (self.views.window_dragged.take(), &mut self.data) {
             *d.window_mut() = w;

@@ -50,6 +50,14 @@ pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
             }
         });
         ui.menu_button("View", |ui| {
+            let cloud = app.cloud.result.is_some() || app.jobs.contains_key(&crate::compute::rips::RIPS);
+            ui.add_enabled_ui(app.data.is_some(), |ui| {
+                ui.radio_value(&mut app.cloud.shown, false, "The image")
+            });
+            ui.add_enabled_ui(cloud, |ui| {
+                ui.radio_value(&mut app.cloud.shown, true, "The point cloud and its barcode")
+            });
+            ui.separator();
             let three_d = app.data.as_ref().is_some_and(|d| d.field.ndim() == 3);
             ui.add_enabled_ui(three_d, |ui| {
                 ui.radio_value(&mut app.settings.layout, Layout::Grid, "2x2 grid");
@@ -281,6 +289,8 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.separator();
     super::crack_layer::panel(app, ui);
     ui.separator();
+    super::cloud::image_section(app, ui);
+    ui.separator();
     dataset_info(app, ui);
 }
 
@@ -489,7 +499,8 @@ fn histogram(ui: &mut egui::Ui, s: &crate::compute::FieldSummary, window: &mut (
     }
 }
 
-pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
+/// The error and the message, above whatever the central area shows.
+pub fn banners(app: &mut TopoApp, ui: &mut egui::Ui) {
     if let Some(e) = app.error.clone() {
         egui::Frame::new().fill(Color32::from_rgb(90, 20, 20)).inner_margin(6.0).show(ui, |ui| {
             ui.horizontal(|ui| {
@@ -508,6 +519,10 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
             }
         });
     }
+}
+
+pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
+    banners(app, ui);
     // The manifolds the slices show, computed here (they need the complex mutably, to cache).
     let kind = app.settings.msc.labels;
     let labels = (app.settings.msc.show && kind != LabelOverlay::None)

@@ -74,32 +74,22 @@ pub enum FromImage {
 
 /// The points `args` asks of the image at `args.file`, and what they are in words.
 fn image_points(args: &RipsArgs, kind: FromImage) -> anyhow::Result<(points::PointData, String)> {
+    use topoview::compute::rips::ImageTake;
     use topoview::topo::ecc::{Construction, Filtration};
-    use topoview::topo::rips::image_points as ip;
     let field = topoview::io::open(&args.file, &Default::default())?;
-    let ctl = Control::default();
     let filtration = if args.superlevel { Filtration::Superlevel } else { Filtration::Sublevel };
     let level = || args.level.ok_or_else(|| anyhow::anyhow!("--points {kind:?} needs --level", kind = kind));
-    let (p, what) = match kind {
+    let take = match kind {
         FromImage::Critical => {
             let t = topoview::topo::msc::simplified::threshold_of(&field, args.persistence, args.relative)?;
-            let p = ip::critical_points(&field, args.index, t, &ctl)?;
-            let which =
-                args.index.map_or("critical points".to_string(), |k| format!("critical points of index {k}"));
-            let at = t.map_or(String::new(), |t| format!(" at persistence {t}"));
-            (p, format!("{which}{at}"))
+            ImageTake::Critical { index: args.index, persistence: t }
         }
-        FromImage::Set => {
-            let l = level()?;
-            let p = ip::set_voxels(&field, l, filtration, args.count, args.seed);
-            (p, format!("voxels of the set at level {l} (at most {}, seed {})", args.count, args.seed))
-        }
+        FromImage::Set => ImageTake::Set { level: level()?, filtration, count: args.count, seed: args.seed },
         FromImage::Components => {
-            let l = level()?;
-            let p = ip::component_centroids(&field, l, Construction::TopCells, filtration, &ctl)?;
-            (p, format!("centroids of the components of the set at level {l}"))
+            ImageTake::Components { level: level()?, filtration, construction: Construction::TopCells }
         }
     };
+    let (p, what) = topoview::compute::rips::image_points(&field, take, &Control::default())?;
     if p.is_empty() {
         anyhow::bail!("{}: no {what}", args.file.display());
     }

@@ -9,6 +9,7 @@
 //! so bars equal Ripser's bar for bar when it is given the same distances. [`naive`] is the
 //! textbook boundary-matrix reduction the tests hold this against.
 
+pub mod embed;
 pub mod image_points;
 pub mod index;
 pub mod naive;
