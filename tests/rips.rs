@@ -5,6 +5,8 @@
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use proptest::prelude::*;
 use topoview::control::Control;
 use topoview::topo::rips::{self, Distances, RipsOptions};
@@ -49,21 +51,6 @@ fn check(p: &[f64], dim: usize, maxdim: usize, cut: usize) {
     }
 }
 
-/// The sorted barcode of an expected-output CSV (dim,birth,death).
-fn expected(name: &str) -> Vec<rips::Bar> {
-    let text = std::fs::read_to_string(format!("tests/data/rips/{name}.expected.csv")).unwrap();
-    let mut bars: Vec<rips::Bar> = text
-        .lines()
-        .skip(1)
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            rips::Bar::new(f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap())
-        })
-        .collect();
-    bars.sort_by(|a, b| (a.dim, a.birth, a.death).partial_cmp(&(b.dim, b.birth, b.death)).unwrap());
-    bars
-}
-
 fn equals_ripser(file: &str, name: &str, maxdim: usize, threshold: f32) {
     use topoview::io::points::{self, PointFormat};
     let data = points::read(
@@ -74,7 +61,7 @@ fn equals_ripser(file: &str, name: &str, maxdim: usize, threshold: f32) {
     .unwrap();
     let d = topoview::compute::rips::distances(&data, &Control::default()).unwrap();
     let b = rips::barcode(&d, &RipsOptions { maxdim, threshold }, &Control::default()).unwrap().sorted();
-    let want = expected(name);
+    let want = common::ripser_bars(name);
     assert_eq!(b.bars.len(), want.len(), "{name}: {:?} bars per dimension", b.counts());
     for (got, want) in b.bars.iter().zip(&want) {
         assert_eq!(got, want, "{name}");

@@ -1129,3 +1129,86 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     let restored: Vec<_> = again.state().layers.list.iter().map(|l| (l.name(), l.labels, l.style)).collect();
     assert_eq!(restored, saved);
 }
+
+/// Pixels of the cloud's scatter (left of the panel, below the controls) within 3 levels of
+/// `c`.
+fn scatter_pixels(h: &mut Harness<'_, TopoApp>, c: egui::Color32) -> usize {
+    let img = h.render().unwrap();
+    img.enumerate_pixels()
+        .filter(|(x, y, p)| *x < 800 && *y > 90 && (0..3).all(|i| (p.0[i] as i32 - c[i] as i32).abs() <= 3))
+        .count()
+}
+
+/// Points taken in the viewer from the bundled MRI (400 voxels of {f >= 150}, seed 3: the
+/// points whose barcode Ripser computed for tests/rips.rs) have Ripser's barcode bar for bar;
+/// a point file opens the same way; clicking a bar picks it, moves the radius into it and
+/// lights its simplices; the complex drawn has every pair within the radius.
+#[test]
+fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
+    use topoview::app::cloud::{TakeForm, TakeKind};
+    let mut h = harness("mni152_t1_09a.nii.gz");
+    wait_for(&mut h, "the MNI volume", idle);
+    {
+        let a = h.state_mut();
+        a.settings.superlevel = true;
+        a.data.as_mut().unwrap().threshold = 150.0;
+        a.cloud.take = TakeForm { kind: TakeKind::Set, index: None, relative: 0.05, count: 400, seed: 3 };
+        a.cloud.maxdim = 2;
+    }
+    wait_for(&mut h, "the superlevel curve", idle);
+    scroll_panel_at(&mut h, "Euler characteristic curve", -3000.0);
+    h.get_by_label("Rips persistence of points from the image").click();
+    h.run_steps(2);
+    h.get_by_label("Compute the barcode").click();
+    wait_for(&mut h, "the MRI points' barcode", |a| a.cloud.result.is_some() && a.jobs.is_empty());
+    let r = h.state().cloud.result.as_ref().unwrap();
+    assert!(h.state().cloud.shown);
+    assert_eq!(r.barcode.bars, common::ripser_bars("mni152_set150_400_dim2"));
+    assert!(r.cloud.what.contains("400 points in 3 dimensions"), "{}", r.cloud.what);
+    h.get_by_label_contains("400 points in 3 dimensions");
+
+    // A click in the barcode picks the bar of its row and moves the radius into it.
+    let label = h.get_by_label("Barcode (click a bar; drag across to set the radius)").rect();
+    click_at(&mut h, egui::pos2(label.left() + 60.0, label.bottom() + 150.0));
+    h.run_steps(2);
+    let c = &h.state().cloud;
+    let i = c.selected.expect("a bar is picked");
+    let bar = c.result.as_ref().unwrap().barcode.bars[i];
+    let mid = if bar.death.is_finite() { (bar.birth + bar.death) / 2.0 } else { bar.birth };
+    assert_eq!(c.radius, mid);
+    h.get_by_label_contains(&format!("H{} bar [{}", bar.dim, bar.birth));
+    h.get_by_label_contains("created by");
+    let red = topoview::app::cloud::PICKED;
+    let lit = scatter_pixels(&mut h, red);
+    assert!(lit > 20, "the picked bar's simplices are drawn: {lit} pixels");
+    h.state_mut().cloud.selected = None;
+    h.run_steps(2);
+    assert_eq!(scatter_pixels(&mut h, red), 0, "nothing picked, nothing in the picked colour");
+
+    // The edges drawn are every pair of points within the radius.
+    let r = h.state().cloud.result.as_ref().unwrap();
+    let d = &r.cloud.distances;
+    let radius = h.state().cloud.radius;
+    let within = (1..d.len())
+        .flat_map(|i| (0..i).map(move |j| (i, j)))
+        .filter(|&(i, j)| d.get(i, j) <= radius)
+        .count();
+    assert_eq!(h.state().cloud.drawn.as_ref().unwrap().edges_total, within);
+
+    // A distance matrix file opens in the same view (File > Open routes it by its name), its
+    // points placed by classical MDS, its barcode Ripser's.
+    h.state_mut().cloud.maxdim = 2;
+    h.state_mut().open(common::data("rips/sphere_3_192.lower_distance_matrix"), Default::default());
+    wait_for(&mut h, "the sphere's barcode", |a| {
+        a.jobs.is_empty() && a.cloud.result.as_ref().is_some_and(|r| r.cloud.path.is_some())
+    });
+    let r = h.state().cloud.result.as_ref().unwrap();
+    assert_eq!(r.barcode.bars, common::ripser_bars("sphere_3_192_dim2"));
+    assert!(r.cloud.embedded.is_some());
+    assert_eq!(h.state().title(), "sphere_3_192.lower_distance_matrix - topoview");
+    h.snapshot_options("sphere_cloud_barcode", &snapshot_options());
+    // Back to the image: the MRI is still there.
+    h.get_by_label("Back to the image").click();
+    h.run_steps(2);
+    assert!(!h.state().cloud.shown && h.state().data.is_some());
+}

@@ -23,13 +23,15 @@ pub const PICKED: Color32 = Color32::from_rgb(255, 70, 70);
 /// The radius line's colour.
 pub const RADIUS: Color32 = Color32::from_rgb(240, 220, 90);
 
+/// A swatch and a name for each dimension, the radius and the picked bar.
 pub fn legend(ui: &mut egui::Ui, maxdim: usize) {
     ui.horizontal(|ui| {
-        for d in 0..=maxdim {
-            ui.colored_label(dim_colour(d), format!("■ H{d}"));
+        let keys = (0..=maxdim).map(|d| (dim_colour(d), format!("H{d}")));
+        for (colour, name) in keys.chain([(RADIUS, "radius".to_string()), (PICKED, "picked".to_string())]) {
+            let (swatch, _) = ui.allocate_exact_size(Vec2::new(10.0, 10.0), Sense::hover());
+            ui.painter().rect_filled(swatch, 1.0, colour);
+            ui.colored_label(colour, name);
         }
-        ui.colored_label(RADIUS, "| radius");
-        ui.colored_label(PICKED, "■ picked");
     });
 }
 

@@ -5,6 +5,7 @@
 
 use super::TopoApp;
 use super::barcode_plot;
+pub use super::barcode_plot::PICKED;
 use crate::compute::rips::{CloudSource, ImageTake, RIPS, RipsJob, RipsResult};
 use crate::io::points::PointFormat;
 use crate::render::camera::Camera;
@@ -233,7 +234,8 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     };
     ui.label(RichText::new(&r.cloud.what).strong());
     if let Some(p) = &r.cloud.path {
-        ui.weak(p.display().to_string());
+        let name = p.file_name().map_or(p.display().to_string(), |n| n.to_string_lossy().into_owned());
+        ui.weak(name).on_hover_text(p.display().to_string());
     }
     let counts: Vec<String> = r
         .barcode

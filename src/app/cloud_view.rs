@@ -284,7 +284,7 @@ fn draw(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) {
         if pos.len() <= TRIANGLE_POINTS {
             note += &format!(", {} triangles", d.triangles_total);
             if c.triangles && d.triangles.len() < d.triangles_total {
-                note += &format!(" (drawn up to {MAX_TRIANGLES})");
+                note += &format!(" (not drawn past {MAX_TRIANGLES}: lower the radius)");
             }
         } else if c.triangles {
             note += &format!(" · triangles drawn for clouds of at most {TRIANGLE_POINTS} points");
