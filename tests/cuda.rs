@@ -393,3 +393,55 @@ fn betti_curves_on_the_device_equal_the_cpus() {
     }
     println!("Betti curves: {curves} equal to the CPU");
 }
+
+/// The GPU's apparent pairs (Ripser++'s) equal the CPU's column for column in every dimension,
+/// on random clouds with ties and duplicate points and on the standard sets, and the barcodes
+/// computed with them equal the CPU's (and, for the sets, Ripser's) bar for bar.
+#[test]
+fn rips_apparent_pairs_on_the_device_equal_the_cpus() {
+    use topoview::compute::backend::{Backend, Choice};
+    use topoview::io::points::{self, PointFormat};
+    use topoview::topo::rips::{self, Columns, Distances, RipsOptions};
+    let Some(g) = gpu() else { return };
+    let ctl = Control::default();
+    let mut compared = 0usize;
+    let mut check = |d: &Distances, opts: RipsOptions| {
+        let mut device = None;
+        let mut on_gpu = |cols: &Columns| {
+            let dev = device.get_or_insert_with(|| g.rips_upload(cols).unwrap());
+            let found = g.rips_apparent(dev, cols, &ctl).unwrap();
+            assert_eq!(found, rips::apparent_on_cpu(cols, &ctl).unwrap(), "dimension {}", cols.dim);
+            compared += found.len();
+            Ok(found)
+        };
+        let b = rips::barcode_with(d, &opts, &mut on_gpu, &ctl).unwrap().sorted();
+        assert_eq!(b, rips::barcode(d, &opts, &ctl).unwrap().sorted(), "{opts:?}");
+        b
+    };
+    for seed in 1..40u64 {
+        let n = 8 + (seed as usize * 7) % 40;
+        let dim = 1 + seed as usize % 3;
+        // Coordinates on a coarse grid: many equal distances and some equal points.
+        let p: Vec<f64> = xorshift_values(seed, n * dim, 5).into_iter().collect();
+        let d = Distances::euclidean(&p, dim, &ctl).unwrap();
+        for (maxdim, threshold) in [(2, f32::INFINITY), (3, 2.0), (1, 1.5)] {
+            check(&d, RipsOptions { maxdim, threshold });
+        }
+    }
+    let backend = Backend::new(Choice::Cuda, None).unwrap();
+    for (file, name, maxdim, threshold) in [
+        ("sphere_3_192.lower_distance_matrix", "sphere_3_192_dim2", 2, f32::INFINITY),
+        ("celegans.distance_matrix", "celegans_dim2", 2, f32::INFINITY),
+        ("o3_4096.point_cloud", "o3_4096_dim1_t1.4", 1, 1.4),
+        ("mni152_set150_400.csv", "mni152_set150_400_dim2", 2, f32::INFINITY),
+    ] {
+        let data = points::read(&common::data(&format!("rips/{file}")), PointFormat::Auto, &ctl).unwrap();
+        let d = topoview::compute::rips::distances(&data, &ctl).unwrap();
+        let opts = RipsOptions { maxdim, threshold };
+        assert_eq!(check(&d, opts).bars, common::ripser_bars(name), "{file}");
+        let (b, ran) = backend.rips(&d, &opts, &ctl).unwrap();
+        assert!(ran.on_gpu && ran.fallback.is_none(), "{file}: {ran:?}");
+        assert_eq!(b.sorted().bars, common::ripser_bars(name), "{file} through the backend");
+    }
+    println!("{compared} columns compared");
+}

@@ -7,7 +7,7 @@ use topoview::control::Control;
 use topoview::export::outputs;
 use topoview::export::rips::{RipsRun, write_csv, write_json};
 use topoview::io::points::{self, PointFormat};
-use topoview::topo::rips::{self, RipsOptions};
+use topoview::topo::rips::RipsOptions;
 
 #[derive(clap::Args, Debug)]
 pub struct RipsArgs {
@@ -62,6 +62,9 @@ pub struct RipsArgs {
     /// Write the points taken from the image as CSV (x,y[,z] in world coordinates).
     #[arg(long, value_name = "OUT.csv", requires = "points")]
     pub save_points: Option<PathBuf>,
+    /// Where the apparent pairs are found (the rest of the reduction is on the CPU).
+    #[command(flatten)]
+    pub backend: super::BackendArgs,
 }
 
 /// What points an image gives.
@@ -118,6 +121,7 @@ pub fn run(args: &RipsArgs) -> anyhow::Result<bool> {
         .cloned()
         .collect();
     outputs::check(&topoview::io::read_set(&args.file), &files, &[])?;
+    let backend = args.backend.open()?;
     let name = args.file.display().to_string();
     let opts = RipsOptions { maxdim: args.maxdim, threshold: args.threshold.unwrap_or(f32::INFINITY) };
     let ctl = Control::default();
@@ -147,7 +151,11 @@ pub fn run(args: &RipsArgs) -> anyhow::Result<bool> {
     }
     drop(data);
     let read = started.elapsed().as_secs_f64();
-    let barcode = rips::barcode(&d, &opts, &ctl).with_context(|| name.clone())?.sorted();
+    let (barcode, ran) = backend.rips(&d, &opts, &ctl).with_context(|| name.clone())?;
+    let barcode = barcode.sorted();
+    if let Some(why) = &ran.fallback {
+        say!("note: {why}");
+    }
     let seconds = started.elapsed().as_secs_f64();
     let counts: Vec<String> = barcode
         .counts()
@@ -160,11 +168,12 @@ pub fn run(args: &RipsArgs) -> anyhow::Result<bool> {
         .collect();
     let threshold = args.threshold.map_or(String::new(), |t| format!(", threshold {t}"));
     say!(
-        "{}: {what}, Rips up to dimension {}{threshold}: {}; {seconds:.2} s ({read:.2} s reading, points and distances, {:.2} s barcode)",
+        "{}: {what}, Rips up to dimension {}{threshold}: {}; {seconds:.2} s ({read:.2} s reading, points and distances, {:.2} s barcode; apparent pairs on {})",
         outputs::one_line(&name),
         opts.maxdim,
         counts.join(", "),
-        seconds - read
+        seconds - read,
+        backend.where_ran(&ran)
     );
     let run = RipsRun { file: &name, points: d.len(), threshold: opts.threshold, seconds };
     for (path, json) in [(&args.csv, false), (&args.json, true)] {

@@ -14,6 +14,7 @@ use crate::topo::betti::{self, Betti, BettiError};
 use crate::topo::cracks::{self, CrackError, CrackMap, CrackOptions, Image};
 use crate::topo::ecc::{self, Ecc, EccError, EccOptions, NanPolicy};
 use crate::topo::smooth::{self, SmoothError, Smoothing};
+use crate::topo::rips::{self, Barcode, Distances, RipsError, RipsOptions};
 #[cfg(feature = "cuda")]
 use std::sync::Arc;
 
@@ -342,6 +343,44 @@ fn valid_smoothing(field: &ScalarField, s: &Smoothing) -> bool {
 }
 
 impl Backend {
+    /// The Vietoris-Rips barcode of `d`: the apparent pairs on the GPU (Ripser++'s) when it
+    /// can be, the rest on the CPU; all on the CPU otherwise. Equal either way. A GPU that
+    /// fails part way gives way to the CPU, which starts again.
+    pub fn rips(&self, d: &Distances, opts: &RipsOptions, ctl: &Control) -> Result<(Barcode, Ran), RipsError> {
+        let cpu = || Ok::<_, RipsError>(rips::barcode(d, opts, ctl));
+        #[cfg(feature = "cuda")]
+        let (result, ran) = self.run(
+            true,
+            Box::new(|g: &Gpu| {
+                let mut failed = None;
+                let mut device = None;
+                let mut finder = |cols: &rips::Columns| {
+                    let found = match &device {
+                        Some(dev) => g.rips_apparent(dev, cols, ctl),
+                        None => g.rips_upload(cols).and_then(|dev| g.rips_apparent(device.insert(dev), cols, ctl)),
+                    };
+                    found.map_err(|e| match e {
+                        GpuError::Cancelled => RipsError::Cancelled(Cancelled),
+                        e => {
+                            let message = e.to_string();
+                            failed = Some(e);
+                            RipsError::Invalid(message)
+                        }
+                    })
+                };
+                let result = rips::barcode_with(d, opts, &mut finder, ctl);
+                match failed {
+                    Some(e) => Err(e),
+                    None => Ok(result),
+                }
+            }),
+            cpu,
+        )?;
+        #[cfg(not(feature = "cuda"))]
+        let (result, ran) = (cpu()?, Ran::CPU);
+        Ok((result?, ran))
+    }
+
     /// The Betti curves of `field` at the thresholds of `ecc` (its ECC): the voxels sorted on the
     /// CPU, then each pass's merges on the GPU (Borůvka) when it can be, on all CPU cores
     /// otherwise. Equal either way.

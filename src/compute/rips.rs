@@ -106,8 +106,9 @@ impl Job for RipsJob {
             RipsError::Cancelled(_) => JobError::Cancelled,
             e => JobError::Failed(Box::new(CloudError { name: cloud.name(), message: e.to_string() })),
         };
-        let barcode = rips::barcode(&cloud.distances, &self.opts, &ctl).map_err(failed)?.sorted();
-        Ok(RipsResult { cloud, opts: self.opts, barcode })
+        let (barcode, ran) = cx.backend.rips(&cloud.distances, &self.opts, &ctl).map_err(failed)?;
+        cx.note(ran.fallback);
+        Ok(RipsResult { cloud, opts: self.opts, barcode: barcode.sorted() })
     }
 }
 

@@ -10,6 +10,7 @@ pub mod bench;
 mod betti;
 mod cracks;
 mod ecc;
+mod rips;
 pub mod grid;
 mod smooth;
 mod wide;
@@ -44,6 +45,7 @@ pub const ECC_PTX: &str = include_str!("../../kernels/ecc.ptx");
 pub const SMOOTH_PTX: &str = include_str!("../../kernels/smooth.ptx");
 pub const CRACKS_PTX: &str = include_str!("../../kernels/cracks.ptx");
 pub const BETTI_PTX: &str = include_str!("../../kernels/betti.ptx");
+pub const RIPS_PTX: &str = include_str!("../../kernels/rips.ptx");
 
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
@@ -81,6 +83,7 @@ pub struct Gpu {
     smooth: Arc<CudaModule>,
     cracks: Arc<CudaModule>,
     betti: Arc<CudaModule>,
+    rips: Arc<CudaModule>,
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub name: String,
     /// Streaming multiprocessors (132 on an H100 SXM), for sizing grid-stride launches.
@@ -121,6 +124,7 @@ impl Gpu {
             let smooth = load(SMOOTH_PTX, "smoothing")?;
             let cracks = load(CRACKS_PTX, "crack filter")?;
             let betti = load(BETTI_PTX, "Betti curve")?;
+            let rips = load(RIPS_PTX, "Rips")?;
             let stream = ctx.default_stream();
             let multiprocessors = ctx
                 .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
@@ -133,6 +137,7 @@ impl Gpu {
                 smooth,
                 cracks,
                 betti,
+                rips,
                 name,
                 multiprocessors,
                 staging: Default::default(),
@@ -152,6 +157,7 @@ impl Gpu {
             smooth: self.smooth.clone(),
             cracks: self.cracks.clone(),
             betti: self.betti.clone(),
+            rips: self.rips.clone(),
             name: self.name.clone(),
             multiprocessors: self.multiprocessors,
             staging: Default::default(),

@@ -27,6 +27,11 @@ impl Binomials {
         Some(Binomials { k_max, table })
     }
 
+    /// The table, `C(v, k)` at `v * width + k`, and its width (`k_max + 1`): for the GPU.
+    pub fn raw(&self) -> (&[u64], usize) {
+        (&self.table, self.k_max + 1)
+    }
+
     /// `C(v, k)` (0 when `k > v`).
     #[inline(always)]
     pub fn get(&self, v: usize, k: usize) -> u64 {

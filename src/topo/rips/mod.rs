@@ -254,10 +254,48 @@ impl Barcode {
     }
 }
 
+/// One dimension's columns (simplices by number, in the order they are reduced), for finding
+/// their apparent pairs.
+pub struct Columns<'a> {
+    pub complex: &'a index::Complex<'a>,
+    pub dim: usize,
+    pub columns: &'a [index::Entry],
+}
+
+/// Finds the apparent pair of every column: the cofacet it pairs with at zero persistence
+/// (Ripser++'s apparent pairs), or None. [`apparent_on_cpu`] does it on all cores; the GPU
+/// backend has its own.
+pub type ApparentFinder<'f> = dyn FnMut(&Columns) -> Result<Vec<Option<index::Entry>>, RipsError> + 'f;
+
+/// The apparent pairs of `cols` on all cores, checking `ctl` between batches.
+pub fn apparent_on_cpu(cols: &Columns, ctl: &Control) -> Result<Vec<Option<index::Entry>>, RipsError> {
+    use rayon::prelude::*;
+    let c = cols.complex;
+    Ok(cols
+        .columns
+        .par_chunks(16384)
+        .map(|chunk| {
+            ctl.check()?;
+            Ok(chunk.iter().map(|s| reduce::apparent_cofacet(c, *s, cols.dim)).collect::<Vec<_>>())
+        })
+        .collect::<Result<Vec<_>, Cancelled>>()?
+        .concat())
+}
+
 /// The Vietoris-Rips barcode of `d` in dimensions 0 to `opts.maxdim`: bars of positive length
 /// (a class born and killed at the same radius is no bar), essential classes dying at
 /// infinity. Progress ticks with the columns passed, in batches (apparent ones included).
 pub fn barcode(d: &Distances, opts: &RipsOptions, ctl: &Control) -> Result<Barcode, RipsError> {
+    barcode_with(d, opts, &mut |cols: &Columns| apparent_on_cpu(cols, ctl), ctl)
+}
+
+/// As [`barcode`], with the apparent pairs found by `finder` (the GPU's, on the CUDA backend).
+pub fn barcode_with(
+    d: &Distances,
+    opts: &RipsOptions,
+    finder: &mut ApparentFinder,
+    ctl: &Control,
+) -> Result<Barcode, RipsError> {
     if opts.maxdim > MAX_DIM {
         return Err(RipsError::Invalid(format!(
             "dimension {} is above the highest computed, {MAX_DIM}",
@@ -291,7 +329,7 @@ pub fn barcode(d: &Distances, opts: &RipsOptions, ctl: &Control) -> Result<Barco
     let (mut columns, mut simplices) = reduce::dim0(&c, &mut bars);
     ctl.check()?;
     for dim in 1..=opts.maxdim {
-        let pivots = reduce::reduce(&c, dim, &columns, &mut bars, ctl)?;
+        let pivots = reduce::reduce(&c, dim, &columns, &mut bars, finder, ctl)?;
         if dim < opts.maxdim {
             let keep = dim + 1 < opts.maxdim;
             (columns, simplices) = reduce::next_columns(&c, dim, &simplices, &pivots, keep, ctl)?;

@@ -111,7 +111,7 @@ fn diameter_of(c: &Complex, vs: &[usize]) -> f32 {
 /// persistence: its earliest cofacet (smallest diameter, then largest number; cofacets come
 /// largest number first), of the same diameter, whose youngest facet (of its diameter,
 /// smallest number) is `s`.
-fn apparent_cofacet(c: &Complex, s: Entry, dim: usize) -> Option<Entry> {
+pub fn apparent_cofacet(c: &Complex, s: Entry, dim: usize) -> Option<Entry> {
     let mut buf = [0usize; super::MAX_DIM + 2];
     let mut vertices = Vec::with_capacity(dim + 1);
     c.table.vertices(s.index, dim, c.d.len(), &mut vertices);
@@ -213,18 +213,18 @@ pub fn reduce(
     dim: usize,
     columns: &[Entry],
     bars: &mut Vec<Bar>,
+    finder: &mut super::ApparentFinder,
     ctl: &Control,
 ) -> Result<Pivots, RipsError> {
-    use rayon::prelude::*;
     let mut pivots = Pivots::with_capacity_and_hasher(columns.len(), Default::default());
-    let apparent: Vec<Option<Entry>> = columns
-        .par_chunks(16384)
-        .map(|chunk| {
-            ctl.check()?;
-            Ok(chunk.iter().map(|s| apparent_cofacet(c, *s, dim)).collect::<Vec<_>>())
-        })
-        .collect::<Result<Vec<_>, crate::control::Cancelled>>()?
-        .concat();
+    let apparent = finder(&super::Columns { complex: c, dim, columns })?;
+    if apparent.len() != columns.len() {
+        return Err(RipsError::Invalid(format!(
+            "{} apparent pairs were found for {} columns",
+            apparent.len(),
+            columns.len()
+        )));
+    }
     for (i, t) in apparent.iter().enumerate() {
         if let Some(t) = t {
             pivots.insert(t.index, i);
