@@ -13,8 +13,8 @@ use crate::field::ScalarField;
 use crate::topo::betti::{self, Betti, BettiError};
 use crate::topo::cracks::{self, CrackError, CrackMap, CrackOptions, Image};
 use crate::topo::ecc::{self, Ecc, EccError, EccOptions, NanPolicy};
-use crate::topo::smooth::{self, SmoothError, Smoothing};
 use crate::topo::rips::{self, Barcode, Distances, RipsError, RipsOptions};
+use crate::topo::smooth::{self, SmoothError, Smoothing};
 #[cfg(feature = "cuda")]
 use std::sync::Arc;
 
@@ -346,7 +346,12 @@ impl Backend {
     /// The Vietoris-Rips barcode of `d`: the apparent pairs on the GPU (Ripser++'s) when it
     /// can be, the rest on the CPU; all on the CPU otherwise. Equal either way. A GPU that
     /// fails part way gives way to the CPU, which starts again.
-    pub fn rips(&self, d: &Distances, opts: &RipsOptions, ctl: &Control) -> Result<(Barcode, Ran), RipsError> {
+    pub fn rips(
+        &self,
+        d: &Distances,
+        opts: &RipsOptions,
+        ctl: &Control,
+    ) -> Result<(Barcode, Ran), RipsError> {
         let cpu = || Ok::<_, RipsError>(rips::barcode(d, opts, ctl));
         #[cfg(feature = "cuda")]
         let (result, ran) = self.run(
@@ -357,7 +362,9 @@ impl Backend {
                 let mut finder = |cols: &rips::Columns| {
                     let found = match &device {
                         Some(dev) => g.rips_apparent(dev, cols, ctl),
-                        None => g.rips_upload(cols).and_then(|dev| g.rips_apparent(device.insert(dev), cols, ctl)),
+                        None => {
+                            g.rips_upload(cols).and_then(|dev| g.rips_apparent(device.insert(dev), cols, ctl))
+                        }
                     };
                     found.map_err(|e| match e {
                         GpuError::Cancelled => RipsError::Cancelled(Cancelled),

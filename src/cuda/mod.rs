@@ -10,8 +10,8 @@ pub mod bench;
 mod betti;
 mod cracks;
 mod ecc;
-mod rips;
 pub mod grid;
+mod rips;
 mod smooth;
 mod wide;
 

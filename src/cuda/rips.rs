@@ -71,7 +71,8 @@ impl Gpu {
             let mut out: CudaSlice<u64> = st.alloc_zeros(batch.len())?;
             let count = batch.len() as u64;
             let blocks = (batch.len() as u32).div_ceil(BLOCK).min(self.multiprocessors * 64).max(1);
-            let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
+            let cfg =
+                LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let mut launch = st.launch_builder(&func);
             launch
                 .arg(&dev.lower)

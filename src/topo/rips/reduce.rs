@@ -43,26 +43,28 @@ pub type Pivots = HashMap<u64, usize, BuildHasherDefault<IndexHasher>>;
 
 /// Columns in reduction order: the latest to enter first, ties by smaller number.
 fn sort_columns(c: &mut [Entry]) {
-    c.sort_unstable_by(|a, b| b.diameter.total_cmp(&a.diameter).then(a.index.cmp(&b.index)));
+    use rayon::slice::ParallelSliceMut;
+    c.par_sort_unstable_by(|a, b| b.diameter.total_cmp(&a.diameter).then(a.index.cmp(&b.index)));
 }
 
 /// Dimension 0: components merge along the edges in order of length (union-find); every
 /// merge at a positive radius ends a bar. Returns the dimension-1 columns (the edges that
 /// merged nothing) and every edge within the threshold.
 pub fn dim0(c: &Complex, bars: &mut Vec<Bar>) -> (Vec<Entry>, Vec<Entry>) {
+    use rayon::prelude::*;
     let n = c.d.len();
-    let mut edges: Vec<Entry> = Vec::new();
-    for i in 1..n {
+    // Rows of the lower triangle on all cores (Ripser++'s filtration construction), in order.
+    let row = |i: usize| -> Vec<Entry> {
         let edge = |j: usize, diameter: f32| Entry { diameter, index: (i * (i - 1) / 2 + j) as u64 };
         match c.neighbors {
-            Some(nb) => edges
-                .extend(nb.of(i).iter().take_while(|e| (e.0 as usize) < i).map(|e| edge(e.0 as usize, e.1))),
-            None => {
-                edges.extend((0..i).map(|j| edge(j, c.d.get(i, j))).filter(|e| e.diameter <= c.threshold))
+            Some(nb) => {
+                nb.of(i).iter().take_while(|e| (e.0 as usize) < i).map(|e| edge(e.0 as usize, e.1)).collect()
             }
+            None => (0..i).map(|j| edge(j, c.d.get(i, j))).filter(|e| e.diameter <= c.threshold).collect(),
         }
-    }
-    edges.sort_unstable_by(|a, b| a.diameter.total_cmp(&b.diameter).then(b.index.cmp(&a.index)));
+    };
+    let mut edges: Vec<Entry> = (1..n).into_par_iter().flat_map_iter(row).collect();
+    edges.par_sort_unstable_by(|a, b| a.diameter.total_cmp(&b.diameter).then(b.index.cmp(&a.index)));
     let mut parent: Vec<usize> = (0..n).collect();
     let find = |parent: &mut Vec<usize>, mut x: usize| {
         while parent[x] != x {
@@ -330,36 +332,49 @@ pub fn next_columns(
     keep: bool,
     ctl: &Control,
 ) -> Result<(Vec<Entry>, Vec<Entry>), RipsError> {
-    let mut columns = Vec::new();
-    let mut next = Vec::new();
-    let mut vertices = Vec::with_capacity(dim + 2);
-    for (i, s) in simplices.iter().enumerate() {
-        if i % 65536 == 0 {
-            ctl.check()?;
-            // A column costs its entry, its apparent-pair slot and its pivot's hash slot.
-            let bytes = (columns.len() * 48 + next.len() * 16) as u64;
-            if bytes > c.budget {
-                return Err(RipsError::Invalid(format!(
-                    "the simplices of dimension {} within the threshold need more than the {:.1} GiB of \
-                     memory available: give a smaller threshold or a lower highest dimension",
-                    dim + 1,
-                    c.budget as f64 / (1u64 << 30) as f64
-                )));
-            }
-        }
-        c.table.vertices(s.index, dim, c.d.len(), &mut vertices);
-        let mut cob = Coboundary::new(c, *s, &vertices);
-        while cob.has_next(false) {
-            let e = cob.next_entry();
-            if e.diameter <= c.threshold {
-                if keep {
-                    next.push(e);
-                }
-                if !pivots.contains_key(&e.index) {
-                    columns.push(e);
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // Chunks of simplices on all cores, their cofacets concatenated in order; the bytes held
+    // so far are counted across chunks, to refuse (not swap or be killed) past the budget.
+    let held = AtomicU64::new(0);
+    let chunk = |part: &[Entry]| -> Result<(Vec<Entry>, Vec<Entry>), RipsError> {
+        ctl.check()?;
+        let (mut columns, mut next) = (Vec::new(), Vec::new());
+        let mut vertices = Vec::with_capacity(dim + 2);
+        for s in part {
+            c.table.vertices(s.index, dim, c.d.len(), &mut vertices);
+            let mut cob = Coboundary::new(c, *s, &vertices);
+            while cob.has_next(false) {
+                let e = cob.next_entry();
+                if e.diameter <= c.threshold {
+                    if keep {
+                        next.push(e);
+                    }
+                    if !pivots.contains_key(&e.index) {
+                        columns.push(e);
+                    }
                 }
             }
         }
+        // A column costs its entry, its apparent-pair slot and its pivot's hash slot.
+        let bytes = (columns.len() * 48 + next.len() * 16) as u64;
+        if held.fetch_add(bytes, Ordering::Relaxed) + bytes > c.budget {
+            return Err(RipsError::Invalid(format!(
+                "the simplices of dimension {} within the threshold need more than the {:.1} GiB of \
+                 memory available: give a smaller threshold or a lower highest dimension",
+                dim + 1,
+                c.budget as f64 / (1u64 << 30) as f64
+            )));
+        }
+        Ok((columns, next))
+    };
+    let parts: Vec<(Vec<Entry>, Vec<Entry>)> =
+        simplices.par_chunks(4096).map(chunk).collect::<Result<_, _>>()?;
+    let mut columns = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    let mut next = Vec::with_capacity(parts.iter().map(|p| p.1.len()).sum());
+    for (c, n) in parts {
+        columns.extend(c);
+        next.extend(n);
     }
     sort_columns(&mut columns);
     Ok((columns, next))
