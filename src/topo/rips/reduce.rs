@@ -8,12 +8,17 @@
 //! Apparent pairs first, on all cores (Ripser++'s idea, on the CPU): a column whose earliest
 //! cofacet has it as youngest facet, at the same diameter, pairs with that cofacet whatever
 //! the other columns do; no column reduced before it can hold that cofacet (it is the first
-//! column whose coboundary has it), so all of them enter the pivots before the sequential
-//! reduction of the rest. In dense data most columns are apparent.
+//! column whose coboundary has it), so all of them enter the pivots before the reduction of
+//! the rest. In dense data most columns are apparent.
+//!
+//! The rest are reduced chunk by chunk (after giotto-ph's parallel reduction, in a simpler
+//! form): a chunk's columns first on all cores against the columns paired before it, then
+//! finished in order against each other.
 
 use super::index::{Coboundary, Complex, Entry};
 use super::{Bar, RipsError};
 use crate::control::Control;
+use rayon::prelude::*;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -210,6 +215,10 @@ fn push_coboundary(
 
 /// Reduces the columns of dimension `dim` (in their order) and adds their bars; returns the
 /// pivots found (cofacet number to column), which clear the next dimension's columns.
+///
+/// Chunk by chunk, each chunk's columns first reduced on all cores by the columns paired
+/// before the chunk, then finished in order: a column's pivot depends only on the columns
+/// before it, so the pairs are those of the sequential reduction.
 pub fn reduce(
     c: &Complex,
     dim: usize,
@@ -232,51 +241,30 @@ pub fn reduce(
             pivots.insert(t.index, i);
         }
     }
+    ctl.tick(apparent.iter().filter(|a| a.is_some()).count() as u64);
     let mut v =
         Reduction { starts: vec![0; columns.len()], ends: vec![0; columns.len()], entries: Vec::new() };
-    let mut vertices = Vec::with_capacity(dim + 2);
+    let todo: Vec<usize> = (0..columns.len()).filter(|&i| apparent[i].is_none()).collect();
     let mut scratch = Vec::with_capacity(dim + 2);
-    let mut heap = BinaryHeap::new();
-    let mut cofacets = Vec::new();
-    let mut added: Vec<Entry> = Vec::new();
-    for (i, &col) in columns.iter().enumerate() {
-        if i % 4096 == 0 {
-            ctl.check()?;
-            ctl.tick(4096.min(columns.len() - i) as u64);
-        }
-        if apparent[i].is_some() {
-            continue;
-        }
-        v.starts[i] = v.entries.len();
-        heap.clear();
-        added.clear();
-        // The coboundary, stopping at the first cofacet of the column's own diameter when
-        // no column has it as pivot yet: the column pairs with it as it stands.
-        c.table.vertices(col.index, dim, c.d.len(), &mut vertices);
-        let mut pivot = None;
-        let mut check_emergent = true;
-        cofacets.clear();
-        let mut cob = Coboundary::new(c, col, &vertices);
-        while cob.has_next(true) {
-            let e = cob.next_entry();
-            if e.diameter > c.threshold {
-                continue;
+    for part in todo.chunks(CHUNK_PER_THREAD * rayon::current_num_threads()) {
+        ctl.check()?;
+        // On all cores: each column reduced by the columns paired before this chunk.
+        let started: Vec<Working> = part
+            .par_iter()
+            .map_init(|| Vec::with_capacity(dim + 2), |sc, &i| start(c, dim, columns, i, &pivots, &v, sc))
+            .collect();
+        // In order: each finished with the columns of the chunk before it, then paired.
+        for (mut w, &i) in started.into_iter().zip(part) {
+            let col = columns[i];
+            if w.shortcut && w.pivot.is_some_and(|p| pivots.contains_key(&p.index)) {
+                // The emergent pair was taken by a column of this chunk: the whole coboundary.
+                w.shortcut = false;
+                push_coboundary(c, dim, col, &mut scratch, &mut w.heap);
+                w.pivot = get_pivot(&mut w.heap);
             }
-            cofacets.push(e);
-            if check_emergent && e.diameter == col.diameter {
-                if !pivots.contains_key(&e.index) {
-                    pivot = Some(e);
-                    break;
-                }
-                check_emergent = false;
-            }
-        }
-        if pivot.is_none() {
-            heap.extend(cofacets.iter().map(|e| Earliest(*e)));
-            pivot = get_pivot(&mut heap);
-        }
-        loop {
-            let Some(p) = pivot else {
+            add_known(c, dim, columns, &mut w, &pivots, &v, &mut scratch);
+            v.starts[i] = v.entries.len();
+            let Some(p) = w.pivot else {
                 bars.push(Bar {
                     dim,
                     birth: col.diameter,
@@ -284,40 +272,105 @@ pub fn reduce(
                     creator: col.index,
                     killer: None,
                 });
-                break;
+                v.ends[i] = v.starts[i];
+                continue;
             };
-            if let Some(&j) = pivots.get(&p.index) {
-                // Add column j (its simplex and its own reduction) to this one.
-                added.push(columns[j]);
-                push_coboundary(c, dim, columns[j], &mut scratch, &mut heap);
-                for k in v.starts[j]..v.ends[j] {
-                    let s = v.entries[k];
-                    added.push(s);
-                    push_coboundary(c, dim, s, &mut scratch, &mut heap);
-                }
-                pivot = get_pivot(&mut heap);
-            } else {
-                if p.diameter > col.diameter {
-                    let (birth, death) = (col.diameter, p.diameter);
-                    bars.push(Bar { dim, birth, death, creator: col.index, killer: Some(p.index) });
-                }
-                pivots.insert(p.index, i);
-                // Column i of V: what was added, equal entries cancelling in pairs.
-                added.sort_unstable_by_key(|e| e.index);
-                let mut k = 0;
-                while k < added.len() {
-                    let same = added[k..].iter().take_while(|e| e.index == added[k].index).count();
-                    if same % 2 == 1 {
-                        v.entries.push(added[k]);
-                    }
-                    k += same;
-                }
-                v.ends[i] = v.entries.len();
-                break;
+            if p.diameter > col.diameter {
+                let (birth, death) = (col.diameter, p.diameter);
+                bars.push(Bar { dim, birth, death, creator: col.index, killer: Some(p.index) });
             }
+            pivots.insert(p.index, i);
+            // Column i of V: what was added, equal entries cancelling in pairs.
+            w.added.sort_unstable_by_key(|e| e.index);
+            let mut k = 0;
+            while k < w.added.len() {
+                let same = w.added[k..].iter().take_while(|e| e.index == w.added[k].index).count();
+                if same % 2 == 1 {
+                    v.entries.push(w.added[k]);
+                }
+                k += same;
+            }
+            v.ends[i] = v.entries.len();
         }
+        ctl.tick(part.len() as u64);
     }
     Ok(pivots)
+}
+
+/// Columns a thread starts reducing per chunk: enough to keep the cores busy, few enough
+/// that columns rarely meet one of their own chunk's pivots (those are finished in order).
+const CHUNK_PER_THREAD: usize = 64;
+
+/// A column part way through its reduction: its coboundary with the columns added so far (a
+/// heap), what was added, the pivot (None: the column is zero), and whether the pivot is an
+/// emergent pair taken before the rest of the coboundary was summed.
+struct Working {
+    heap: BinaryHeap<Earliest>,
+    added: Vec<Entry>,
+    pivot: Option<Entry>,
+    shortcut: bool,
+}
+
+/// Column `i`'s coboundary, stopping at the first cofacet of the column's own diameter when
+/// no column has it as pivot yet (the column pairs with it as it stands), reduced by the
+/// columns of `pivots`.
+fn start(
+    c: &Complex,
+    dim: usize,
+    columns: &[Entry],
+    i: usize,
+    pivots: &Pivots,
+    v: &Reduction,
+    scratch: &mut Vec<usize>,
+) -> Working {
+    let col = columns[i];
+    let mut vertices = Vec::with_capacity(dim + 1);
+    c.table.vertices(col.index, dim, c.d.len(), &mut vertices);
+    let mut w = Working { heap: BinaryHeap::new(), added: Vec::new(), pivot: None, shortcut: false };
+    let mut check_emergent = true;
+    let mut cofacets = Vec::new();
+    let mut cob = Coboundary::new(c, col, &vertices);
+    while cob.has_next(true) {
+        let e = cob.next_entry();
+        if e.diameter > c.threshold {
+            continue;
+        }
+        cofacets.push(e);
+        if check_emergent && e.diameter == col.diameter {
+            if !pivots.contains_key(&e.index) {
+                w.pivot = Some(e);
+                w.shortcut = true;
+                return w;
+            }
+            check_emergent = false;
+        }
+    }
+    w.heap.extend(cofacets.iter().map(|e| Earliest(*e)));
+    w.pivot = get_pivot(&mut w.heap);
+    add_known(c, dim, columns, &mut w, pivots, v, scratch);
+    w
+}
+
+/// Adds to `w` the columns of `pivots` (their simplices and their reductions) while its pivot
+/// is one of theirs.
+fn add_known(
+    c: &Complex,
+    dim: usize,
+    columns: &[Entry],
+    w: &mut Working,
+    pivots: &Pivots,
+    v: &Reduction,
+    scratch: &mut Vec<usize>,
+) {
+    while let Some(&j) = w.pivot.and_then(|p| pivots.get(&p.index)) {
+        w.added.push(columns[j]);
+        push_coboundary(c, dim, columns[j], scratch, &mut w.heap);
+        for &s in &v.entries[v.starts[j]..v.ends[j]] {
+            w.added.push(s);
+            push_coboundary(c, dim, s, scratch, &mut w.heap);
+        }
+        w.pivot = get_pivot(&mut w.heap);
+    }
 }
 
 /// The columns of dimension `dim + 1`: its simplices within the threshold (each met once,
