@@ -1167,17 +1167,19 @@ fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
     assert!(r.cloud.what.contains("400 points in 3 dimensions"), "{}", r.cloud.what);
     h.get_by_label_contains("400 points in 3 dimensions");
 
-    // A click in the barcode picks the bar of its row and moves the radius into it.
+    // A click in the barcode picks the bar under it (near the radius axis's 0, in the H0
+    // rows, which all start there) and moves the radius into it.
     let label = h.get_by_label("Barcode (click a bar; drag across to set the radius)").rect();
-    click_at(&mut h, egui::pos2(label.left() + 60.0, label.bottom() + 150.0));
+    click_at(&mut h, egui::pos2(label.left() + 31.0, label.bottom() + 60.0));
     h.run_steps(2);
     let c = &h.state().cloud;
     let i = c.selected.expect("a bar is picked");
     let bar = c.result.as_ref().unwrap().barcode.bars[i];
+    assert_eq!(bar.dim, 0);
     let mid = if bar.death.is_finite() { (bar.birth + bar.death) / 2.0 } else { bar.birth };
     assert_eq!(c.radius, mid);
     h.get_by_label_contains(&format!("H{} bar [{}", bar.dim, bar.birth));
-    h.get_by_label_contains("created by");
+    h.get_by_label_contains("created by the point");
     let red = topoview::app::cloud::PICKED;
     let lit = scatter_pixels(&mut h, red);
     assert!(lit > 20, "the picked bar's simplices are drawn: {lit} pixels");

@@ -22,12 +22,15 @@ pub fn dim_colour(dim: usize) -> Color32 {
 pub const PICKED: Color32 = Color32::from_rgb(255, 70, 70);
 /// The radius line's colour.
 pub const RADIUS: Color32 = Color32::from_rgb(240, 220, 90);
+/// The colour of the picked bar's killing simplex (white: no point of the colormaps is).
+pub const KILLER: Color32 = Color32::WHITE;
 
 /// A swatch and a name for each dimension, the radius and the picked bar.
 pub fn legend(ui: &mut egui::Ui, maxdim: usize) {
     ui.horizontal(|ui| {
         let keys = (0..=maxdim).map(|d| (dim_colour(d), format!("H{d}")));
-        for (colour, name) in keys.chain([(RADIUS, "radius".to_string()), (PICKED, "picked".to_string())]) {
+        let marks = [(RADIUS, "radius"), (PICKED, "picked: created by"), (KILLER, "killed by")];
+        for (colour, name) in keys.chain(marks.map(|(c, n)| (c, n.to_string()))) {
             let (swatch, _) = ui.allocate_exact_size(Vec2::new(10.0, 10.0), Sense::hover());
             ui.painter().rect_filled(swatch, 1.0, colour);
             ui.colored_label(colour, name);
@@ -37,21 +40,28 @@ pub fn legend(ui: &mut egui::Ui, maxdim: usize) {
 
 /// The radius axis's end: past the last finite death or birth, so infinite bars show as
 /// reaching the right edge.
-pub fn axis_end(b: &Barcode) -> f32 {
+pub fn axis_end(b: &Barcode, threshold: f32) -> f32 {
     let top = b.bars.iter().flat_map(|x| [x.birth, x.death]).filter(|v| v.is_finite()).fold(0.0, f32::max);
+    let top = if threshold.is_finite() { top.max(threshold) } else { top };
     if top > 0.0 { top * 1.08 } else { 1.0 }
 }
 
 /// Bars as rows (dimension by dimension, in the barcode's order), radius across; infinite bars
 /// run to the right edge with an arrow head. A click picks the bar of the row under it; a drag
 /// sets `radius`.
-pub fn barcode(ui: &mut egui::Ui, b: &Barcode, radius: &mut f32, selected: &mut Option<usize>) {
+pub fn barcode(
+    ui: &mut egui::Ui,
+    b: &Barcode,
+    threshold: f32,
+    radius: &mut f32,
+    selected: &mut Option<usize>,
+) {
     let width = ui.available_width();
     let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, 220.0), Sense::click_and_drag());
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 2.0, Color32::from_gray(20));
     let plot = Rect::from_min_max(rect.min + Vec2::new(28.0, 4.0), rect.max - Vec2::new(6.0, 18.0));
-    let end = axis_end(b);
+    let end = axis_end(b, threshold);
     let x_of = |r: f32| plot.left() + plot.width() * (r.min(end) / end);
     let n = b.bars.len().max(1);
     let row = plot.height() / n as f32;
@@ -96,20 +106,31 @@ pub fn barcode(ui: &mut egui::Ui, b: &Barcode, radius: &mut f32, selected: &mut 
     );
     let rx = x_of(*radius);
     painter.line_segment([Pos2::new(rx, plot.top()), Pos2::new(rx, plot.bottom())], Stroke::new(1.5, RADIUS));
-    painter.text(
-        Pos2::new(rx, axis_y),
-        egui::Align2::CENTER_CENTER,
-        format!("r = {radius:.4}"),
-        font,
-        RADIUS,
-    );
+    // The radius's value at the line's top, on whichever side has room (the axis's labels are
+    // below).
+    let right = rx > plot.center().x;
+    let side = if right { egui::Align2::RIGHT_TOP } else { egui::Align2::LEFT_TOP };
+    let at = Pos2::new(rx + if right { -4.0 } else { 4.0 }, plot.top() + 2.0);
+    let text = painter.layout_no_wrap(format!("r = {radius:.4}"), font, RADIUS);
+    let label = side.anchor_size(at, text.size());
+    painter.rect_filled(label.expand(1.0), 2.0, Color32::from_black_alpha(200));
+    painter.galley(label.min, text, RADIUS);
     if let Some(p) = resp.interact_pointer_pos() {
         if resp.clicked() {
-            let i = ((p.y - plot.top()) / row).floor();
-            if i >= 0.0 && (i as usize) < b.bars.len() {
-                pick(b, i as usize, radius, selected);
-            } else {
-                *selected = None;
+            // The bar nearest the click (within 6 points) among those spanning its radius:
+            // rows are often thinner than a pixel.
+            let r = ((p.x - plot.left()) / plot.width()).clamp(0.0, 1.0) * end;
+            let nearest = b
+                .bars
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| x.birth <= r && (r <= x.death || x_of(x.death) >= p.x - 2.0))
+                .map(|(i, _)| (i, (y_of(i) - p.y).abs()))
+                .filter(|(_, dy)| *dy <= 6.0f32.max(row))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            match nearest {
+                Some((i, _)) => pick(b, i, radius, selected),
+                None => *selected = None,
             }
         } else if resp.dragged() {
             *radius = ((p.x - plot.left()) / plot.width()).clamp(0.0, 1.0) * end;
@@ -122,13 +143,19 @@ pub fn barcode(ui: &mut egui::Ui, b: &Barcode, radius: &mut f32, selected: &mut 
 
 /// Birth against death, a point a bar, the diagonal, and infinite deaths on a line above the
 /// rest; a click picks the nearest point.
-pub fn diagram(ui: &mut egui::Ui, b: &Barcode, radius: &mut f32, selected: &mut Option<usize>) {
-    let end = axis_end(b) as f64;
+pub fn diagram(
+    ui: &mut egui::Ui,
+    b: &Barcode,
+    threshold: f32,
+    radius: &mut f32,
+    selected: &mut Option<usize>,
+) {
+    let end = axis_end(b, threshold) as f64;
     let inf = end * 1.04;
     let y = |d: f32| if d.is_finite() { d as f64 } else { inf };
-    let resp = Plot::new("persistence diagram")
+    // One plot a barcode (its bounds are the plot's memory, which would keep the last one's).
+    let resp = Plot::new(("persistence diagram", b.bars.len(), end.to_bits()))
         .height(240.0)
-        .data_aspect(1.0)
         .x_axis_label("birth")
         .y_axis_label("death")
         .allow_drag(false)
@@ -139,6 +166,8 @@ pub fn diagram(ui: &mut egui::Ui, b: &Barcode, radius: &mut f32, selected: &mut 
         .include_y(0.0)
         .include_x(end)
         .include_y(inf * 1.01)
+        .default_x_bounds(-0.02 * end, end)
+        .default_y_bounds(-0.02 * end, inf * 1.02)
         .show(ui, |pu| {
             pu.line(
                 Line::new("diagonal", PlotPoints::from(vec![[0.0, 0.0], [end, end]])).color(Color32::GRAY),

@@ -41,6 +41,8 @@ pub struct CloudState {
     pub version: u64,
     /// The complex last drawn.
     pub drawn: Option<super::cloud_view::Drawn>,
+    /// The cloud the view was last framed on (a new one is framed afresh).
+    framed: Option<Arc<crate::compute::rips::Cloud>>,
 }
 
 /// What colours the points.
@@ -91,6 +93,7 @@ impl Default for CloudState {
             take: TakeForm { kind: TakeKind::Set, index: None, relative: 0.05, count: 500, seed: 1 },
             version: 0,
             drawn: None,
+            framed: None,
         }
     }
 }
@@ -116,6 +119,7 @@ pub const POINT_TYPES: &[&str] =
 /// Reads the cloud at `path` and computes its barcode.
 pub fn open(app: &mut TopoApp, path: PathBuf) {
     let what = format!("Rips persistence of {}", path.display());
+    new_points(app);
     app.settings.opened(&path);
     submit(app, CloudSource::File { path, format: PointFormat::Auto }, what);
 }
@@ -137,6 +141,7 @@ pub fn from_image(app: &mut TopoApp) {
     };
     let name = d.path.as_ref().map_or(d.source.clone(), |p| p.display().to_string());
     let source = CloudSource::Image { field: d.displayed().clone(), name, take };
+    new_points(app);
     submit(app, source, "Rips persistence of points from the image".into());
 }
 
@@ -146,6 +151,14 @@ pub fn recompute(app: &mut TopoApp) {
         let what = format!("Rips persistence up to dimension {}", app.cloud.maxdim);
         submit(app, CloudSource::Held(r.cloud.clone()), what);
     }
+}
+
+/// Other points are coming: the last cloud's threshold (a radius of its own) is forgotten, and
+/// its barcode leaves the screen rather than stand for theirs meanwhile.
+fn new_points(app: &mut TopoApp) {
+    app.cloud.threshold = None;
+    app.cloud.result = None;
+    app.cloud.selected = None;
 }
 
 fn submit(app: &mut TopoApp, source: CloudSource, what: String) {
@@ -158,7 +171,8 @@ fn submit(app: &mut TopoApp, source: CloudSource, what: String) {
 /// A barcode arrived: shown, with the view framed on a new cloud.
 pub fn arrived(app: &mut TopoApp, r: RipsResult) {
     let c = &mut app.cloud;
-    let same = c.result.as_ref().is_some_and(|old| Arc::ptr_eq(&old.cloud, &r.cloud));
+    let same = c.framed.as_ref().is_some_and(|old| Arc::ptr_eq(old, &r.cloud));
+    c.framed = Some(r.cloud.clone());
     c.selected = None;
     c.version += 1;
     if !same {
@@ -170,8 +184,15 @@ pub fn arrived(app: &mut TopoApp, r: RipsResult) {
         c.colour = ColourBy::Centroid;
         c.radius = default_radius(&r);
         let (center, radius) = super::cloud_view::bounds(&r, c.axes);
-        c.camera = Camera { yaw: -90.0, pitch: if dim < 3 { 90.0 } else { 20.0 }, ..Camera::default() }
+        // Planar points and a matrix's placement (its first two axes hold the most) are seen
+        // from above.
+        let flat = dim < 3 || r.cloud.embedded.is_some();
+        c.camera = Camera { yaw: -90.0, pitch: if flat { 90.0 } else { 20.0 }, ..Camera::default() }
             .framing(center, radius);
+    }
+    if r.opts.threshold.is_finite() {
+        // Nothing is drawn past the threshold: no edge is in the complex there.
+        c.radius = c.radius.min(r.opts.threshold);
     }
     c.result = Some(r);
     c.shown = true;
@@ -216,11 +237,14 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         }
     });
     let busy = app.jobs.contains_key(&RIPS);
+    let image = app.data.is_some();
     ui.horizontal(|ui| {
         let stale = c.result.as_ref().is_some_and(|r| r.opts != c.options());
-        let label = if stale { "Compute (options changed)" } else { "Compute again" };
-        compute = ui.add_enabled(c.result.is_some() && !busy, egui::Button::new(label)).clicked();
-        if ui.button("Back to the image").clicked() {
+        compute = ui
+            .add_enabled(stale && !busy, egui::Button::new("Compute with these options"))
+            .on_disabled_hover_text("The barcode shown has these options")
+            .clicked();
+        if ui.add_enabled(image, egui::Button::new("Back to the image")).clicked() {
             c.shown = false;
         }
     });
@@ -253,9 +277,9 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.separator();
     barcode_plot::legend(ui, r.barcode.maxdim);
     ui.label("Barcode (click a bar; drag across to set the radius)");
-    barcode_plot::barcode(ui, &r.barcode, &mut c.radius, &mut c.selected);
+    barcode_plot::barcode(ui, &r.barcode, t, &mut c.radius, &mut c.selected);
     ui.label("Persistence diagram (click a point)");
-    barcode_plot::diagram(ui, &r.barcode, &mut c.radius, &mut c.selected);
+    barcode_plot::diagram(ui, &r.barcode, t, &mut c.radius, &mut c.selected);
     if let Some(bar) = c.selected.and_then(|i| r.barcode.bars.get(i)) {
         let names = |s: u64, k: usize| {
             let v: Vec<String> = r.barcode.vertices(s, k).iter().map(|v| v.to_string()).collect();

@@ -4,7 +4,7 @@
 //! killing simplices on top.
 
 use super::TopoApp;
-use super::barcode_plot::{PICKED, RADIUS, axis_end};
+use super::barcode_plot::{KILLER, PICKED, axis_end};
 use super::cloud::{CloudState, ColourBy};
 use crate::compute::rips::RipsResult;
 use crate::io::points::PointData;
@@ -14,8 +14,8 @@ use egui::{Color32, Pos2, Rect, Sense, Shape, Stroke, Vec2};
 
 /// The most edges drawn (the shortest, when more are within the radius).
 const MAX_EDGES: usize = 60_000;
-/// Triangles are drawn for clouds of at most this many points, and only while there are at
-/// most `MAX_TRIANGLES` (more overlap into one flat fill and slow a software renderer).
+/// Triangles are drawn for clouds of at most this many points, the first `MAX_TRIANGLES` of
+/// them (more overlap into one flat fill and slow a software renderer).
 const TRIANGLE_POINTS: usize = 1_000;
 const MAX_TRIANGLES: usize = 5_000;
 
@@ -97,22 +97,22 @@ pub fn complex_at(r: &RipsResult, radius: f32, version: u64) -> Drawn {
                 for &k in &up[i][x + 1..] {
                     if up[j as usize].binary_search(&k).is_ok() {
                         triangles_total += 1;
-                        triangles.push([i as u32, j, k]);
+                        if triangles.len() < MAX_TRIANGLES {
+                            triangles.push([i as u32, j, k]);
+                        }
                     }
                 }
             }
         }
     }
-    if triangles_total > MAX_TRIANGLES {
-        triangles = Vec::new();
-    }
     Drawn { version, radius, edges, edges_total, triangles, triangles_total }
 }
 
 /// The colour of each point, as `c.colour` says.
-fn colours(c: &CloudState, r: &RipsResult, pos: &[[f64; 3]]) -> Vec<Color32> {
+/// The colour of each point, as `c.colour` says, and the range of values the colormap spans.
+fn colours(c: &CloudState, r: &RipsResult, pos: &[[f64; 3]]) -> (Vec<Color32>, Option<(f64, f64)>) {
     let values: Vec<f64> = match (c.colour, &r.cloud.data) {
-        (ColourBy::Plain, _) => return vec![Color32::from_rgb(220, 220, 220); pos.len()],
+        (ColourBy::Plain, _) => return (vec![Color32::from_rgb(220, 220, 220); pos.len()], None),
         (ColourBy::Column(k), PointData::Points { coords, dim }) if k < *dim => {
             coords.chunks(*dim).map(|p| p[k]).collect()
         }
@@ -134,13 +134,14 @@ fn colours(c: &CloudState, r: &RipsResult, pos: &[[f64; 3]]) -> Vec<Color32> {
     };
     let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
     let span = if hi > lo { hi - lo } else { 1.0 };
-    values
+    let colours = values
         .iter()
         .map(|v| {
             let [r, g, b] = Colormap::Viridis.rgb(((v - lo) / span) as f32);
             Color32::from_rgb(r, g, b)
         })
-        .collect()
+        .collect();
+    (colours, lo.is_finite().then_some((lo, hi)))
 }
 
 /// Screen positions and depths of world points, through `cam` into `image`.
@@ -250,7 +251,7 @@ fn draw(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) {
         }
     }
     // Points far to near, so nearer ones cover farther ones.
-    let cols = colours(c, r, &pos);
+    let (cols, range) = colours(c, r, &pos);
     let mut order: Vec<usize> = (0..pos.len()).filter(|&i| screen[i].is_some()).collect();
     order.sort_by(|&a, &b| {
         screen[b].map(|s| s.1).unwrap_or(0.0).total_cmp(&screen[a].map(|s| s.1).unwrap_or(0.0))
@@ -284,14 +285,17 @@ fn draw(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) {
         if pos.len() <= TRIANGLE_POINTS {
             note += &format!(", {} triangles", d.triangles_total);
             if c.triangles && d.triangles.len() < d.triangles_total {
-                note += &format!(" (not drawn past {MAX_TRIANGLES}: lower the radius)");
+                note += &format!(" ({MAX_TRIANGLES} drawn)");
             }
         } else if c.triangles {
             note += &format!(" · triangles drawn for clouds of at most {TRIANGLE_POINTS} points");
         }
     }
+    if let Some((lo, hi)) = range {
+        note += &format!(" · colour {lo:.4} to {hi:.4}");
+    }
     if r.cloud.embedded.is_some() {
-        note += " · placed by classical MDS (the barcode is of the matrix's distances)";
+        note += " · MDS placement";
     }
     painter.text(
         rect.left_bottom() + Vec2::new(6.0, -6.0),
@@ -300,7 +304,11 @@ fn draw(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) {
         egui::FontId::monospace(11.0),
         Color32::from_gray(210),
     );
-    let tip = "Left drag: rotate. Right drag: pan. Wheel: zoom. Double click: frame the cloud.";
+    let mut tip =
+        "Left drag: rotate. Right drag: pan. Wheel: zoom. Double click: frame the cloud.".to_string();
+    if r.cloud.embedded.is_some() {
+        tip += "\nThe points of a distance matrix are placed by classical MDS (the barcode is of the matrix's own distances).";
+    }
     match hovered {
         Some(i) => {
             let p = pos[i];
@@ -328,7 +336,7 @@ fn picked(painter: &egui::Painter, c: &CloudState, r: &RipsResult, xy: &dyn Fn(u
         }
     };
     if let Some(k) = bar.killer {
-        draw(r.barcode.vertices(k, bar.dim + 1), RADIUS, 1.5);
+        draw(r.barcode.vertices(k, bar.dim + 1), KILLER, 1.5);
     }
     draw(r.barcode.vertices(bar.creator, bar.dim), PICKED, 3.0);
 }
@@ -341,7 +349,7 @@ fn controls(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) -> bool {
     ui.horizontal_wrapped(|ui| {
         if let Some(dim) = dim.filter(|&d| d > 1) {
             for (k, name) in ["x", "y", "z"].into_iter().enumerate() {
-                let text = |a: usize| if a < dim { format!("column {}", a + 1) } else { "none".into() };
+                let text = |a: usize| if a < dim { format!("column {a}") } else { "none".into() };
                 egui::ComboBox::from_id_salt(("cloud axis", k))
                     .selected_text(format!("{name}: {}", text(c.axes[k])))
                     .show_ui(ui, |ui| {
@@ -353,8 +361,8 @@ fn controls(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) -> bool {
         }
         let columns = dim.unwrap_or(3);
         let word = |b: ColourBy| match b {
-            ColourBy::Column(k) if dim.is_some() => format!("column {}", k + 1),
-            ColourBy::Column(k) => format!("MDS axis {}", k + 1),
+            ColourBy::Column(k) if dim.is_some() => format!("column {k}"),
+            ColourBy::Column(k) => format!("MDS axis {k}"),
             ColourBy::Centroid => "distance from the centroid".into(),
             ColourBy::Plain => "one colour".into(),
         };
@@ -374,7 +382,7 @@ fn controls(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) -> bool {
     });
     ui.horizontal(|ui| {
         ui.label("Radius");
-        let end = axis_end(&r.barcode);
+        let end = axis_end(&r.barcode, r.opts.threshold);
         ui.spacing_mut().slider_width = (ui.available_width() - 140.0).max(120.0);
         ui.add(egui::Slider::new(&mut c.radius, 0.0..=end).clamping(egui::SliderClamping::Never))
             .on_hover_text("The Rips complex at this radius: every edge no longer than it, and the triangles of those edges");

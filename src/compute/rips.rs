@@ -24,7 +24,8 @@ pub fn distances(data: &PointData, ctl: &Control) -> Result<Distances, RipsError
 pub fn describe(data: &PointData, d: &Distances) -> String {
     match data {
         PointData::Points { dim, .. } => {
-            format!("{} points in {dim} dimension{}", d.len(), if *dim == 1 { "" } else { "s" })
+            let points = if d.len() == 1 { "point" } else { "points" };
+            format!("{} {points} in {dim} dimension{}", d.len(), if *dim == 1 { "" } else { "s" })
         }
         PointData::LowerDistances(_) => format!("{0} x {0} distance matrix", d.len()),
     }
