@@ -661,9 +661,16 @@ fn volumes_stored_either_way_show_the_hemispheres_on_the_same_side() {
 
 /// Pixels of the slice area (left of the ECC panel) within 3 levels of `rgb`.
 fn pixels_of(h: &mut Harness<'_, TopoApp>, rgb: [u8; 3]) -> usize {
+    pixels_in(h, rgb, 640, 60)
+}
+
+/// Pixels left of `x_end` and below `y_start` within 3 levels of `rgb`.
+fn pixels_in(h: &mut Harness<'_, TopoApp>, rgb: [u8; 3], x_end: u32, y_start: u32) -> usize {
     let img = h.render().unwrap();
     img.enumerate_pixels()
-        .filter(|(x, y, p)| *x < 640 && *y > 60 && (0..3).all(|i| (p.0[i] as i32 - rgb[i] as i32).abs() <= 3))
+        .filter(|(x, y, p)| {
+            *x < x_end && *y > y_start && (0..3).all(|i| (p.0[i] as i32 - rgb[i] as i32).abs() <= 3)
+        })
         .count()
 }
 
@@ -1130,13 +1137,9 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     assert_eq!(restored, saved);
 }
 
-/// Pixels of the cloud's scatter (left of the panel, below the controls) within 3 levels of
-/// `c`.
+/// Pixels of the cloud's scatter (left of the panel, below the controls) in colour `c`.
 fn scatter_pixels(h: &mut Harness<'_, TopoApp>, c: egui::Color32) -> usize {
-    let img = h.render().unwrap();
-    img.enumerate_pixels()
-        .filter(|(x, y, p)| *x < 800 && *y > 90 && (0..3).all(|i| (p.0[i] as i32 - c[i] as i32).abs() <= 3))
-        .count()
+    pixels_in(h, [c.r(), c.g(), c.b()], 800, 90)
 }
 
 /// Points taken in the viewer from the bundled MRI (400 voxels of {f >= 150}, seed 3: the

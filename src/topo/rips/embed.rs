@@ -45,7 +45,7 @@ pub fn classical_mds(d: &Distances, ctl: &Control) -> Result<Vec<[f64; 3]>, Rips
     let mut v: Vec<[f64; 3]> = (0..n)
         .map(|i| {
             let t = i as f64;
-            [(t * 0.7071).sin() + 0.1, (t * 1.3177).cos(), (t * 2.718).sin() * (t * 0.31).cos()]
+            [(t * 0.7).sin() + 0.1, (t * 1.3177).cos(), (t * 2.5).sin() * (t * 0.31).cos()]
         })
         .collect();
     orthonormalise(&mut v);
