@@ -133,7 +133,7 @@ pub fn barcode(
                 None => *selected = None,
             }
         } else if resp.dragged() {
-            *radius = ((p.x - plot.left()) / plot.width()).clamp(0.0, 1.0) * end;
+            *radius = (((p.x - plot.left()) / plot.width()).clamp(0.0, 1.0) * end).min(threshold);
         }
     }
     resp.on_hover_text(

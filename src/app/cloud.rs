@@ -159,6 +159,8 @@ fn new_points(app: &mut TopoApp) {
     app.cloud.threshold = None;
     app.cloud.result = None;
     app.cloud.selected = None;
+    app.cloud.framed = None;
+    app.cloud.drawn = None;
 }
 
 fn submit(app: &mut TopoApp, source: CloudSource, what: String) {
@@ -194,8 +196,9 @@ pub fn arrived(app: &mut TopoApp, r: RipsResult) {
         // Nothing is drawn past the threshold: no edge is in the complex there.
         c.radius = c.radius.min(r.opts.threshold);
     }
+    // The view was switched to the cloud when the job was asked for; an image opened since
+    // keeps the window.
     c.result = Some(r);
-    c.shown = true;
 }
 
 /// Where the complex is first drawn: in the middle of the longest bar of the highest
@@ -268,7 +271,8 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         .enumerate()
         .map(|(k, n)| {
             let inf = r.barcode.of_dim(k).filter(|b| b.death.is_infinite()).count();
-            format!("H{k}: {n} bar{} ({inf} essential)", if *n == 1 { "" } else { "s" })
+            let alive = if r.opts.threshold.is_finite() { "alive at the threshold" } else { "essential" };
+            format!("H{k}: {n} bar{} ({inf} {alive})", if *n == 1 { "" } else { "s" })
         })
         .collect();
     ui.label(counts.join(" · "));
@@ -294,6 +298,9 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
                 simplex_word(bar.dim + 1),
                 names(k, bar.dim + 1)
             )),
+            None if t.is_finite() => {
+                ui.label(format!("still alive at the threshold {t} (no longer edge is in the complex)"))
+            }
             None => ui.label("never killed (an essential class)"),
         };
     }

@@ -67,23 +67,32 @@ pub fn bounds(r: &RipsResult, axes: [usize; 3]) -> ([f64; 3], f64) {
 pub fn complex_at(r: &RipsResult, radius: f32, version: u64) -> Drawn {
     let d = &r.cloud.distances;
     let n = d.len();
+    // The shortest MAX_EDGES within the radius, held to at most twice that while counting.
     let mut all: Vec<(f32, u32, u32)> = Vec::new();
+    let mut edges_total = 0;
+    let shortest = |all: &mut Vec<(f32, u32, u32)>| {
+        all.select_nth_unstable_by(MAX_EDGES, |a, b| a.0.total_cmp(&b.0));
+        all.truncate(MAX_EDGES);
+    };
     for i in 1..n {
         for j in 0..i {
             let x = d.get(i, j);
             if x <= radius {
+                edges_total += 1;
                 all.push((x, j as u32, i as u32));
+                if all.len() == 2 * MAX_EDGES {
+                    shortest(&mut all);
+                }
             }
         }
     }
-    let edges_total = all.len();
     if all.len() > MAX_EDGES {
-        all.select_nth_unstable_by(MAX_EDGES, |a, b| a.0.total_cmp(&b.0));
-        all.truncate(MAX_EDGES);
+        shortest(&mut all);
     }
     let edges: Vec<(u32, u32)> = all.iter().map(|e| (e.1, e.2)).collect();
     let (mut triangles, mut triangles_total) = (Vec::new(), 0);
-    if n <= TRIANGLE_POINTS {
+    // Triangles of all the edges only (those of the shortest would be too few).
+    if n <= TRIANGLE_POINTS && edges_total == all.len() {
         // Triangles i < j < k from each edge's common higher neighbours.
         let mut up: Vec<Vec<u32>> = vec![Vec::new(); n];
         for &(_, a, b) in &all {
@@ -282,7 +291,9 @@ fn draw(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) {
         if d.edges.len() < d.edges_total {
             note += &format!(" (the {} shortest drawn)", d.edges.len());
         }
-        if pos.len() <= TRIANGLE_POINTS {
+        if pos.len() <= TRIANGLE_POINTS && d.edges.len() < d.edges_total {
+            note += ", triangles not counted (too many edges)";
+        } else if pos.len() <= TRIANGLE_POINTS {
             note += &format!(", {} triangles", d.triangles_total);
             if c.triangles && d.triangles.len() < d.triangles_total {
                 note += &format!(" ({MAX_TRIANGLES} drawn)");
@@ -384,8 +395,11 @@ fn controls(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) -> bool {
         ui.label("Radius");
         let end = axis_end(&r.barcode, r.opts.threshold);
         ui.spacing_mut().slider_width = (ui.available_width() - 140.0).max(120.0);
-        ui.add(egui::Slider::new(&mut c.radius, 0.0..=end).clamping(egui::SliderClamping::Never))
-            .on_hover_text("The Rips complex at this radius: every edge no longer than it, and the triangles of those edges");
+        // No edge past the threshold is in the complex.
+        let top = end.min(r.opts.threshold);
+        ui.add(egui::Slider::new(&mut c.radius, 0.0..=top)).on_hover_text(
+            "The Rips complex at this radius: every edge no longer than it, and the triangles of those edges",
+        );
     });
     reframe
 }

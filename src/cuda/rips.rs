@@ -40,9 +40,10 @@ impl Gpu {
             )));
         }
         // An empty slice cannot be allocated: one unused entry for a single point.
-        let lower = if c.d.lower().is_empty() { vec![0f32] } else { c.d.lower().to_vec() };
+        let one = [0f32];
+        let lower = if c.d.lower().is_empty() { &one[..] } else { c.d.lower() };
         Ok(RipsDevice {
-            lower: self.stream.clone_htod(&lower)?,
+            lower: self.stream.clone_htod(lower)?,
             binom: self.stream.clone_htod(table)?,
             width: width as i32,
             n: n as i32,
