@@ -200,28 +200,14 @@ pub fn show(app: &mut TopoApp, ui: &mut egui::Ui) {
 }
 
 fn draw(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) {
-    let mut reframe = controls(ui, c, r);
+    let reframe = controls(ui, c, r);
     let rect = ui.available_rect_before_wrap();
     if rect.width() < 8.0 || rect.height() < 8.0 {
         return;
     }
     let resp = ui.allocate_rect(rect, Sense::click_and_drag());
-    if resp.dragged_by(egui::PointerButton::Primary) {
-        let d = resp.drag_delta();
-        c.camera.orbit(d.x as f64, d.y as f64);
-    }
-    if resp.dragged_by(egui::PointerButton::Secondary) || resp.dragged_by(egui::PointerButton::Middle) {
-        let d = resp.drag_delta();
-        c.camera.pan(d.x as f64, d.y as f64, rect.height() as f64);
-    }
-    if resp.hovered() {
-        let (dy, pinch) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
-        if dy != 0.0 || pinch != 1.0 {
-            c.camera.zoom((dy as f64 / 200.0).exp() * pinch as f64);
-        }
-    }
-    reframe |= resp.double_clicked();
     let (center, radius) = bounds(r, c.axes);
+    super::view3d::steer(ui, &resp, &mut c.camera, rect.height(), || (center, radius));
     if reframe {
         c.camera = c.camera.framing(center, radius);
     }

@@ -165,31 +165,7 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
         return;
     }
     let resp = ui.allocate_rect(image, Sense::click_and_drag());
-    let cam = &mut s.camera;
-    if resp.dragged_by(egui::PointerButton::Primary) {
-        let d = resp.drag_delta();
-        cam.orbit(d.x as f64, d.y as f64);
-        changed = true;
-    }
-    if resp.dragged_by(egui::PointerButton::Secondary) || resp.dragged_by(egui::PointerButton::Middle) {
-        let d = resp.drag_delta();
-        cam.pan(d.x as f64, d.y as f64, image.height() as f64);
-        changed = true;
-    }
-    if resp.double_clicked() {
-        let (center, radius) = geo.bounds();
-        *cam = cam.framing(center, radius);
-        changed = true;
-    }
-    if resp.hovered() {
-        // Smoothed scrolling (lines and trackpad points alike) and pinch; egui turns ctrl+wheel
-        // into the zoom delta, not into scrolling, so nothing is counted twice.
-        let (dy, pinch) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
-        if dy != 0.0 || pinch != 1.0 {
-            cam.zoom((dy as f64 / 200.0).exp() * pinch as f64);
-            changed = true;
-        }
-    }
+    changed |= steer(ui, &resp, &mut s.camera, image.height(), || geo.bounds());
     if changed {
         state.moved_at = Some(Instant::now());
         state.frame = state.frame.wrapping_add(1);
@@ -274,6 +250,44 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
         Color32::from_gray(200),
     );
     resp.on_hover_text("Left drag: rotate. Right drag: pan. Wheel: zoom. Double click: frame the volume.");
+}
+
+/// Moves `cam` as the pointer says over the view `resp` (`height` points tall): left drag
+/// orbits, right or middle drag pans, a double click frames `bounds` (centre, radius), the
+/// wheel or a pinch zooms. True when the camera moved.
+pub(super) fn steer(
+    ui: &egui::Ui,
+    resp: &egui::Response,
+    cam: &mut crate::render::camera::Camera,
+    height: f32,
+    bounds: impl FnOnce() -> ([f64; 3], f64),
+) -> bool {
+    let mut changed = false;
+    if resp.dragged_by(egui::PointerButton::Primary) {
+        let d = resp.drag_delta();
+        cam.orbit(d.x as f64, d.y as f64);
+        changed = true;
+    }
+    if resp.dragged_by(egui::PointerButton::Secondary) || resp.dragged_by(egui::PointerButton::Middle) {
+        let d = resp.drag_delta();
+        cam.pan(d.x as f64, d.y as f64, height as f64);
+        changed = true;
+    }
+    if resp.double_clicked() {
+        let (center, radius) = bounds();
+        *cam = cam.framing(center, radius);
+        changed = true;
+    }
+    if resp.hovered() {
+        // Smoothed scrolling (lines and trackpad points alike) and pinch; egui turns ctrl+wheel
+        // into the zoom delta, not into scrolling, so nothing is counted twice.
+        let (dy, pinch) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta()));
+        if dy != 0.0 || pinch != 1.0 {
+            cam.zoom((dy as f64 / 200.0).exp() * pinch as f64);
+            changed = true;
+        }
+    }
+    changed
 }
 
 fn scene(s: &View3dSettings, state: &View3dState, input: &Inputs, class: TexelClass, moving: bool) -> Scene {
