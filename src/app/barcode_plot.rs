@@ -48,8 +48,7 @@ pub fn axis_end(b: &Barcode, threshold: f32) -> f32 {
 
 /// Bars as rows (dimension by dimension, in the barcode's order), radius across; infinite bars
 /// run to the right edge with an arrow head. A click picks the nearest bar spanning the clicked
-/// radius; a drag
-/// sets `radius`.
+/// radius; a drag sets `radius`.
 pub fn barcode(
     ui: &mut egui::Ui,
     b: &Barcode,
