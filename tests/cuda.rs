@@ -162,21 +162,47 @@ fn smoothing_equals_the_cpu_bit_for_bit() {
 }
 
 #[test]
-fn raw_files_stream_to_the_same_curve() {
+fn files_stream_to_the_same_curve() {
     let Some(g) = gpu() else { return };
-    let path = common::data("pydicom_emri_small_64x64x10_uint16_le.raw");
-    let spec = topoview::io::raw::spec_from_name(&path).unwrap();
-    let field = topoview::io::open(&path, &Default::default()).unwrap();
-    for construction in [Construction::TopCells, Construction::Vertices] {
-        for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
-            let opts = EccOptions { construction, filtration, ..Default::default() };
-            let cpu = ecc(&field, &opts, &Control::default()).unwrap();
-            for limit in [None, Some(4 * 64 * 64 * 2), Some(3 * 64 * 64 * 2)] {
-                let (gpu, t) = g.ecc_raw_file(&path, &spec, &opts, limit, &Control::default()).unwrap();
-                assert_eq!(gpu, cpu, "{opts:?} limit {limit:?} ({} slabs)", t.chunks);
+    use topoview::io::{Endian, OpenOptions, RawSpec};
+    // The bundled raw file, and every narrow type written big-endian after a 13-byte header.
+    let mut files = vec![(common::data("pydicom_emri_small_64x64x10_uint16_le.raw"), OpenOptions::default())];
+    for (k, dtype) in [Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16].into_iter().enumerate() {
+        let dims = vec![33, 17, 12];
+        let f = field_of(dtype, &dims, &values(dtype, k as u64 + 3, 33 * 17 * 12, 40));
+        let mut bytes = vec![7u8; 13];
+        for i in 0..f.len() {
+            let v = f.samples().get_f64(i);
+            match dtype.size() {
+                1 => bytes.push(v as i64 as u8),
+                _ => bytes.extend((v as i64 as u16).to_be_bytes()),
+            }
+        }
+        let path = std::env::temp_dir().join(format!("topoview_cuda_stream_{k}.bin"));
+        std::fs::write(&path, bytes).unwrap();
+        let raw = Some(RawSpec { dims, dtype, endian: Endian::Big, offset: 13 });
+        files.push((path, OpenOptions { raw, ..Default::default() }));
+    }
+    let mut checked = 0;
+    for (path, open) in &files {
+        let block = topoview::io::block(path, open).unwrap().unwrap();
+        let field = topoview::io::open(path, open).unwrap();
+        let plane = field.len() / field.shape()[2] * field.dtype().size();
+        for construction in [Construction::TopCells, Construction::Vertices] {
+            for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
+                let opts = EccOptions { construction, filtration, ..Default::default() };
+                let cpu = ecc(&field, &opts, &Control::default()).unwrap();
+                let streamed = topoview::topo::ecc::stream::ecc_block(&block, &opts, &Control::default());
+                assert_eq!(streamed.unwrap(), cpu, "{} {opts:?} streamed on the CPU", path.display());
+                for limit in [None, Some(4 * plane), Some(3 * plane)] {
+                    let (gpu, t) = g.ecc_block(&block, &opts, limit, &Control::default()).unwrap();
+                    assert_eq!(gpu, cpu, "{} {opts:?} limit {limit:?} ({} slabs)", path.display(), t.chunks);
+                    checked += 1;
+                }
             }
         }
     }
+    println!("{checked} streamed GPU curves equal to the CPU's");
 }
 
 #[test]

@@ -82,7 +82,7 @@ fn write(job: Export) -> Written {
             let smoothing = sigma.map(Smoothing::voxels);
             let report = EccReport {
                 file: &source,
-                field: &field,
+                field: &field.grid(),
                 ecc: &ecc,
                 smoothing: smoothing.as_ref(),
                 nan: NanPolicy::Absent,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use topoview::compute::backend::Backend;
 use topoview::control::Control;
 use topoview::export::{EccReport, format_threshold, outputs};
-use topoview::field::dims_string;
+use topoview::field::{Grid, dims_string};
 use topoview::io::open;
 use topoview::topo::betti;
 use topoview::topo::ecc::crossings::{suggested_threshold, zero_crossings};
@@ -167,6 +167,9 @@ struct Setup<'a> {
 fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progress) -> anyhow::Result<()> {
     let Setup { open: opts, ecc: ecc_opts, smoothing, sigmas, backend } = *setup;
     let name = file.display().to_string();
+    if let Some(block) = streams(file, setup, args)? {
+        return streamed(file, &block, setup, args, batch, progress);
+    }
     let mut field = open(file, opts)?;
     let mut smoothed_on = None;
     for n in &field.notes_with_series() {
@@ -220,13 +223,95 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
         None
     };
 
+    let grid = field.grid();
+    let ran = Ran {
+        ecc: &ran,
+        smoothing: smoothed_on.as_ref(),
+        betti: betti.as_ref().map(|b| &b.1),
+        streamed: false,
+    };
+    let curves = Curves { ecc: &curve, betti: betti.as_ref().map(|b| &b.0) };
+    report(file, &grid, curves, ran, setup, args, batch)
+}
+
+/// Whether `file` is read a slab at a time: when its format stores the samples as one
+/// uncompressed block and only its curve is asked for (smoothing, Betti curves and the
+/// scale-space need the whole field). Wide types on the GPU are read whole, for the GPU's
+/// sort, unless they would take more than half the free memory.
+fn streams(file: &Path, setup: &Setup, args: &EccArgs) -> anyhow::Result<Option<topoview::io::Block>> {
+    if setup.smoothing.is_some() || setup.sigmas.is_some() || args.betti {
+        return Ok(None);
+    }
+    let Some(block) = topoview::io::block(file, setup.open)? else { return Ok(None) };
+    let bytes = block.dims().iter().product::<usize>() as u64 * block.dtype().size() as u64;
+    let fits = topoview::mem::available_bytes().is_some_and(|free| bytes < free / 2);
+    Ok((!setup.backend.has_gpu() || block.dtype().size() <= 2 || !fits).then_some(block))
+}
+
+/// `one` for a file read a slab at a time: its curve, exports and summary.
+fn streamed(
+    file: &Path,
+    block: &topoview::io::Block,
+    setup: &Setup,
+    args: &EccArgs,
+    batch: bool,
+    progress: &Progress,
+) -> anyhow::Result<()> {
+    let name = file.display().to_string();
+    for n in &block.notes {
+        progress.println(&format!("note: {name}: {n}"));
+    }
+    let grid = block.grid();
+    let bar = progress.bar(grid.shape.iter().product::<usize>() as u64, "ECC");
+    let tick = |n: u64| progress.inc(&bar, n);
+    let (curve, ran) =
+        match setup.backend.ecc_block(block, setup.ecc, &Control { progress: Some(&tick), cancel: None }) {
+            // A read error names the file it was reading (the data file a header names, say).
+            Err(e @ ecc::EccError::Read(_)) => return Err(e.into()),
+            r => r.with_context(|| name.clone())?,
+        };
+    if let Some(why) = &ran.fallback {
+        progress.println(&format!("note: {name}: {why}"));
+    }
+    args.backend.note_cpu(setup.backend, progress);
+    bar.finish_and_clear();
+    let ran = Ran { ecc: &ran, smoothing: None, betti: None, streamed: true };
+    report(file, &grid, Curves { ecc: &curve, betti: None }, ran, setup, args, batch)
+}
+
+/// What was computed for a file.
+struct Curves<'a> {
+    ecc: &'a ecc::Ecc,
+    betti: Option<&'a betti::Betti>,
+}
+
+/// Where each part of a file's computation ran.
+struct Ran<'a> {
+    ecc: &'a topoview::compute::backend::Ran,
+    smoothing: Option<&'a topoview::compute::backend::Ran>,
+    betti: Option<&'a topoview::compute::backend::Ran>,
+    /// The file was read a slab at a time, never whole.
+    streamed: bool,
+}
+
+/// Writes a file's exports and prints its summary.
+fn report(
+    file: &Path,
+    grid: &Grid,
+    curves: Curves,
+    ran: Ran,
+    setup: &Setup,
+    args: &EccArgs,
+    batch: bool,
+) -> anyhow::Result<()> {
+    let (name, backend, smoothing) = (file.display().to_string(), setup.backend, setup.smoothing);
     let report = EccReport {
         file: &name,
-        field: &field,
-        ecc: &curve,
+        field: grid,
+        ecc: curves.ecc,
         smoothing,
-        nan: ecc_opts.nan,
-        betti: betti.as_ref().map(|b| &b.0),
+        nan: setup.ecc.nan,
+        betti: curves.betti,
     };
     let write_json = |w: &mut dyn std::io::Write| {
         serde_json::to_writer_pretty(&mut *w, &report.json()).map_err(std::io::Error::other)?;
@@ -234,16 +319,16 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
     };
     let to_stdout = write_outputs(file, args, batch, &|w| report.write_csv(w), &write_json)?;
     // Smoothing may run where the ECC does not (a kernel folded on the CPU, say): name both.
-    let on = match smoothed_on {
-        Some(s) if s.on_gpu != ran.on_gpu => {
-            format!("smoothed on {}, ECC computed on {}", backend.where_ran(&s), backend.where_ran(&ran))
+    let on = match ran.smoothing {
+        Some(s) if s.on_gpu != ran.ecc.on_gpu => {
+            format!("smoothed on {}, ECC computed on {}", backend.where_ran(s), backend.where_ran(ran.ecc))
         }
-        _ => format!("computed on {}", backend.where_ran(&ran)),
-    };
-    let mut summary = format!("{}; {on}", summary(&name, &field, &curve, smoothing));
-    if let Some((b, b_ran)) = &betti {
-        let elsewhere = (b_ran.on_gpu != ran.on_gpu).then(|| backend.where_ran(b_ran));
-        summary += &betti_summary(&field, &curve, b, elsewhere.as_deref());
+        _ => format!("computed on {}", backend.where_ran(ran.ecc)),
+    } + if ran.streamed { ", read from the file a slab at a time" } else { "" };
+    let mut summary = format!("{}; {on}", summary(&name, grid, curves.ecc, smoothing));
+    if let (Some(b), Some(b_ran)) = (curves.betti, ran.betti) {
+        let elsewhere = (b_ran.on_gpu != ran.ecc.on_gpu).then(|| backend.where_ran(b_ran));
+        summary += &betti_summary(grid, curves.ecc, b, elsewhere.as_deref());
     }
     print_summary(&summary, to_stdout)
 }
@@ -321,12 +406,7 @@ fn scale_space(
 
 /// Where each Betti number peaks: `; Betti numbers: max b0 12 at 40, max b1 ...`, with where
 /// they were computed (`on`) when that is not where the ECC was.
-fn betti_summary(
-    field: &topoview::field::ScalarField,
-    c: &ecc::Ecc,
-    b: &betti::Betti,
-    on: Option<&str>,
-) -> String {
+fn betti_summary(field: &Grid, c: &ecc::Ecc, b: &betti::Betti, on: Option<&str>) -> String {
     let mut s = String::new();
     let curves: &[(&str, &Vec<i64>)] = if field.ndim() == 3 {
         &[("b0", &b.b0), ("b1", &b.b1), ("b2", &b.b2)]
@@ -350,12 +430,7 @@ fn betti_summary(
     s
 }
 
-fn summary(
-    name: &str,
-    field: &topoview::field::ScalarField,
-    c: &ecc::Ecc,
-    smoothing: Option<&Smoothing>,
-) -> String {
+fn summary(name: &str, field: &Grid, c: &ecc::Ecc, smoothing: Option<&Smoothing>) -> String {
     let fmt = |t: f64| format_threshold(t, c.dtype);
     let crossings = zero_crossings(c);
     let smoothed = smoothing.map_or(String::new(), |s| {
@@ -367,8 +442,8 @@ fn summary(
     });
     let mut s = format!(
         "{name}: {} {}{smoothed}, {} {} ECC over {} distinct values",
-        dims_string(field.shape()),
-        field.dtype(),
+        dims_string(&field.shape),
+        field.dtype,
         c.construction,
         c.filtration.name(),
         c.thresholds.len()

@@ -10,6 +10,7 @@ use crate::control::{Cancelled, Control};
 #[cfg(feature = "cuda")]
 use crate::cuda::{Gpu, GpuError};
 use crate::field::ScalarField;
+use crate::io::Block;
 use crate::topo::betti::{self, Betti, BettiError};
 use crate::topo::cracks::{self, CrackError, CrackMap, CrackOptions, Image};
 use crate::topo::ecc::{self, Ecc, EccError, EccOptions, NanPolicy};
@@ -214,6 +215,21 @@ impl Backend {
         #[cfg(feature = "cuda")]
         {
             self.run(true, Box::new(|g: &Gpu| Ok(g.ecc(field, opts, self.gpu_memory, ctl)?.0)), cpu)
+        }
+        #[cfg(not(feature = "cuda"))]
+        Ok((cpu()?, Ran::CPU))
+    }
+
+    /// The ECC of a field stored as one block in a file, read a slab at a time
+    /// ([`ecc::stream`]): equal to [`Backend::ecc`] of the field read whole. Narrow types stream
+    /// through the GPU when there is one; wider types stream on the CPU (the GPU's path for them
+    /// sorts the whole field at once).
+    pub fn ecc_block(&self, block: &Block, opts: &EccOptions, ctl: &Control) -> Result<(Ecc, Ran), EccError> {
+        let cpu = || ecc::stream::ecc_block(block, opts, ctl);
+        #[cfg(feature = "cuda")]
+        {
+            let narrow = block.dtype().size() <= 2;
+            self.run(narrow, Box::new(|g: &Gpu| Ok(g.ecc_block(block, opts, self.gpu_memory, ctl)?.0)), cpu)
         }
         #[cfg(not(feature = "cuda"))]
         Ok((cpu()?, Ran::CPU))

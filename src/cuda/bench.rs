@@ -108,7 +108,7 @@ pub fn run(
         true,
     )?;
     if let Some(p) = file {
-        if let Some(spec) = crate::io::raw::spec_from_name(p) {
+        if let Some(block) = crate::io::block(p, &Default::default()).ok().flatten() {
             for (label, lim) in
                 [("raw file streamed to the GPU", None), ("raw file streamed, --gpu-memory", limit)]
             {
@@ -116,8 +116,7 @@ pub fn run(
                     continue;
                 }
                 let t = Instant::now();
-                let (_, times) =
-                    g.ecc_raw_file(p, &spec, &EccOptions::default(), lim, &Control::default())?;
+                let (_, times) = g.ecc_block(&block, &EccOptions::default(), lim, &Control::default())?;
                 writeln!(
                     out,
                     "{label:<34} {}: {:.3} s ({} slabs, reads, copies and kernels overlapped on 2 streams)",

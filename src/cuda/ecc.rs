@@ -82,35 +82,25 @@ impl Gpu {
         }
     }
 
-    /// The ECC of a headerless raw file of a narrow integer type, read slab by slab straight
-    /// into pinned memory and streamed to the GPU: the field is never held in host memory, so
-    /// files larger than RAM (and than `memory_limit` on the GPU) work.
-    pub fn ecc_raw_file(
+    /// The ECC of a field stored as one uncompressed block of a narrow integer type, read slab
+    /// by slab straight into pinned memory and streamed to the GPU: the field is never held in
+    /// host memory, so files larger than RAM (and than `memory_limit` on the GPU) work.
+    pub fn ecc_block(
         &self,
-        path: &std::path::Path,
-        spec: &crate::io::RawSpec,
+        block: &crate::io::Block,
         opts: &EccOptions,
         memory_limit: Option<usize>,
         ctl: &Control,
     ) -> Result<(Ecc, GpuEccTimes), GpuError> {
-        let err = |m: String| GpuError::Driver(format!("{}: {m}", path.display()));
-        let n = crate::io::check_dims(&spec.dims).map_err(|e| err(e.to_string()))?;
-        let need = n as u128 * spec.dtype.size() as u128 + spec.offset as u128;
-        let len = std::fs::metadata(path).map_err(|e| err(e.to_string()))?.len() as u128;
-        if len != need {
-            return Err(err(format!("raw size mismatch: {need} bytes expected, the file has {len}")));
-        }
-        let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
-        let offset = spec.offset;
-        let swap = spec.endian != crate::io::Endian::native();
-        let sh = &spec.dims;
+        let reader = block.reader().map_err(|e| GpuError::Read(e.to_string()))?;
+        let sh = block.dims();
         macro_rules! go {
             ($t:ty) => {{
-                let src: Source<'_, $t> = Source::File { file, offset, swap };
+                let src: Source<'_, $t> = Source::File(reader);
                 self.ecc_narrow(sh, src, opts, memory_limit, ctl)
             }};
         }
-        match spec.dtype {
+        match block.dtype() {
             Dtype::U8 => go!(u8),
             Dtype::I8 => go!(i8),
             Dtype::U16 => go!(u16),
@@ -299,12 +289,8 @@ impl Gpu {
 /// Where the planes of a narrow-type field come from.
 enum Source<'a, T> {
     Memory(&'a [T]),
-    /// A raw file whose samples start at byte `offset`, byte-swapped when `swap`.
-    File {
-        file: std::fs::File,
-        offset: u64,
-        swap: bool,
-    },
+    /// A file holding the field as one block of samples.
+    File(crate::io::BlockReader),
 }
 
 impl<T: bytemuck::Pod + Send + Sync> Source<'_, T> {
@@ -319,20 +305,7 @@ impl<T: bytemuck::Pod + Send + Sync> Source<'_, T> {
                     .zip(src.par_chunks(1 << 20))
                     .for_each(|(d, s)| d.copy_from_slice(s));
             }
-            Source::File { file, offset, swap } => {
-                let at = *offset + (first * std::mem::size_of::<T>()) as u64;
-                // Seek and read (not Unix's read_at) so the crate builds on every platform; the
-                // slabs are read one after another, so the file position is ours alone.
-                let mut f: &std::fs::File = file;
-                std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(at))
-                    .and_then(|_| std::io::Read::read_exact(&mut f, bytemuck::cast_slice_mut(dst)))
-                    .map_err(|e| GpuError::Driver(format!("reading the raw file: {e}")))?;
-                if *swap {
-                    for v in dst.iter_mut() {
-                        bytemuck::bytes_of_mut(v).reverse();
-                    }
-                }
-            }
+            Source::File(reader) => reader.read(first, dst).map_err(|e| GpuError::Read(e.to_string()))?,
         }
         Ok(())
     }

@@ -57,6 +57,9 @@ pub enum GpuError {
     TooLarge(String),
     #[error("cancelled")]
     Cancelled,
+    /// The field's file could not be read (the message names it).
+    #[error("{0}")]
+    Read(String),
     /// No usable device: no driver, no device, or kernels the driver cannot load.
     #[error("{0}")]
     Unavailable(String),

@@ -8,7 +8,7 @@ pub mod outputs;
 pub mod rips;
 pub mod tiff;
 
-use crate::field::{Dtype, ScalarField, dims_string};
+use crate::field::{Dtype, Grid, dims_string};
 use crate::topo::betti::Betti;
 use crate::topo::ecc::crossings::{Crossing, suggested_threshold, zero_crossings};
 use crate::topo::ecc::{Ecc, NanPolicy};
@@ -36,7 +36,7 @@ pub fn write_atomic_with(
 /// Everything an export records about where a curve came from.
 pub struct EccReport<'a> {
     pub file: &'a str,
-    pub field: &'a ScalarField,
+    pub field: &'a Grid,
     pub ecc: &'a Ecc,
     pub smoothing: Option<&'a Smoothing>,
     pub nan: NanPolicy,
@@ -74,7 +74,7 @@ impl EccReport<'_> {
                 "gaussian sigma={} {:?} (per axis in voxels: {:?}), truncate={}, boundary=reflect",
                 s.sigma,
                 s.units,
-                &s.sigma_voxels(self.field)[..self.field.ndim()],
+                &s.sigma_voxels_of(self.field)[..self.field.ndim()],
                 s.truncate
             )
             .to_lowercase(),
@@ -87,7 +87,7 @@ impl EccReport<'_> {
         let e = self.ecc;
         writeln!(w, "# topoview {} Euler characteristic curve", env!("CARGO_PKG_VERSION"))?;
         writeln!(w, "# file: {}", outputs::one_line(self.file))?;
-        writeln!(w, "# field: {} {}", dims_string(self.field.shape()), self.field.dtype())?;
+        writeln!(w, "# field: {} {}", dims_string(&self.field.shape), self.field.dtype)?;
         writeln!(w, "# construction: {} ({})", e.construction, e.construction.description())?;
         writeln!(w, "# filtration: {}", e.filtration.name())?;
         writeln!(w, "# smoothing: {}", self.smoothing_text())?;
@@ -133,16 +133,16 @@ impl EccReport<'_> {
         let mut doc = serde_json::json!({
             "topoview_version": env!("CARGO_PKG_VERSION"),
             "file": self.file,
-            "dims": self.field.shape(),
-            "dtype": self.field.dtype(),
-            "spacing": &self.field.spacing()[..self.field.ndim()],
+            "dims": self.field.shape,
+            "dtype": self.field.dtype,
+            "spacing": &self.field.spacing[..self.field.ndim()],
             "construction": e.construction,
             "construction_description": e.construction.description(),
             "filtration": e.filtration,
             "smoothing": self.smoothing.map(|s| serde_json::json!({
                 "sigma": s.sigma,
                 "units": s.units,
-                "sigma_voxels": &s.sigma_voxels(self.field)[..self.field.ndim()],
+                "sigma_voxels": &s.sigma_voxels_of(self.field)[..self.field.ndim()],
                 "truncate": s.truncate,
                 "boundary": "reflect",
             })),

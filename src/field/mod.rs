@@ -127,11 +127,34 @@ pub struct ScalarField {
     pub labels: bool,
 }
 
+/// A field's shape, sample type and spacing: what exports record of it, known from a header
+/// before (or without) reading the samples.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grid {
+    /// Sizes of the used axes, x first.
+    pub shape: Vec<usize>,
+    pub dtype: Dtype,
+    pub spacing: [f64; 3],
+}
+
+impl Grid {
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+}
+
 /// The place of a field in a series of volumes (a 4D file's time axis).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Series {
     pub index: usize,
     pub count: usize,
+}
+
+impl Series {
+    /// What the reader tells the user about the volume it took.
+    pub fn note(&self) -> String {
+        format!("4D file with {} volumes: using volume {}", self.count, self.index)
+    }
 }
 
 impl ScalarField {
@@ -186,6 +209,10 @@ impl ScalarField {
         self.spacing
     }
 
+    pub fn grid(&self) -> Grid {
+        Grid { shape: self.shape().to_vec(), dtype: self.dtype(), spacing: self.spacing }
+    }
+
     pub fn samples(&self) -> &Samples {
         &self.samples
     }
@@ -234,7 +261,7 @@ impl ScalarField {
     pub fn notes_with_series(&self) -> Vec<String> {
         let mut notes = self.notes.clone();
         if let Some(s) = self.series {
-            notes.push(format!("4D file with {} volumes: using volume {}", s.count, s.index));
+            notes.push(s.note());
         }
         notes
     }

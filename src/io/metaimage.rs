@@ -3,10 +3,10 @@
 
 use super::FormatError;
 use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
-use crate::control::Control;
+use crate::control::{Control, Watched};
 use crate::field::{Dtype, ScalarField};
 use flate2::read::ZlibDecoder;
-use std::io::BufRead;
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -115,7 +115,11 @@ pub fn parse_header(text: &str) -> Result<Header, FormatError> {
     Ok(h)
 }
 
-pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
+/// The header of `path`, the reader left at the first byte after it, and the header's length.
+fn read_header<'a>(
+    path: &Path,
+    ctl: &Control<'a>,
+) -> Result<(BufReader<Watched<'a, std::fs::File>>, Header, u64), FormatError> {
     let mut r = open_file(path, ctl)?;
     let mut text = String::new();
     let mut consumed = 0u64;
@@ -140,7 +144,11 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
             break;
         }
     }
-    let h = parse_header(&text)?;
+    Ok((r, parse_header(&text)?, consumed))
+}
+
+pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
+    let (r, h, consumed) = read_header(path, ctl)?;
     let n = check_dims(&h.dims)?;
     let mut notes = Vec::new();
     let need = (n * h.dtype.size()) as u64;
@@ -171,8 +179,38 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     } else {
         read_samples(&mut data, h.dtype, n, h.endian)?
     };
-    let spacing = h.spacing.as_deref().map_or([1.0; 3], |s| super::spacing_from(s, h.dims.len(), &mut notes));
+    let spacing = spacing(&h, &mut notes);
     let mut field = make_field(&h.dims, samples, spacing)?;
     field.notes = notes;
     Ok(field)
+}
+
+fn spacing(h: &Header, notes: &mut Vec<String>) -> [f64; 3] {
+    h.spacing.as_deref().map_or([1.0; 3], |s| super::spacing_from(s, h.dims.len(), notes))
+}
+
+/// The samples as one uncompressed block, for readers that stream them; `None` when they are
+/// compressed, or shorter than the header says (reading reports that).
+pub fn block(path: &Path) -> Result<Option<super::Block>, FormatError> {
+    let (_, h, consumed) = read_header(path, &Control::default())?;
+    let n = check_dims(&h.dims)?;
+    if h.compressed {
+        return Ok(None);
+    }
+    let mut notes = Vec::new();
+    let (data, start) = if h.data_file == "LOCAL" {
+        (path.to_path_buf(), consumed)
+    } else {
+        (super::detached(path, &h.data_file, &mut notes), 0)
+    };
+    let need = (n as u64).saturating_mul(h.dtype.size() as u64);
+    let available = super::file_len(&data).saturating_sub(start);
+    let Some(extra) = available.checked_sub(need) else { return Ok(None) };
+    let skip = if h.header_size == -1 { extra } else { h.header_size as u64 };
+    if skip > extra {
+        return Ok(None);
+    }
+    let spacing = spacing(&h, &mut notes);
+    let spec = super::RawSpec { dims: h.dims, dtype: h.dtype, endian: h.endian, offset: start + skip };
+    Ok(Some(super::Block { data, spec, spacing, notes }))
 }

@@ -5,6 +5,7 @@
 //! ([`image2d`]), TIFF pages and stacks ([`tiff`]), NIfTI-1 and NIfTI-2, plain or gzipped
 //! ([`nifti`]), NRRD ([`nrrd`]), MetaImage ([`metaimage`]) and headerless raw data ([`raw`]).
 
+mod block;
 pub mod image2d;
 pub mod metaimage;
 pub mod nifti;
@@ -15,6 +16,7 @@ pub mod tiff;
 
 use crate::control::{Control, Watched};
 use crate::field::{Dtype, Sample, Samples, ScalarField};
+pub use block::{Block, BlockReader, block};
 use std::fs::File;
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -144,7 +146,20 @@ pub fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-fn open_inner(path: &Path, opts: &OpenOptions, ctl: &Control) -> Result<ScalarField, ReadError> {
+/// The format of a file, as recognised from its first bytes or its name.
+enum Format {
+    /// Headerless samples with this layout.
+    Raw(RawSpec),
+    Image2d,
+    Tiff,
+    Nrrd,
+    Nifti,
+    MetaImage,
+}
+
+/// Recognises the format of `path` from its first bytes (and, for headerless raw files, from
+/// its name or `opts.raw`), after checking that it is a regular file.
+fn format_of(path: &Path, opts: &OpenOptions) -> Result<Format, ReadError> {
     let err = |e: FormatError| ReadError::of(path, e);
     let meta = std::fs::metadata(path).map_err(|e| err(io_message(&e).into()))?;
     if meta.is_dir() {
@@ -158,7 +173,7 @@ fn open_inner(path: &Path, opts: &OpenOptions, ctl: &Control) -> Result<ScalarFi
         ));
     }
     if let Some(spec) = &opts.raw {
-        return raw::read(path, spec, ctl).map_err(err);
+        return Ok(Format::Raw(spec.clone()));
     }
     if meta.len() == 0 {
         return Err(err("empty file (0 bytes)".into()));
@@ -168,34 +183,45 @@ fn open_inner(path: &Path, opts: &OpenOptions, ctl: &Control) -> Result<ScalarFi
         .and_then(|f| f.take(1024).read_to_end(&mut head))
         .map_err(|e| err(io_message(&e).into()))?;
     let ext = extension(path);
-    let result = if head.starts_with(b"\x89PNG\r\n\x1a\n") || head.starts_with(&[0xff, 0xd8, 0xff]) {
-        image2d::read(path, ctl)
+    Ok(if head.starts_with(b"\x89PNG\r\n\x1a\n") || head.starts_with(&[0xff, 0xd8, 0xff]) {
+        Format::Image2d
     } else if head.starts_with(b"II*\0")
         || head.starts_with(b"MM\0*")
         || head.starts_with(b"II+\0")
         || head.starts_with(b"MM\0+")
     {
-        tiff::read(path, ctl)
+        Format::Tiff
     } else if head.starts_with(b"NRRD000") {
-        nrrd::read(path, ctl)
+        Format::Nrrd
     } else if head.starts_with(&[0x1f, 0x8b]) || nifti::looks_like(&head) {
-        nifti::read(path, opts.volume, ctl)
+        Format::Nifti
     } else if matches!(ext.as_str(), "mha" | "mhd") || metaimage::looks_like(&head) {
-        metaimage::read(path, ctl)
+        Format::MetaImage
     } else if let Some(spec) = raw::spec_from_name(path) {
-        raw::read(path, &spec, ctl)
+        Format::Raw(spec)
     } else if matches!(ext.as_str(), "raw" | "bin" | "dat" | "img") {
-        Err(format!(
+        return Err(err(format!(
             "headerless .{ext} file: give its layout with --dims XxYxZ --dtype TYPE, or name it \
              like name_256x256x256_uint8.raw"
         )
-        .into())
+        .into()));
     } else {
-        Err("unrecognised format (not PNG, JPEG, TIFF, NIfTI, NRRD or MetaImage); for headerless \
-             raw data pass --dims and --dtype"
-            .into())
+        return Err(err("unrecognised format (not PNG, JPEG, TIFF, NIfTI, NRRD or MetaImage); for \
+             headerless raw data pass --dims and --dtype"
+            .into()));
+    })
+}
+
+fn open_inner(path: &Path, opts: &OpenOptions, ctl: &Control) -> Result<ScalarField, ReadError> {
+    let result = match format_of(path, opts)? {
+        Format::Raw(spec) => raw::read(path, &spec, ctl),
+        Format::Image2d => image2d::read(path, ctl),
+        Format::Tiff => tiff::read(path, ctl),
+        Format::Nrrd => nrrd::read(path, ctl),
+        Format::Nifti => nifti::read(path, opts.volume, ctl),
+        Format::MetaImage => metaimage::read(path, ctl),
     };
-    result.map_err(err)
+    result.map_err(|e| ReadError::of(path, e))
 }
 
 /// Every file that reading `path` may read: the file itself, the `.img` of a `.hdr`, and the
@@ -282,7 +308,7 @@ pub(crate) fn skip(r: &mut impl Read, n: u64, what: &str) -> Result<(), FormatEr
 }
 
 /// Reads into `buf` until it is full or the stream ends; returns the bytes read.
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, FormatError> {
+pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, FormatError> {
     let mut got = 0;
     while got < buf.len() {
         match r.read(&mut buf[got..]) {

@@ -171,8 +171,28 @@ fn datatype(code: i16) -> Result<(Dtype, usize), FormatError> {
     })
 }
 
-/// Reads a NIfTI file; `volume` picks one volume of a 4D file (default the first).
-pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarField, FormatError> {
+/// Where and how a NIfTI file stores the volume asked for, from its header alone.
+struct Located {
+    h: Header,
+    /// The spatial axes (trailing axes of size 1 dropped), and their voxel count.
+    spatial: Vec<usize>,
+    n: usize,
+    /// Volumes in the file, and the one asked for.
+    vols: usize,
+    vol: usize,
+    stored: Dtype,
+    channels: usize,
+    /// The file holding the samples, whether it is gzipped, and where (in its inflated bytes)
+    /// the volume asked for starts.
+    data: PathBuf,
+    gz: bool,
+    offset: u64,
+    notes: Vec<String>,
+}
+
+/// Reads the header of `path` and works out where the volume `volume` (default the first)
+/// lies, checking every size on the way.
+fn locate(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<Located, FormatError> {
     let (mut r, header_gz) = reader(path, ctl)?;
     let mut head = vec![0u8; 4];
     r.read_exact(&mut head).map_err(|_| "truncated NIfTI header".to_string())?;
@@ -185,6 +205,7 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
     head.resize(len, 0);
     let got = super::read_full(&mut r, &mut head[4..])?;
     head.truncate(4 + got);
+    drop(r);
     let h = parse_header(&head)?;
     let mut notes = Vec::new();
 
@@ -243,27 +264,33 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
         return Err(format!("vox_offset {v} points inside the {len}-byte header").into());
     } else {
         v
-    };
-    let (mut data, gz): (Box<dyn Read>, bool) = if h.paired {
+    } as u64;
+    let (data, gz) = if h.paired {
         let img = paired_image(path)?;
-        let (mut d, gz) = reader(&img, ctl).map_err(|e| format!("data file of the header pair: {e}"))?;
-        if gz {
-            super::check_inflatable(offset as u64 + vol_bytes * (vol as u64 + 1), super::file_len(&img))?;
-        }
-        skip(&mut d, offset as u64, "the data file's vox_offset")?;
-        (d, gz)
+        let gz = is_gzip(&img).map_err(|e| format!("data file of the header pair: {e}"))?;
+        (img, gz)
     } else {
-        if header_gz {
-            super::check_inflatable(offset as u64 + vol_bytes * (vol as u64 + 1), super::file_len(path))?;
-        }
-        skip(&mut r, offset as u64 - (4 + got) as u64, "header extensions")?;
-        (Box::new(r), header_gz)
+        (path.to_path_buf(), header_gz)
     };
-    let vol_skip = vol_bytes.checked_mul(vol as u64).ok_or("volume offset overflows")?;
-    skip(&mut data, vol_skip, "the volumes before the one requested")?;
-    let samples = read_samples(&mut data, stored, n * channels, h.endian)?;
     if gz {
-        super::finish_compressed(&mut data)?;
+        super::check_inflatable(offset + vol_bytes * (vol as u64 + 1), super::file_len(&data))?;
+    }
+    let vol_skip = vol_bytes.checked_mul(vol as u64).ok_or("volume offset overflows")?;
+    Ok(Located { h, spatial, n, vols, vol, stored, channels, data, gz, offset: offset + vol_skip, notes })
+}
+
+/// Reads a NIfTI file; `volume` picks one volume of a 4D file (default the first).
+pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarField, FormatError> {
+    let Located { h, spatial, n, vols, vol, stored, channels, data, gz, offset, mut notes } =
+        locate(path, volume, ctl)?;
+    let (mut r, _) = reader(&data, ctl).map_err(|e| match h.paired {
+        true => format!("data file of the header pair: {e}").into(),
+        false => e,
+    })?;
+    skip(&mut r, offset, "the data before the volume (vox_offset and earlier volumes)")?;
+    let samples = read_samples(&mut r, stored, n * channels, h.endian)?;
+    if gz {
+        super::finish_compressed(&mut r)?;
     }
     let samples = match (channels, samples) {
         (1, s) => s,
@@ -275,14 +302,48 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
     };
     let samples = scale(samples, &h, &mut notes)?;
 
-    let pixdim: Vec<f64> = h.pixdim[1..4].iter().map(|p| p.abs()).collect();
-    let spacing = super::spacing_from(&pixdim, spatial.len(), &mut notes);
+    let spacing = spacing(&h, spatial.len(), &mut notes);
     let mut field = make_field(&spatial, samples, spacing)?;
     field.affine = affine(&h, spacing);
     field.notes = notes;
     field.series = (vols > 1).then_some(crate::field::Series { index: vol, count: vols });
     field.labels = h.intent_code == NIFTI_INTENT_LABEL;
     Ok(field)
+}
+
+/// The spacing of the spatial axes (pixdim's magnitudes).
+fn spacing(h: &Header, ndim: usize, notes: &mut Vec<String>) -> [f64; 3] {
+    let pixdim: Vec<f64> = h.pixdim[1..4].iter().map(|p| p.abs()).collect();
+    super::spacing_from(&pixdim, ndim, notes)
+}
+
+/// The volume asked for as one uncompressed block of samples that need no conversion (no
+/// colour, no scaling), for readers that stream it; `None` when it is not stored so.
+pub fn block(path: &Path, volume: Option<usize>) -> Result<Option<super::Block>, FormatError> {
+    let ctl = Control::default();
+    let Located { h, spatial, n, stored, channels, data, gz, offset, mut notes, vols, vol } =
+        locate(path, volume, &ctl)?;
+    let need = (n as u64).saturating_mul(stored.size() as u64);
+    let short = super::file_len(&data) < offset.saturating_add(need);
+    // Reading the file whole reports a short one.
+    if gz || channels != 1 || scaling(&h)?.is_some() || short {
+        return Ok(None);
+    }
+    if vols > 1 {
+        notes.push(crate::field::Series { index: vol, count: vols }.note());
+    }
+    let spacing = spacing(&h, spatial.len(), &mut notes);
+    let spec = super::RawSpec { dims: spatial, dtype: stored, endian: h.endian, offset };
+    Ok(Some(super::Block { data, spec, spacing, notes }))
+}
+
+/// Whether `path` starts with the gzip magic.
+fn is_gzip(path: &Path) -> Result<bool, FormatError> {
+    let mut magic = [0u8; 2];
+    let mut f =
+        std::fs::File::open(path).map_err(|e| format!("{}: {}", path.display(), super::io_message(&e)))?;
+    let got = super::read_full(&mut f, &mut magic)?;
+    Ok(got == 2 && magic == [0x1f, 0x8b])
 }
 
 /// The file's bytes, inflated when it is gzipped (and whether it is).
@@ -306,18 +367,21 @@ fn paired_image(hdr: &Path) -> Result<PathBuf, FormatError> {
         .ok_or_else(|| format!("data file {stem}.img not found beside the header").into())
 }
 
-/// Applies scl_slope / scl_inter as nibabel does (see the module docs).
-fn scale(s: Samples, h: &Header, notes: &mut Vec<String>) -> Result<Samples, FormatError> {
+/// The slope and intercept that change the samples, if any (see the module docs).
+fn scaling(h: &Header) -> Result<Option<(f64, f64)>, FormatError> {
     let (slope, inter) = (h.scl_slope, h.scl_inter);
     if slope == 0.0 || !slope.is_finite() {
-        return Ok(s);
+        return Ok(None);
     }
     if !inter.is_finite() {
         return Err(format!("scl_slope {slope} is valid but scl_inter {inter} is not finite").into());
     }
-    if slope == 1.0 && inter == 0.0 {
-        return Ok(s);
-    }
+    Ok((slope != 1.0 || inter != 0.0).then_some((slope, inter)))
+}
+
+/// Applies scl_slope / scl_inter as nibabel does (see the module docs).
+fn scale(s: Samples, h: &Header, notes: &mut Vec<String>) -> Result<Samples, FormatError> {
+    let Some((slope, inter)) = scaling(h)? else { return Ok(s) };
     let dt = s.dtype();
     // numpy's result type of the stored type and the header's float type.
     let mut f64_out = match dt {

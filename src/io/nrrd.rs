@@ -3,10 +3,10 @@
 
 use super::FormatError;
 use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
-use crate::control::Control;
+use crate::control::{Control, Watched};
 use crate::field::{Dtype, Samples, ScalarField};
 use flate2::read::MultiGzDecoder;
-use std::io::BufRead;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,7 +176,12 @@ fn parse_directions(value: &str) -> Result<Vec<Option<Vec<f64>>>, String> {
         .collect()
 }
 
-pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
+/// The header of `path`, the reader left at the first byte after it, the header's length in
+/// bytes, and whether it ended with the blank line that starts attached data.
+fn read_header<'a>(
+    path: &Path,
+    ctl: &Control<'a>,
+) -> Result<(BufReader<Watched<'a, std::fs::File>>, Header, u64, bool), FormatError> {
     let mut r = open_file(path, ctl)?;
     let mut text = String::new();
     let mut line = Vec::new();
@@ -206,7 +211,11 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
         text.push_str(l);
         text.push('\n');
     }
-    let h = parse_header(&text)?;
+    Ok((r, parse_header(&text)?, consumed, blank))
+}
+
+pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
+    let (r, h, consumed, blank) = read_header(path, ctl)?;
     let n = check_dims(&h.dims)?;
     let mut notes = Vec::new();
     let samples = match &h.data_file {
@@ -222,10 +231,42 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
             read_data(r, &h, n, available, ctl)?
         }
     };
-    let spacing = h.spacing.as_deref().map_or([1.0; 3], |s| super::spacing_from(s, h.dims.len(), &mut notes));
+    let spacing = spacing(&h, &mut notes);
     let mut field = make_field(&h.dims, samples, spacing)?;
     field.notes = notes;
     Ok(field)
+}
+
+fn spacing(h: &Header, notes: &mut Vec<String>) -> [f64; 3] {
+    h.spacing.as_deref().map_or([1.0; 3], |s| super::spacing_from(s, h.dims.len(), notes))
+}
+
+/// The samples as one uncompressed block (raw encoding, no skipped lines), for readers that
+/// stream them; `None` when they are not stored so, or the data are shorter than the header
+/// says (reading reports that).
+pub fn block(path: &Path) -> Result<Option<super::Block>, FormatError> {
+    let (_, h, consumed, blank) = read_header(path, &Control::default())?;
+    let n = check_dims(&h.dims)?;
+    if h.encoding != Encoding::Raw || h.line_skip != 0 {
+        return Ok(None);
+    }
+    let mut notes = Vec::new();
+    let (data, start) = match &h.data_file {
+        Some(f) => (super::detached(path, f, &mut notes), 0),
+        None if blank => (path.to_path_buf(), consumed),
+        None => return Ok(None),
+    };
+    let need = (n as u64).saturating_mul(h.dtype.size() as u64);
+    let available = super::file_len(&data).saturating_sub(start);
+    let Some(extra) = available.checked_sub(need) else { return Ok(None) };
+    let skip = if h.byte_skip == -1 { extra } else { h.byte_skip as u64 };
+    if skip > extra {
+        return Ok(None);
+    }
+    let offset = start + skip;
+    let spacing = spacing(&h, &mut notes);
+    let spec = super::RawSpec { dims: h.dims, dtype: h.dtype, endian: h.endian, offset };
+    Ok(Some(super::Block { data, spec, spacing, notes }))
 }
 
 /// Reads the samples from a stream positioned at the data; `available` is the number of bytes

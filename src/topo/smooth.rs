@@ -43,12 +43,16 @@ impl Smoothing {
 
     /// Sigma in voxels along x, y, z of `field` (0 on unused axes).
     pub fn sigma_voxels(&self, field: &ScalarField) -> [f64; 3] {
-        let sp = field.spacing();
+        self.sigma_voxels_of(&field.grid())
+    }
+
+    /// Sigma in voxels along x, y, z of a field on `grid` (0 on unused axes).
+    pub fn sigma_voxels_of(&self, grid: &crate::field::Grid) -> [f64; 3] {
         std::array::from_fn(|a| {
-            if a >= field.ndim() {
+            if a >= grid.shape.len() {
                 0.0
             } else if self.units == SigmaUnits::Physical {
-                self.sigma / sp[a]
+                self.sigma / grid.spacing[a]
             } else {
                 self.sigma
             }

@@ -11,7 +11,7 @@
 //! 4. each bucket, small enough for the cache, is radix-sorted on the key bits below the bucket's
 //!    own and summed per key, buckets in parallel, straight into the output.
 
-use super::{EccError, EccKey, Geometry, PerValue, Scratch, filtration_key, threshold};
+use super::{EccError, EccKey, Geometry, Held, PerValue, Scratch, filtration_key, threshold};
 use crate::control::Control;
 use crate::field::{Key, Sample};
 use rayon::prelude::*;
@@ -56,7 +56,7 @@ unsafe impl<E: Send> Sync for Shared<E> {}
 unsafe impl<E: Send> Send for Shared<E> {}
 
 pub(super) fn per_value<T: Sample, const VERT: bool, const SUP: bool>(
-    data: &[T],
+    held: Held<T>,
     geo: &Geometry,
     planes_per_chunk: usize,
     ctl: &Control,
@@ -66,7 +66,8 @@ where
 {
     let bits = |s: T| filtration_key::<T, SUP>(s).bits();
     let absent = T::Key::ABSENT.bits();
-    let (lo, hi) = data
+    let (lo, hi) = held
+        .planes(geo, held.range.0, held.range.1)
         .par_iter()
         .map(|&s| bits(s))
         .filter(|&b| b != absent)
@@ -81,14 +82,14 @@ where
     let bucket = move |b: u64| if b == absent { nb } else { ((b - lo) >> shift) as usize };
 
     let pv = geo.plane_voxels();
-    let n_chunks = geo.n_chunks(planes_per_chunk);
-    let planes = |c: usize| geo.chunk_planes(planes_per_chunk, c);
+    let n_chunks = held.n_chunks(planes_per_chunk);
+    let planes = |c: usize| held.chunk_planes(planes_per_chunk, c);
     let counts: Vec<Vec<usize>> = (0..n_chunks)
         .into_par_iter()
         .map(|c| {
             let (p0, p1) = planes(c);
             let mut h = vec![0usize; nb + 1];
-            for &s in &data[p0 * pv..p1 * pv] {
+            for &s in held.planes(geo, p0, p1) {
                 h[bucket(bits(s))] += 1;
             }
             h
@@ -114,7 +115,7 @@ where
         }
         let out = &out;
         let (p0, p1) = planes(c);
-        scratch.run::<T, VERT, SUP>(data, geo, p0, p1, |_, keys, changes| {
+        scratch.run::<T, VERT, SUP>(held, geo, p0, p1, |_, keys, changes| {
             for (&k, &ch) in keys.iter().zip(changes) {
                 let b = bucket(k.bits());
                 if b < nb {

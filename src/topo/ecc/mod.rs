@@ -27,6 +27,7 @@ pub mod crossings;
 mod histogram;
 mod kernel;
 pub mod naive;
+pub mod stream;
 
 use crate::control::Control;
 use crate::field::{Dtype, Key, Sample, ScalarField};
@@ -192,6 +193,9 @@ pub enum EccError {
     NonFinite { nan: usize, inf: usize },
     #[error("cancelled")]
     Cancelled,
+    /// A streamed field's file could not be read (the message names it).
+    #[error("{0}")]
+    Read(String),
 }
 
 impl From<crate::control::Cancelled> for EccError {
@@ -209,7 +213,7 @@ pub fn ecc(field: &ScalarField, opts: &EccOptions, ctl: &Control) -> Result<Ecc,
         }
     }
     let geo = Geometry::of(field);
-    let e = with_samples!(field.samples(), v => ecc_typed(v, &geo, opts, ctl))?;
+    let e = with_samples!(field.samples(), v => ecc_typed(Held::all(v, &geo), &geo, opts, ctl))?;
     // A flag raised during the last slab still means the caller no longer wants the curve.
     ctl.check()?;
     Ok(e)
@@ -243,8 +247,13 @@ struct Geometry {
 
 impl Geometry {
     fn of(field: &ScalarField) -> Self {
-        let [x, y, z] = field.dims();
-        if field.ndim() == 3 {
+        Geometry::of_shape(field.shape())
+    }
+
+    /// The geometry of a field of `shape` (1 to 3 axes, x first).
+    fn of_shape(shape: &[usize]) -> Self {
+        let [x, y, z] = crate::field::padded_dims(shape);
+        if shape.len() == 3 {
             Geometry { x, lines: y, planes: z, three_d: true }
         } else {
             Geometry { x, lines: 1, planes: y, three_d: false }
@@ -263,15 +272,38 @@ impl Geometry {
     fn planes_per_chunk(&self, chunk_voxels: usize) -> usize {
         (chunk_voxels / self.plane_voxels()).clamp(1, self.planes)
     }
+}
+
+/// Samples of a field's planes `base..base + data.len() / plane voxels`, of which planes
+/// `range` are to be computed: the planes either side of `range` that lie in the field must be
+/// held too (the kernel looks at them).
+#[derive(Clone, Copy)]
+struct Held<'a, T> {
+    data: &'a [T],
+    base: usize,
+    range: (usize, usize),
+}
+
+impl<'a, T> Held<'a, T> {
+    /// The whole field.
+    fn all(data: &'a [T], geo: &Geometry) -> Self {
+        Held { data, base: 0, range: (0, geo.planes) }
+    }
 
     /// Number of slabs of `pc` planes.
     fn n_chunks(&self, pc: usize) -> usize {
-        self.planes.div_ceil(pc)
+        (self.range.1 - self.range.0).div_ceil(pc)
     }
 
     /// Planes `p0..p1` of slab `c` of `pc` planes.
     fn chunk_planes(&self, pc: usize, c: usize) -> (usize, usize) {
-        (c * pc, ((c + 1) * pc).min(self.planes))
+        (self.range.0 + c * pc, (self.range.0 + (c + 1) * pc).min(self.range.1))
+    }
+
+    /// The samples of planes `p0..p1`.
+    fn planes(&self, geo: &Geometry, p0: usize, p1: usize) -> &'a [T] {
+        let pv = geo.plane_voxels();
+        &self.data[(p0 - self.base) * pv..(p1 - self.base) * pv]
     }
 }
 
@@ -337,30 +369,47 @@ pub(crate) fn threshold<T: Sample, const SUP: bool>(k: T::Key) -> f64 {
     T::from_key(if SUP { !k } else { k }).to_f64()
 }
 
-fn ecc_typed<T: Sample>(data: &[T], geo: &Geometry, opts: &EccOptions, ctl: &Control) -> Result<Ecc, EccError>
+fn ecc_typed<T: Sample>(
+    held: Held<T>,
+    geo: &Geometry,
+    opts: &EccOptions,
+    ctl: &Control,
+) -> Result<Ecc, EccError>
 where
     T::Key: EccKey,
 {
-    let sup = opts.filtration == Filtration::Superlevel;
-    let (thresholds, mut chi) = match (opts.construction, sup) {
-        (Construction::TopCells, false) => per_value::<T, false, false>(data, geo, opts, ctl)?,
-        (Construction::TopCells, true) => per_value::<T, false, true>(data, geo, opts, ctl)?,
-        (Construction::Vertices, false) => per_value::<T, true, false>(data, geo, opts, ctl)?,
-        (Construction::Vertices, true) => per_value::<T, true, true>(data, geo, opts, ctl)?,
+    let (thresholds, chi) = with_filtration!(opts, per_value::<T>(held, geo, opts, ctl))?;
+    Ok(curve::<T>(opts, thresholds, chi))
+}
+
+/// Calls `$f::<.., VERT, SUP>($args)` with the flags of `$opts`' construction and filtration.
+macro_rules! with_filtration {
+    ($opts:expr, $f:ident::<$t:ty>($($arg:expr),*)) => {
+        match ($opts.construction, $opts.filtration) {
+            ($crate::topo::ecc::Construction::TopCells, $crate::topo::ecc::Filtration::Sublevel) => $f::<$t, false, false>($($arg),*),
+            ($crate::topo::ecc::Construction::TopCells, $crate::topo::ecc::Filtration::Superlevel) => $f::<$t, false, true>($($arg),*),
+            ($crate::topo::ecc::Construction::Vertices, $crate::topo::ecc::Filtration::Sublevel) => $f::<$t, true, false>($($arg),*),
+            ($crate::topo::ecc::Construction::Vertices, $crate::topo::ecc::Filtration::Superlevel) => $f::<$t, true, true>($($arg),*),
+        }
     };
+}
+use with_filtration;
+
+/// The curve from the summed change at each threshold (its prefix sums).
+fn curve<T: Sample>(opts: &EccOptions, thresholds: Vec<f64>, mut chi: Vec<i64>) -> Ecc {
     let mut acc = 0i64;
     for c in chi.iter_mut() {
         acc += *c;
         *c = acc;
     }
-    Ok(Ecc { dtype: T::DTYPE, construction: opts.construction, filtration: opts.filtration, thresholds, chi })
+    Ecc { dtype: T::DTYPE, construction: opts.construction, filtration: opts.filtration, thresholds, chi }
 }
 
 /// The thresholds present (in filtration order) and the summed change at each.
 type PerValue = (Vec<f64>, Vec<i64>);
 
 fn per_value<T: Sample, const VERT: bool, const SUP: bool>(
-    data: &[T],
+    held: Held<T>,
     geo: &Geometry,
     opts: &EccOptions,
     ctl: &Control,
@@ -369,31 +418,48 @@ where
     T::Key: EccKey,
 {
     let pc = geo.planes_per_chunk(opts.chunk_voxels);
-
-    if let Some((lo, bins)) = T::BINS {
-        // Superlevel keys are bitwise NOTs, which maps [lo, lo + bins) onto [-lo - bins, -lo).
-        let lo = if SUP { -lo - bins as i64 } else { lo };
-        let hist = (0..geo.n_chunks(pc))
-            .into_par_iter()
-            .try_fold(
-                || (Scratch::default(), histogram::Histogram::new(lo, bins)),
-                |(mut scratch, mut hist), c| {
-                    if ctl.cancelled() {
-                        return Err(EccError::Cancelled);
-                    }
-                    let (p0, p1) = geo.chunk_planes(pc, c);
-                    scratch
-                        .run::<T, VERT, SUP>(data, geo, p0, p1, |_, keys, changes| hist.add(keys, changes));
-                    ctl.tick(((p1 - p0) * geo.plane_voxels()) as u64);
-                    Ok((scratch, hist))
-                },
-            )
-            .map(|r| r.map(|(_, h)| h))
-            .try_reduce(|| histogram::Histogram::new(lo, bins), |a, b| Ok(a.merge(b)))?;
+    if T::BINS.is_some() {
+        let hist = histogram_of::<T, VERT, SUP>(held, geo, pc, ctl)?;
         Ok(hist.into_per_value(|k| threshold::<T, SUP>(k)))
     } else {
-        buckets::per_value::<T, VERT, SUP>(data, geo, pc, ctl)
+        buckets::per_value::<T, VERT, SUP>(held, geo, pc, ctl)
     }
+}
+
+/// The histogram of the changes of `held`'s planes, for types with [`Sample::BINS`].
+fn histogram_of<T: Sample, const VERT: bool, const SUP: bool>(
+    held: Held<T>,
+    geo: &Geometry,
+    pc: usize,
+    ctl: &Control,
+) -> Result<histogram::Histogram, EccError>
+where
+    T::Key: EccKey,
+{
+    let new = || empty_histogram::<T, SUP>();
+    (0..held.n_chunks(pc))
+        .into_par_iter()
+        .try_fold(
+            || (Scratch::default(), new()),
+            |(mut scratch, mut hist), c| {
+                if ctl.cancelled() {
+                    return Err(EccError::Cancelled);
+                }
+                let (p0, p1) = held.chunk_planes(pc, c);
+                scratch.run::<T, VERT, SUP>(held, geo, p0, p1, |_, keys, changes| hist.add(keys, changes));
+                ctl.tick(((p1 - p0) * geo.plane_voxels()) as u64);
+                Ok((scratch, hist))
+            },
+        )
+        .map(|r| r.map(|(_, h)| h))
+        .try_reduce(new, |a, b| Ok(a.merge(b)))
+}
+
+/// An empty histogram over every key of `T` in the filtration's order.
+fn empty_histogram<T: Sample, const SUP: bool>() -> histogram::Histogram {
+    let (lo, bins) = T::BINS.expect("a type with a histogram");
+    // Superlevel keys are bitwise NOTs, which maps [lo, lo + bins) onto [-lo - bins, -lo).
+    histogram::Histogram::new(if SUP { -lo - bins as i64 } else { lo }, bins)
 }
 
 /// Per-thread buffers: one padded slab of keys and one line of changes.
@@ -408,7 +474,7 @@ impl<K: EccKey> Scratch<K> {
     /// (offset of the line within the slab, keys of the line, changes of the line).
     fn run<T: Sample<Key = K>, const VERT: bool, const SUP: bool>(
         &mut self,
-        data: &[T],
+        held: Held<T>,
         geo: &Geometry,
         p0: usize,
         p1: usize,
@@ -417,9 +483,9 @@ impl<K: EccKey> Scratch<K> {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { self.run_avx2::<T, VERT, SUP>(data, geo, p0, p1, emit) };
+            return unsafe { self.run_avx2::<T, VERT, SUP>(held, geo, p0, p1, emit) };
         }
-        self.run_generic::<T, VERT, SUP>(data, geo, p0, p1, emit)
+        self.run_generic::<T, VERT, SUP>(held, geo, p0, p1, emit)
     }
 
     /// [`Self::run`] compiled for AVX2, which doubles the lanes of the kernel's comparisons; the
@@ -428,25 +494,25 @@ impl<K: EccKey> Scratch<K> {
     #[target_feature(enable = "avx2")]
     fn run_avx2<T: Sample<Key = K>, const VERT: bool, const SUP: bool>(
         &mut self,
-        data: &[T],
+        held: Held<T>,
         geo: &Geometry,
         p0: usize,
         p1: usize,
         emit: impl FnMut(usize, &[K], &[i8]),
     ) {
-        self.run_generic::<T, VERT, SUP>(data, geo, p0, p1, emit)
+        self.run_generic::<T, VERT, SUP>(held, geo, p0, p1, emit)
     }
 
     #[inline(always)]
     fn run_generic<T: Sample<Key = K>, const VERT: bool, const SUP: bool>(
         &mut self,
-        data: &[T],
+        held: Held<T>,
         geo: &Geometry,
         p0: usize,
         p1: usize,
         mut emit: impl FnMut(usize, &[K], &[i8]),
     ) {
-        self.fill::<T, SUP>(data, geo, p0, p1);
+        self.fill::<T, SUP>(held, geo, p0, p1);
         let row = geo.x + 2;
         let (lp, pad) = geo.padded_lines();
         self.changes.resize(geo.x, 0);
@@ -472,7 +538,7 @@ impl<K: EccKey> Scratch<K> {
     #[inline(always)]
     fn fill<T: Sample<Key = K>, const SUP: bool>(
         &mut self,
-        data: &[T],
+        held: Held<T>,
         geo: &Geometry,
         p0: usize,
         p1: usize,
@@ -486,7 +552,7 @@ impl<K: EccKey> Scratch<K> {
                 continue;
             }
             for l in 0..geo.lines {
-                let src = &data[(p as usize * geo.lines + l) * geo.x..][..geo.x];
+                let src = &held.data[((p as usize - held.base) * geo.lines + l) * geo.x..][..geo.x];
                 let dst = &mut self.slab[(pi * lp + l + pad) * row + 1..][..geo.x];
                 for (d, &s) in dst.iter_mut().zip(src) {
                     *d = filtration_key::<T, SUP>(s);

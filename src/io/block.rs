@@ -1,0 +1,124 @@
+//! Fields stored as one uncompressed block of samples: headerless raw files, uncompressed NIfTI
+//! (single file or `.hdr`/`.img` pair), NRRD with raw encoding and uncompressed MetaImage. Their
+//! samples can be read a slab at a time straight from the file, so computations that stream
+//! (the ECC from the command line) need memory independent of the file's size.
+
+use super::{
+    Format, FormatError, OpenOptions, RawSpec, ReadError, check_dims, format_of, io_message, metaimage,
+    nifti, nrrd, read_full,
+};
+use crate::field::{Dtype, Grid, dims_string};
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// Where a field's samples lie, and what else its reader would tell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    /// The file holding the samples (the header itself, or the data file it names).
+    pub data: PathBuf,
+    /// The samples' layout in `data`: x fastest, from byte `offset` on.
+    pub spec: RawSpec,
+    pub spacing: [f64; 3],
+    /// What the reader would note (see [`crate::field::ScalarField::notes`]).
+    pub notes: Vec<String>,
+}
+
+impl Block {
+    pub fn dims(&self) -> &[usize] {
+        &self.spec.dims
+    }
+
+    pub fn dtype(&self) -> Dtype {
+        self.spec.dtype
+    }
+
+    pub fn grid(&self) -> Grid {
+        Grid { shape: self.spec.dims.clone(), dtype: self.spec.dtype, spacing: self.spacing }
+    }
+
+    /// Opens the data file for reading samples.
+    pub fn reader(&self) -> Result<BlockReader, ReadError> {
+        let file = File::open(&self.data).map_err(|e| ReadError::new(&self.data, io_message(&e)))?;
+        Ok(BlockReader {
+            file,
+            path: self.data.clone(),
+            offset: self.spec.offset,
+            swap: self.spec.endian != super::Endian::native(),
+        })
+    }
+}
+
+/// Reads runs of samples of a [`Block`] from its file, in native byte order.
+#[derive(Debug)]
+pub struct BlockReader {
+    file: File,
+    path: PathBuf,
+    offset: u64,
+    swap: bool,
+}
+
+impl BlockReader {
+    /// Fills `dst` with the samples from index `first` on. The file position is this reader's
+    /// alone (seek, then read: not Unix's `read_at`, so the crate builds on every platform).
+    pub fn read<T: bytemuck::Pod>(&mut self, first: usize, dst: &mut [T]) -> Result<(), ReadError> {
+        let size = std::mem::size_of::<T>();
+        let at = self.offset + first as u64 * size as u64;
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
+        let fail = |e: String| ReadError::new(&self.path, format!("reading the samples: {e}"));
+        self.file.seek(SeekFrom::Start(at)).map_err(|e| fail(io_message(&e)))?;
+        let got = read_full(&mut self.file, bytes).map_err(|e| fail(e.to_string()))?;
+        if got < bytes.len() {
+            // The file shrank since its size was checked.
+            return Err(ReadError::new(
+                &self.path,
+                format!("truncated: the file ends {got} bytes into a read of {} at byte {at}", bytes.len()),
+            ));
+        }
+        if self.swap && size > 1 {
+            for s in bytes.chunks_exact_mut(size) {
+                s.reverse();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The field at `path` as a [`Block`] when its format stores it as one (see the module docs)
+/// and its reader would return the samples unchanged (no gzip or zlib, no colour, no NIfTI
+/// scaling); `None` otherwise, and for data shorter than the header says, so that reading the
+/// file whole reports what is wrong with it.
+pub fn block(path: &Path, opts: &OpenOptions) -> Result<Option<Block>, ReadError> {
+    let err = |e: FormatError| ReadError::of(path, e);
+    let found = match format_of(path, opts)? {
+        Format::Raw(spec) => {
+            let n = check_dims(&spec.dims).map_err(err)?;
+            let need = n as u128 * spec.dtype.size() as u128 + spec.offset as u128;
+            // A size mismatch is for the raw reader to report.
+            (super::file_len(path) as u128 == need).then(|| Block {
+                data: path.to_path_buf(),
+                spec,
+                spacing: [1.0; 3],
+                notes: Vec::new(),
+            })
+        }
+        Format::Nifti => nifti::block(path, opts.volume).map_err(err)?,
+        Format::Nrrd => nrrd::block(path).map_err(err)?,
+        Format::MetaImage => metaimage::block(path).map_err(err)?,
+        Format::Image2d | Format::Tiff => None,
+    };
+    Ok(found)
+}
+
+impl std::fmt::Display for Block {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} at byte {} of {}",
+            dims_string(self.dims()),
+            self.dtype(),
+            self.spec.offset,
+            self.data.display()
+        )
+    }
+}
