@@ -128,6 +128,53 @@ pub fn run_file(
     time_cases(&cases, args, out)
 }
 
+/// Times reading `block` front to back in the streaming ECC's slabs (the I/O alone, one
+/// thread), then the streamed ECC of it at each thread count: what `topoview ecc` does with a
+/// file that stores its samples as one block.
+pub fn run_stream(
+    name: &str,
+    block: &crate::io::Block,
+    args: &BenchConfig,
+    out: &mut dyn std::io::Write,
+) -> Result<(), BenchError> {
+    let voxels: usize = block.dims().iter().product();
+    let bytes = voxels * block.dtype().size();
+    let mut reader = block.reader().map_err(|e| ecc::EccError::Read(e.to_string()))?;
+    let mut buf = vec![0u8; ecc::stream::SLAB_BYTES.min(bytes)];
+    let read = best_of(args.repeat, || {
+        for at in (0..bytes).step_by(buf.len()) {
+            let n = buf.len().min(bytes - at);
+            // A file cut short since it was opened shows in the ECC rows' error.
+            let _ = reader.read::<u8>(at, &mut buf[..n]);
+        }
+    });
+    writeln!(
+        out,
+        "read {name} in {} MiB slabs: {read:.4} s, {:.2} GB/s",
+        buf.len() >> 20,
+        bytes as f64 / read / 1e9
+    )?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = if args.threads.is_empty() { vec![1, cores] } else { args.threads.clone() };
+    for &t in &threads {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build()?;
+        let mut failed = None;
+        let secs = pool.install(|| {
+            best_of(args.repeat, || {
+                if let Err(e) = ecc::stream::ecc_block(block, &EccOptions::default(), &Control::default()) {
+                    failed = Some(e);
+                }
+            })
+        });
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+        let gvox = voxels as f64 / secs / 1e9;
+        writeln!(out, "ECC streamed from {name}: {t} threads {secs:.4} s, {gvox:.3} GVox/s")?;
+    }
+    Ok(())
+}
+
 fn time_cases(
     cases: &[(String, ScalarField, Option<Smoothing>)],
     args: &BenchConfig,

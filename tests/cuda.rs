@@ -19,6 +19,8 @@ fn gpu() -> Option<Gpu> {
     match Gpu::open() {
         Ok(g) => {
             println!("CUDA device: {}", g.name);
+            // Every kernel file loads (they load on first use otherwise).
+            g.load_all().unwrap();
             Some(g)
         }
         Err(why) => {

@@ -267,3 +267,26 @@ fn the_command_line_streams_and_writes_the_whole_files_curve() {
     assert!(ok, "{err}");
     assert!(!out.contains("a slab at a time"), "{out}");
 }
+
+#[test]
+fn parallel_reads_equal_sequential_reads_and_name_a_short_file() {
+    // 6 MiB of big-endian u16: two 4 MiB parts and a partial one.
+    let n = 3 << 20;
+    let path = temp("parallel.bin");
+    let bytes: Vec<u8> = (0..n as u32).flat_map(|i| ((i * 7919) as u16).to_be_bytes()).collect();
+    std::fs::write(&path, &bytes).unwrap();
+    let opts = OpenOptions {
+        raw: Some(RawSpec { dims: vec![n], dtype: Dtype::U16, endian: Endian::Big, offset: 0 }),
+        ..Default::default()
+    };
+    let b = block(&path, &opts).unwrap().unwrap();
+    let mut r = b.reader().unwrap();
+    let (mut seq, mut par) = (vec![0u16; n - 5], vec![0u16; n - 5]);
+    r.read(5, &mut seq).unwrap();
+    r.read_parallel(5, &mut par).unwrap();
+    assert_eq!(seq, par);
+    assert_eq!(par[0], (5u32 * 7919) as u16);
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let err = r.read_parallel(0, &mut par).unwrap_err().to_string();
+    assert!(err.contains("parallel.bin") && err.contains("truncated"), "{err}");
+}

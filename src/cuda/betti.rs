@@ -3,6 +3,7 @@
 //! sorted on the host ([`crate::topo::betti`]'s plan) and only the merge counts coming back.
 //! Equal to the CPU's sweeps (`tests/cuda.rs`).
 
+use super::Kernels;
 use super::{Gpu, GpuError};
 use crate::control::Control;
 use crate::topo::betti::{Connectivity, Merges, Plan};
@@ -75,7 +76,7 @@ impl Gpu {
             let (n32, finite32, vertices32) = (n as u32, finite as u32, vertices as u32);
             let len = if backward { n } else { finite };
             let mut merges: CudaSlice<u32> = st.alloc_zeros(len.div_ceil(4).max(1))?;
-            let func = |name| Self::function(&self.betti, name);
+            let func = |name| self.function(Kernels::Betti, name);
             let (times, init, reset) = (func("betti_times")?, func("betti_init")?, func("betti_reset")?);
             let (best_k, target_k, hook, jump) =
                 (func("betti_best")?, func("betti_target")?, func("betti_hook")?, func("betti_jump")?);

@@ -2,6 +2,7 @@
 //! family, pass A along the cracks and pass B across them for each channel, then the running
 //! best of each crack; only the three per-crack results come back.
 
+use super::Kernels;
 use super::{Gpu, GpuError};
 use crate::control::Control;
 use crate::topo::cracks::separable::Taps;
@@ -103,10 +104,10 @@ impl Gpu {
         let (w, h) = (img.width, img.height);
         let dirs: Vec<f32> = opts.directions().into_iter().flatten().collect();
         let dirs = st.clone_htod(&dirs)?;
-        let pass_a = Self::function(&self.cracks, "cracks_pass_a")?;
-        let pass_b = Self::function(&self.cracks, "cracks_pass_b")?;
-        let fold = Self::function(&self.cracks, "cracks_best")?;
-        let fused = Self::function(&self.cracks, "cracks_fused")?;
+        let pass_a = self.function(Kernels::Cracks, "cracks_pass_a")?;
+        let pass_b = self.function(Kernels::Cracks, "cracks_pass_b")?;
+        let fold = self.function(Kernels::Cracks, "cracks_best")?;
+        let fused = self.function(Kernels::Cracks, "cracks_fused")?;
         let mut best = Vec::new();
         for f in Family::BOTH {
             let (cw, ch) = f.dims(w, h);

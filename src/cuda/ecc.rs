@@ -3,6 +3,7 @@
 //! whole planes with a one-plane collar, so a field of any size fits any memory limit. Wider
 //! types: [`super::wide`].
 
+use super::Kernels;
 use super::{DeviceSample, Gpu, GpuError};
 use crate::control::Control;
 use crate::field::{Dtype, ScalarField};
@@ -134,8 +135,8 @@ impl Gpu {
         if dims[1] > 65_535 * ROWS as usize || dims[2] > MAX_PLANES {
             return Err(GpuError::TooLarge("too large for one launch".into()));
         }
-        let func =
-            Self::function(&self.ecc, &format!("ecc_{name}_{}", if shape.len() == 3 { "3d" } else { "2d" }))?;
+        let func = self
+            .function(Kernels::Ecc, &format!("ecc_{name}_{}", if shape.len() == 3 { "3d" } else { "2d" }))?;
         let d = s.clone_htod(data)?;
         let bins = 1usize << (8 * std::mem::size_of::<T>());
         let mut counts: CudaSlice<u64> = s.alloc_zeros(bins)?;
@@ -182,7 +183,8 @@ impl Gpu {
         let s = &self.stream;
         let three_d = shape.len() == 3;
         let dims = crate::field::padded_dims(shape);
-        let func = Self::function(&self.ecc, &format!("ecc_{name}_{}", if three_d { "3d" } else { "2d" }))?;
+        let func =
+            self.function(Kernels::Ecc, &format!("ecc_{name}_{}", if three_d { "3d" } else { "2d" }))?;
         let [nx, ny, nz] = dims;
         if nx > i32::MAX as usize || ny > 65_535 * ROWS as usize || nz > i32::MAX as usize {
             return Err(GpuError::TooLarge(format!(
@@ -305,7 +307,9 @@ impl<T: bytemuck::Pod + Send + Sync> Source<'_, T> {
                     .zip(src.par_chunks(1 << 20))
                     .for_each(|(d, s)| d.copy_from_slice(s));
             }
-            Source::File(reader) => reader.read(first, dst).map_err(|e| GpuError::Read(e.to_string()))?,
+            Source::File(reader) => {
+                reader.read_parallel(first, dst).map_err(|e| GpuError::Read(e.to_string()))?
+            }
         }
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! (kernels/ecc.cu, `grid_f32_*`): no sort of the smoothed values and no curve of millions of
 //! points, which is what the exact ECC of a smoothed (all-distinct) field spends its time on.
 
+use super::Kernels;
 use super::{Gpu, GpuError};
 use crate::control::Control;
 use crate::field::ScalarField;
@@ -48,7 +49,7 @@ impl Gpu {
         let sup = opts.filtration == Filtration::Superlevel;
         let flags = sup as i32 | ((opts.construction == Construction::Vertices) as i32) << 1;
         let name = if field.ndim() == 3 { "grid_f32_3d" } else { "grid_f32_2d" };
-        let func = Self::function(&self.ecc, name)?;
+        let func = self.function(Kernels::Ecc, name)?;
         let bins = grid.len() as i32;
         let mut rows = Vec::with_capacity(sigmas.len());
         for &sigma in sigmas {

@@ -18,7 +18,7 @@ mod wide;
 use crate::field::Sample;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub use ecc::GpuEccTimes;
 
@@ -46,6 +46,40 @@ pub const SMOOTH_PTX: &str = include_str!("../../kernels/smooth.ptx");
 pub const CRACKS_PTX: &str = include_str!("../../kernels/cracks.ptx");
 pub const BETTI_PTX: &str = include_str!("../../kernels/betti.ptx");
 pub const RIPS_PTX: &str = include_str!("../../kernels/rips.ptx");
+
+/// The kernel files, one CUDA module each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kernels {
+    Ecc,
+    Smooth,
+    Cracks,
+    Betti,
+    Rips,
+}
+
+impl Kernels {
+    const ALL: [Kernels; 5] = [Kernels::Ecc, Kernels::Smooth, Kernels::Cracks, Kernels::Betti, Kernels::Rips];
+
+    fn ptx(self) -> &'static str {
+        match self {
+            Kernels::Ecc => ECC_PTX,
+            Kernels::Smooth => SMOOTH_PTX,
+            Kernels::Cracks => CRACKS_PTX,
+            Kernels::Betti => BETTI_PTX,
+            Kernels::Rips => RIPS_PTX,
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Kernels::Ecc => "ECC",
+            Kernels::Smooth => "smoothing",
+            Kernels::Cracks => "crack filter",
+            Kernels::Betti => "Betti curve",
+            Kernels::Rips => "Rips",
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
@@ -82,11 +116,8 @@ impl From<DriverError> for GpuError {
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    ecc: Arc<CudaModule>,
-    smooth: Arc<CudaModule>,
-    cracks: Arc<CudaModule>,
-    betti: Arc<CudaModule>,
-    rips: Arc<CudaModule>,
+    /// The kernel files, loaded on first use and shared with forks.
+    modules: Arc<[OnceLock<Arc<CudaModule>>; Kernels::ALL.len()]>,
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub name: String,
     /// Streaming multiprocessors (132 on an H100 SXM), for sizing grid-stride launches.
@@ -116,18 +147,6 @@ impl Gpu {
             }
             let ctx = CudaContext::new(0).map_err(|e| format!("cannot open CUDA device 0: {e}"))?;
             let name = ctx.name().unwrap_or_else(|_| "CUDA device 0".into());
-            let load = |ptx: &str, what: &str| {
-                ctx.load_module(Ptx::from_src(ptx)).map_err(|e| {
-                    format!(
-                        "{name}: the {what} kernels do not load ({e}); the driver may be older than CUDA 12.4"
-                    )
-                })
-            };
-            let ecc = load(ECC_PTX, "ECC")?;
-            let smooth = load(SMOOTH_PTX, "smoothing")?;
-            let cracks = load(CRACKS_PTX, "crack filter")?;
-            let betti = load(BETTI_PTX, "Betti curve")?;
-            let rips = load(RIPS_PTX, "Rips")?;
             let stream = ctx.default_stream();
             let multiprocessors = ctx
                 .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
@@ -136,11 +155,7 @@ impl Gpu {
             Ok(Gpu {
                 ctx,
                 stream,
-                ecc,
-                smooth,
-                cracks,
-                betti,
-                rips,
+                modules: Default::default(),
                 name,
                 multiprocessors,
                 staging: Default::default(),
@@ -156,19 +171,46 @@ impl Gpu {
         Ok(Gpu {
             ctx: self.ctx.clone(),
             stream: self.ctx.new_stream()?,
-            ecc: self.ecc.clone(),
-            smooth: self.smooth.clone(),
-            cracks: self.cracks.clone(),
-            betti: self.betti.clone(),
-            rips: self.rips.clone(),
+            modules: self.modules.clone(),
             name: self.name.clone(),
             multiprocessors: self.multiprocessors,
             staging: Default::default(),
         })
     }
 
-    fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuError> {
-        module.load_function(name).map_err(|e| GpuError::Driver(format!("kernel {name}: {e}")))
+    /// The module of `kernels`, loaded (and, the first time on a machine, JIT-compiled by the
+    /// driver) on first use: a command pays for the kernels it runs alone (the ECC's file takes
+    /// seconds to compile, the others less).
+    fn module(&self, kernels: Kernels) -> Result<&Arc<CudaModule>, GpuError> {
+        let cell = &self.modules[kernels as usize];
+        if let Some(m) = cell.get() {
+            return Ok(m);
+        }
+        // Two threads may both load it the first time; one of the two is kept.
+        let m = self.ctx.load_module(Ptx::from_src(kernels.ptx())).map_err(|e| {
+            GpuError::Unavailable(format!(
+                "{}: the {} kernels do not load ({e}); the driver may be older than CUDA 12.4",
+                self.name,
+                kernels.what()
+            ))
+        })?;
+        Ok(cell.get_or_init(|| m))
+    }
+
+    fn function(&self, kernels: Kernels, name: &str) -> Result<CudaFunction, GpuError> {
+        self.module(kernels)?.load_function(name).map_err(|e| GpuError::Driver(format!("kernel {name}: {e}")))
+    }
+
+    /// Loads every kernel file now (the tests check that all load; the benchmark times them),
+    /// returning the seconds each took, by name.
+    pub fn load_all(&self) -> Result<Vec<(&'static str, f64)>, GpuError> {
+        Kernels::ALL
+            .iter()
+            .map(|&k| {
+                let t = std::time::Instant::now();
+                self.module(k).map(|_| (k.what(), t.elapsed().as_secs_f64()))
+            })
+            .collect()
     }
 
     /// Free and total device memory in bytes.

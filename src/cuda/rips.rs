@@ -2,6 +2,7 @@
 //! pairs): one thread a column, the distances and the binomial table resident on the device
 //! for all of a barcode's dimensions. Equal to the CPU's (`tests/cuda.rs`).
 
+use super::Kernels;
 use super::{Gpu, GpuError};
 use crate::control::Control;
 use crate::topo::rips::Columns;
@@ -60,7 +61,7 @@ impl Gpu {
     ) -> Result<Vec<Option<Entry>>, GpuError> {
         self.ctx.bind_to_thread()?;
         let st = &self.stream;
-        let func = Self::function(&self.rips, "rips_apparent")?;
+        let func = self.function(Kernels::Rips, "rips_apparent")?;
         let dim = cols.dim as i32;
         let mut found = Vec::with_capacity(cols.columns.len());
         for batch in cols.columns.chunks(BATCH) {

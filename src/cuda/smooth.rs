@@ -1,5 +1,6 @@
 //! Gaussian smoothing on the GPU, bit for bit the CPU's (see kernels/smooth.cu).
 
+use super::Kernels;
 use super::{DeviceSample, Gpu, GpuError};
 use crate::field::{Samples, ScalarField};
 use crate::topo::smooth::{Smoothing, taps};
@@ -90,7 +91,7 @@ impl Gpu {
             return Ok(());
         }
         let src = st.clone_htod(v)?;
-        let f = Self::function(&self.smooth, &format!("to_f32_{}", T::NAME))?;
+        let f = self.function(Kernels::Smooth, &format!("to_f32_{}", T::NAME))?;
         let n = v.len() as i64;
         let mut l = st.launch_builder(&f);
         l.arg(&src).arg(dst).arg(&n);
@@ -111,7 +112,7 @@ impl Gpu {
         let st = &self.stream;
         // One thread per voxel of an (x, y, z) grid where the grid's limits allow it.
         let gridded = field.dims()[1] <= 65_535 && field.dims()[2] <= 65_535;
-        let f = Self::function(&self.smooth, if gridded { "smooth_pass_3d" } else { "smooth_pass" })?;
+        let f = self.function(Kernels::Smooth, if gridded { "smooth_pass_3d" } else { "smooth_pass" })?;
         let [nx, ny, nz] = field.dims().map(|d| d as i32);
         let cfg = if gridded {
             LaunchConfig {

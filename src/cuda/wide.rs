@@ -3,6 +3,7 @@
 //! LSD radix sort (8 bits a pass), and the changes of equal keys are summed; only the distinct
 //! values and their sums come back. Keys are those of kernels/ecc.cu (`Keys<T>`).
 
+use super::Kernels;
 use super::{DeviceSample, Gpu, GpuError};
 use crate::control::Control;
 use crate::field::ScalarField;
@@ -80,8 +81,8 @@ impl Gpu {
         let [nx, ny, nz] = dims;
         let sup = opts.filtration == Filtration::Superlevel;
         let flags = sup as i32 | ((opts.construction == Construction::Vertices) as i32) << 1;
-        let func = Self::function(
-            &self.ecc,
+        let func = self.function(
+            Kernels::Ecc,
             &format!("pairs_{name}_{}", if shape.len() == 3 { "3d" } else { "2d" }),
         )?;
         let mut z0 = 0;
@@ -139,8 +140,8 @@ impl Gpu {
     ) -> Result<(), GpuError> {
         let s = &self.stream;
         let blocks = m.div_ceil(TILE);
-        let count_f = Self::function(&self.ecc, "radix_count")?;
-        let scatter_f = Self::function(&self.ecc, "radix_scatter")?;
+        let count_f = self.function(Kernels::Ecc, "radix_count")?;
+        let scatter_f = self.function(Kernels::Ecc, "radix_scatter")?;
         let mut counts: CudaSlice<u32> = s.alloc_zeros(256 * blocks)?;
         let mut keys_b: CudaSlice<u64> = s.alloc_zeros(m)?;
         let mut vals_b: CudaSlice<i8> = s.alloc_zeros(m)?;
@@ -178,7 +179,7 @@ impl Gpu {
         let s = &self.stream;
         let blocks = n.div_ceil(1024);
         let mut sums: CudaSlice<u32> = s.alloc_zeros(blocks.max(1))?;
-        let f = Self::function(&self.ecc, "scan_u32")?;
+        let f = self.function(Kernels::Ecc, "scan_u32")?;
         let (n32, ex) = (n as u32, exclusive as i32);
         let cfg =
             LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
@@ -188,7 +189,7 @@ impl Gpu {
         unsafe { b.launch(cfg) }?;
         if blocks > 1 {
             self.scan(&mut sums, blocks, true)?;
-            let add = Self::function(&self.ecc, "scan_add")?;
+            let add = self.function(Kernels::Ecc, "scan_add")?;
             let mut b = s.launch_builder(&add);
             b.arg(&mut *data).arg(&n32).arg(&sums);
             // SAFETY: as above.
@@ -213,7 +214,7 @@ impl Gpu {
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mark = Self::function(&self.ecc, "mark_heads")?;
+        let mark = self.function(Kernels::Ecc, "mark_heads")?;
         let mut b = s.launch_builder(&mark);
         b.arg(keys).arg(&m32).arg(&mut head);
         // SAFETY: keys and head hold m entries.
@@ -222,7 +223,7 @@ impl Gpu {
         let segments = s.clone_dtoh(&head.slice(m - 1..m))?[0] as usize;
         let mut ukeys: CudaSlice<u64> = s.alloc_zeros(segments)?;
         let mut sums: CudaSlice<u64> = s.alloc_zeros(segments)?;
-        let reduce = Self::function(&self.ecc, "reduce_segments")?;
+        let reduce = self.function(Kernels::Ecc, "reduce_segments")?;
         let mut b = s.launch_builder(&reduce);
         b.arg(keys).arg(vals).arg(&m32).arg(&head).arg(&mut ukeys).arg(&mut sums);
         // SAFETY: head holds segment numbers 1..=segments for m entries.
@@ -237,7 +238,7 @@ impl Gpu {
         };
         let keys_back = if key_bits == 32 {
             let mut k32: CudaSlice<u32> = s.alloc_zeros(segments)?;
-            let f = Self::function(&self.ecc, "narrow_keys")?;
+            let f = self.function(Kernels::Ecc, "narrow_keys")?;
             let mut b = s.launch_builder(&f);
             b.arg(&ukeys).arg(&mut k32).arg(&n32);
             // SAFETY: both hold `segments` entries.
@@ -248,7 +249,7 @@ impl Gpu {
         };
         let mut s32: CudaSlice<i32> = s.alloc_zeros(segments)?;
         let mut overflow: CudaSlice<u32> = s.alloc_zeros(1)?;
-        let f = Self::function(&self.ecc, "narrow_sums")?;
+        let f = self.function(Kernels::Ecc, "narrow_sums")?;
         let mut b = s.launch_builder(&f);
         b.arg(&sums).arg(&mut s32).arg(&n32).arg(&mut overflow);
         // SAFETY: sums and s32 hold `segments` entries, overflow one.

@@ -75,12 +75,56 @@ impl BlockReader {
                 format!("truncated: the file ends {got} bytes into a read of {} at byte {at}", bytes.len()),
             ));
         }
+        self.to_native(bytes, size);
+        Ok(())
+    }
+
+    /// [`BlockReader::read`] by several threads of the current rayon pool at once, each reading
+    /// its own part of `dst` at its own position: one thread copies from the page cache at
+    /// about 8 GB/s, below what a GPU takes in. For callers whose pool is otherwise idle (the
+    /// GPU's staging); on platforms without positional reads it reads as `read` does.
+    pub fn read_parallel<T: bytemuck::Pod + Send>(
+        &mut self,
+        first: usize,
+        dst: &mut [T],
+    ) -> Result<(), ReadError> {
+        #[cfg(unix)]
+        {
+            use rayon::prelude::*;
+            use std::os::unix::fs::FileExt;
+            let size = std::mem::size_of::<T>();
+            let at = self.offset + first as u64 * size as u64;
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
+            const PART: usize = 4 << 20;
+            let file = &self.file;
+            bytes.par_chunks_mut(PART).enumerate().try_for_each(|(i, part)| {
+                file.read_exact_at(part, at + (i * PART) as u64).map_err(|e| {
+                    let what = match e.kind() {
+                        std::io::ErrorKind::UnexpectedEof => {
+                            "truncated: the file ends inside a read".to_string()
+                        }
+                        _ => io_message(&e),
+                    };
+                    ReadError::new(
+                        &self.path,
+                        format!("reading the samples at byte {}: {what}", at + (i * PART) as u64),
+                    )
+                })
+            })?;
+            self.to_native(bytes, size);
+            Ok(())
+        }
+        #[cfg(not(unix))]
+        self.read(first, dst)
+    }
+
+    /// Swaps the bytes of each sample of `size` bytes when the file's order is not this machine's.
+    fn to_native(&self, bytes: &mut [u8], size: usize) {
         if self.swap && size > 1 {
             for s in bytes.chunks_exact_mut(size) {
                 s.reverse();
             }
         }
-        Ok(())
     }
 }
 

@@ -19,7 +19,7 @@ use crate::io::Block;
 use crossbeam_channel::bounded;
 
 /// Bytes of samples per slab read (at least one plane with its collar).
-const SLAB_BYTES: usize = 32 << 20;
+pub const SLAB_BYTES: usize = 32 << 20;
 
 /// The ECC of the field stored in `block`, reading at most two slabs of it at a time.
 pub fn ecc_block(block: &Block, opts: &EccOptions, ctl: &Control) -> Result<super::Ecc, EccError> {
