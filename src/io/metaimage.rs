@@ -3,10 +3,10 @@
 
 use super::FormatError;
 use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
-use crate::control::{Control, Watched};
+use crate::control::Control;
 use crate::field::{Dtype, ScalarField};
 use flate2::read::ZlibDecoder;
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -119,7 +119,7 @@ pub fn parse_header(text: &str) -> Result<Header, FormatError> {
 fn read_header<'a>(
     path: &Path,
     ctl: &Control<'a>,
-) -> Result<(BufReader<Watched<'a, std::fs::File>>, Header, u64), FormatError> {
+) -> Result<(super::FileReader<'a>, Header, u64), FormatError> {
     let mut r = open_file(path, ctl)?;
     let mut text = String::new();
     let mut consumed = 0u64;

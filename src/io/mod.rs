@@ -267,10 +267,10 @@ pub(crate) fn io_message(e: &std::io::Error) -> String {
 }
 
 /// Opens `path` for buffered reading under `ctl`, with a message naming it on failure.
-pub(crate) fn open_file<'a>(
-    path: &Path,
-    ctl: &Control<'a>,
-) -> Result<BufReader<Watched<'a, File>>, FormatError> {
+/// A file opened for reading under a [`Control`] (see [`open_file`]).
+pub(crate) type FileReader<'a> = BufReader<Watched<'a, File>>;
+
+pub(crate) fn open_file<'a>(path: &Path, ctl: &Control<'a>) -> Result<FileReader<'a>, FormatError> {
     let f = File::open(path).map_err(|e| format!("{}: {}", path.display(), io_message(&e)))?;
     if f.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(format!("{} is a directory", path.display()).into());

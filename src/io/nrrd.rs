@@ -3,10 +3,10 @@
 
 use super::FormatError;
 use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
-use crate::control::{Control, Watched};
+use crate::control::Control;
 use crate::field::{Dtype, Samples, ScalarField};
 use flate2::read::MultiGzDecoder;
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,7 +181,7 @@ fn parse_directions(value: &str) -> Result<Vec<Option<Vec<f64>>>, String> {
 fn read_header<'a>(
     path: &Path,
     ctl: &Control<'a>,
-) -> Result<(BufReader<Watched<'a, std::fs::File>>, Header, u64, bool), FormatError> {
+) -> Result<(super::FileReader<'a>, Header, u64, bool), FormatError> {
     let mut r = open_file(path, ctl)?;
     let mut text = String::new();
     let mut line = Vec::new();
