@@ -161,7 +161,11 @@ pub fn run_stream(
         let mut failed = None;
         let secs = pool.install(|| {
             best_of(args.repeat, || {
-                if let Err(e) = ecc::stream::ecc_block(block, &EccOptions::default(), &Control::default()) {
+                let streamed = block
+                    .reader()
+                    .map_err(|e| ecc::EccError::Read(e.to_string()))
+                    .and_then(|mut r| ecc::stream::ecc(&mut r, &EccOptions::default(), &Control::default()));
+                if let Err(e) = streamed {
                     failed = Some(e);
                 }
             })

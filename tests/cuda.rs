@@ -194,7 +194,11 @@ fn files_stream_to_the_same_curve() {
             for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
                 let opts = EccOptions { construction, filtration, ..Default::default() };
                 let cpu = ecc(&field, &opts, &Control::default()).unwrap();
-                let streamed = topoview::topo::ecc::stream::ecc_block(&block, &opts, &Control::default());
+                let streamed = topoview::topo::ecc::stream::ecc(
+                    &mut block.reader().unwrap(),
+                    &opts,
+                    &Control::default(),
+                );
                 assert_eq!(streamed.unwrap(), cpu, "{} {opts:?} streamed on the CPU", path.display());
                 for limit in [None, Some(4 * plane), Some(3 * plane)] {
                     let (gpu, t) = g.ecc_block(&block, &opts, limit, &Control::default()).unwrap();

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use topoview::control::Control;
 use topoview::field::{Dtype, ScalarField};
 use topoview::io::{Endian, OpenOptions, RawSpec, block, open};
-use topoview::topo::ecc::stream::ecc_block_in_slabs;
+use topoview::topo::ecc::stream::ecc_in_slabs;
 use topoview::topo::ecc::{Construction, EccError, EccOptions, Filtration, NanPolicy, ecc};
 
 const DTYPES: [Dtype; 8] =
@@ -91,7 +91,7 @@ fn check_streams(path: &Path, opts: &OpenOptions, want: &ScalarField) {
     for o in all_options() {
         let whole = ecc(want, &o, &Control::default()).unwrap();
         for slab in slab_sizes(want) {
-            let got = ecc_block_in_slabs(&b, &o, slab, &Control::default()).unwrap();
+            let got = ecc_in_slabs(&mut b.reader().unwrap(), &o, slab, &Control::default()).unwrap();
             assert_eq!(got, whole, "{} {o:?} slabs of {slab} bytes", path.display());
         }
     }
@@ -217,7 +217,11 @@ fn non_finite_samples_are_rejected_or_left_out_as_when_read_whole() {
         let whole = ecc(&f, &o, &Control::default());
         assert!(whole.is_ok() == (nan == NanPolicy::Absent), "{whole:?}");
         for slab in slab_sizes(&f) {
-            assert_eq!(ecc_block_in_slabs(&b, &o, slab, &Control::default()), whole, "{nan:?} {slab}");
+            assert_eq!(
+                ecc_in_slabs(&mut b.reader().unwrap(), &o, slab, &Control::default()),
+                whole,
+                "{nan:?} {slab}"
+            );
         }
     }
 }
@@ -234,7 +238,7 @@ fn short_files_are_left_to_the_readers_and_a_file_cut_while_read_names_itself() 
     std::fs::write(&path, bytes(&f, Endian::Little)).unwrap();
     let b = block(&path, &OpenOptions::default()).unwrap().unwrap();
     std::fs::write(&path, &bytes(&f, Endian::Little)[..500]).unwrap();
-    match ecc_block_in_slabs(&b, &EccOptions::default(), 100, &Control::default()) {
+    match ecc_in_slabs(&mut b.reader().unwrap(), &EccOptions::default(), 100, &Control::default()) {
         Err(EccError::Read(m)) => {
             assert!(m.contains("short_10x10x10_uint8.raw") && m.contains("truncated"), "{m}")
         }

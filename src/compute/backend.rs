@@ -225,7 +225,10 @@ impl Backend {
     /// through the GPU when there is one; wider types stream on the CPU (the GPU's path for them
     /// sorts the whole field at once).
     pub fn ecc_block(&self, block: &Block, opts: &EccOptions, ctl: &Control) -> Result<(Ecc, Ran), EccError> {
-        let cpu = || ecc::stream::ecc_block(block, opts, ctl);
+        let cpu = || {
+            let mut reader = block.reader().map_err(|e| EccError::Read(e.to_string()))?;
+            ecc::stream::ecc(&mut reader, opts, ctl)
+        };
         #[cfg(feature = "cuda")]
         {
             let narrow = block.dtype().size() <= 2;

@@ -7,7 +7,7 @@ use super::{
     Format, FormatError, OpenOptions, RawSpec, ReadError, check_dims, format_of, io_message, metaimage,
     nifti, nrrd, read_full,
 };
-use crate::field::{Dtype, Grid, dims_string};
+use crate::field::{Dtype, Grid, SampleSource, dims_string};
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -41,6 +41,7 @@ impl Block {
     pub fn reader(&self) -> Result<BlockReader, ReadError> {
         let file = File::open(&self.data).map_err(|e| ReadError::new(&self.data, io_message(&e)))?;
         Ok(BlockReader {
+            grid: self.grid(),
             file,
             path: self.data.clone(),
             offset: self.spec.offset,
@@ -52,6 +53,7 @@ impl Block {
 /// Reads runs of samples of a [`Block`] from its file, in native byte order.
 #[derive(Debug)]
 pub struct BlockReader {
+    grid: Grid,
     file: File,
     path: PathBuf,
     offset: u64,
@@ -128,6 +130,20 @@ impl BlockReader {
     }
 }
 
+impl SampleSource for BlockReader {
+    fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    fn read_into(&mut self, first: usize, dst: &mut [u8]) -> Result<(), String> {
+        let size = self.grid.dtype.size();
+        // Read as bytes (never swapped), then each sample put in this machine's order.
+        self.read::<u8>(first * size, dst).map_err(|e| e.to_string())?;
+        self.to_native(dst, size);
+        Ok(())
+    }
+}
+
 /// The field at `path` as a [`Block`] when its format stores it as one (see the module docs)
 /// and its reader would return the samples unchanged (no gzip or zlib, no colour, no NIfTI
 /// scaling); `None` otherwise, and for data shorter than the header says, so that reading the
@@ -152,6 +168,15 @@ pub fn block(path: &Path, opts: &OpenOptions) -> Result<Option<Block>, ReadError
         Format::Image2d | Format::Tiff => None,
     };
     Ok(found)
+}
+
+/// Where `need` bytes of samples start in the file `data`, after a header of `start` bytes and
+/// `skip` more (-1: the samples end the file, as NRRD's `byte skip: -1` and MetaImage's
+/// `HeaderSize = -1` say); `None` when the file is too short to hold them there.
+pub(crate) fn samples_offset(data: &Path, start: u64, need: u64, skip: i64) -> Option<u64> {
+    let extra = super::file_len(data).saturating_sub(start).checked_sub(need)?;
+    let skip = if skip == -1 { extra } else { u64::try_from(skip).ok()? };
+    (skip <= extra).then_some(start + skip)
 }
 
 impl std::fmt::Display for Block {

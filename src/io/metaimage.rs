@@ -204,13 +204,10 @@ pub fn block(path: &Path) -> Result<Option<super::Block>, FormatError> {
         (super::detached(path, &h.data_file, &mut notes), 0)
     };
     let need = (n as u64).saturating_mul(h.dtype.size() as u64);
-    let available = super::file_len(&data).saturating_sub(start);
-    let Some(extra) = available.checked_sub(need) else { return Ok(None) };
-    let skip = if h.header_size == -1 { extra } else { h.header_size as u64 };
-    if skip > extra {
+    let Some(offset) = super::block::samples_offset(&data, start, need, h.header_size) else {
         return Ok(None);
-    }
+    };
     let spacing = spacing(&h, &mut notes);
-    let spec = super::RawSpec { dims: h.dims, dtype: h.dtype, endian: h.endian, offset: start + skip };
+    let spec = super::RawSpec { dims: h.dims, dtype: h.dtype, endian: h.endian, offset };
     Ok(Some(super::Block { data, spec, spacing, notes }))
 }

@@ -257,13 +257,7 @@ pub fn block(path: &Path) -> Result<Option<super::Block>, FormatError> {
         None => return Ok(None),
     };
     let need = (n as u64).saturating_mul(h.dtype.size() as u64);
-    let available = super::file_len(&data).saturating_sub(start);
-    let Some(extra) = available.checked_sub(need) else { return Ok(None) };
-    let skip = if h.byte_skip == -1 { extra } else { h.byte_skip as u64 };
-    if skip > extra {
-        return Ok(None);
-    }
-    let offset = start + skip;
+    let Some(offset) = super::block::samples_offset(&data, start, need, h.byte_skip) else { return Ok(None) };
     let spacing = spacing(&h, &mut notes);
     let spec = super::RawSpec { dims: h.dims, dtype: h.dtype, endian: h.endian, offset };
     Ok(Some(super::Block { data, spec, spacing, notes }))

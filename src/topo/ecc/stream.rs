@@ -1,5 +1,5 @@
-//! The ECC of a field read from its file a slab at a time ([`crate::io::Block`]), equal to
-//! [`super::ecc`] of the field read whole.
+//! The ECC of a field read a slab at a time from a [`SampleSource`] (a file, through
+//! [`crate::io::Block`]), equal to [`super::ecc`] of the field read whole.
 //!
 //! A reader thread fills one slab of whole planes (with the collar planes either side) while
 //! the slab before it is computed on all threads, so the file is read once, front to back, and
@@ -14,42 +14,41 @@ use super::{
     empty_histogram, histogram_of, threshold, with_filtration,
 };
 use crate::control::Control;
-use crate::field::{Dtype, Sample};
-use crate::io::Block;
+use crate::field::{Dtype, Sample, SampleSource};
 use crossbeam_channel::bounded;
 
 /// Bytes of samples per slab read (at least one plane with its collar).
 pub const SLAB_BYTES: usize = 32 << 20;
 
-/// The ECC of the field stored in `block`, reading at most two slabs of it at a time.
-pub fn ecc_block(block: &Block, opts: &EccOptions, ctl: &Control) -> Result<super::Ecc, EccError> {
-    ecc_block_in_slabs(block, opts, SLAB_BYTES, ctl)
+/// The ECC of the field `source` reads, holding at most two slabs of it at a time.
+pub fn ecc(source: &mut dyn SampleSource, opts: &EccOptions, ctl: &Control) -> Result<super::Ecc, EccError> {
+    ecc_in_slabs(source, opts, SLAB_BYTES, ctl)
 }
 
-/// [`ecc_block`] in slabs of about `slab_bytes` (whole planes, at least one): the curve does not
+/// [`ecc`] in slabs of about `slab_bytes` (whole planes, at least one): the curve does not
 /// depend on it; tests vary it to prove that.
-pub fn ecc_block_in_slabs(
-    block: &Block,
+pub fn ecc_in_slabs(
+    source: &mut dyn SampleSource,
     opts: &EccOptions,
     slab_bytes: usize,
     ctl: &Control,
 ) -> Result<super::Ecc, EccError> {
-    let e = match block.dtype() {
-        Dtype::U8 => streamed::<u8>(block, opts, slab_bytes, ctl),
-        Dtype::I8 => streamed::<i8>(block, opts, slab_bytes, ctl),
-        Dtype::U16 => streamed::<u16>(block, opts, slab_bytes, ctl),
-        Dtype::I16 => streamed::<i16>(block, opts, slab_bytes, ctl),
-        Dtype::U32 => streamed::<u32>(block, opts, slab_bytes, ctl),
-        Dtype::I32 => streamed::<i32>(block, opts, slab_bytes, ctl),
-        Dtype::F32 => streamed::<f32>(block, opts, slab_bytes, ctl),
-        Dtype::F64 => streamed::<f64>(block, opts, slab_bytes, ctl),
+    let e = match source.grid().dtype {
+        Dtype::U8 => streamed::<u8>(source, opts, slab_bytes, ctl),
+        Dtype::I8 => streamed::<i8>(source, opts, slab_bytes, ctl),
+        Dtype::U16 => streamed::<u16>(source, opts, slab_bytes, ctl),
+        Dtype::I16 => streamed::<i16>(source, opts, slab_bytes, ctl),
+        Dtype::U32 => streamed::<u32>(source, opts, slab_bytes, ctl),
+        Dtype::I32 => streamed::<i32>(source, opts, slab_bytes, ctl),
+        Dtype::F32 => streamed::<f32>(source, opts, slab_bytes, ctl),
+        Dtype::F64 => streamed::<f64>(source, opts, slab_bytes, ctl),
     }?;
     ctl.check()?;
     Ok(e)
 }
 
 fn streamed<T: Sample>(
-    block: &Block,
+    source: &mut dyn SampleSource,
     opts: &EccOptions,
     slab_bytes: usize,
     ctl: &Control,
@@ -57,8 +56,8 @@ fn streamed<T: Sample>(
 where
     T::Key: EccKey,
 {
-    let geo = Geometry::of_shape(block.dims());
-    let (thresholds, chi) = with_filtration!(opts, per_value::<T>(block, &geo, opts, slab_bytes, ctl))?;
+    let geo = Geometry::of_shape(&source.grid().shape);
+    let (thresholds, chi) = with_filtration!(opts, per_value::<T>(source, &geo, opts, slab_bytes, ctl))?;
     Ok(curve::<T>(opts, thresholds, chi))
 }
 
@@ -70,7 +69,7 @@ struct Slab<T> {
 }
 
 fn per_value<T: Sample, const VERT: bool, const SUP: bool>(
-    block: &Block,
+    source: &mut dyn SampleSource,
     geo: &Geometry,
     opts: &EccOptions,
     slab_bytes: usize,
@@ -82,7 +81,6 @@ where
     let pv = geo.plane_voxels();
     let per_slab = (slab_bytes / (pv * size_of::<T>())).saturating_sub(2).clamp(1, geo.planes);
     let pc = geo.planes_per_chunk(opts.chunk_voxels);
-    let mut reader = block.reader().map_err(|e| EccError::Read(e.to_string()))?;
     let mut sums = Sums::<T, SUP>::new();
     let mut non_finite = (0, 0);
     std::thread::scope(|s| {
@@ -104,10 +102,10 @@ where
                     }
                 };
                 data.resize((ze - zs) * pv, T::zeroed());
-                let slab = reader
-                    .read(zs * pv, &mut data)
+                let slab = source
+                    .read_into(zs * pv, bytemuck::cast_slice_mut(&mut data))
                     .map(|_| Slab { data, base: zs, range: (z0, z1) })
-                    .map_err(|e| EccError::Read(e.to_string()));
+                    .map_err(EccError::Read);
                 let failed = slab.is_err();
                 if full.send(slab).is_err() || failed {
                     return;
