@@ -8,20 +8,39 @@ use crate::field::Key;
 ///
 /// The hot loop adds one packed word per voxel: the voxel count in the high 32 bits and
 /// `change + 16` (never negative) in the low 32, flushed to wide totals before the low half
-/// could overflow.
+/// could overflow. For types of at most 2^8 values the words are kept in [`LANES`] copies,
+/// voxel `i` adding to copy `i % LANES`: runs of one value (a background, a flat field) would
+/// otherwise chain every add on the one before it through memory (0.20 GVox/s on a constant
+/// u8 field against 0.33 on noise, one thread of the 2-core VM).
 pub(super) struct Histogram {
     lo: i64,
+    bins: usize,
+    /// `lanes * bins` words, copy-major.
     packed: Vec<u64>,
+    lanes: usize,
     pending: usize,
     sums: Vec<i64>,
     counts: Vec<u64>,
 }
 
+/// Copies of the packed words for small histograms (see [`Histogram`]).
+const LANES: usize = 4;
+
 impl Histogram {
     const FLUSH_AT: usize = 1 << 26;
 
     pub(super) fn new(lo: i64, bins: usize) -> Self {
-        Histogram { lo, packed: vec![0; bins], pending: 0, sums: vec![0; bins], counts: vec![0; bins] }
+        // 2^16 bins in four copies would spill the cache that the hot loop lives in.
+        let lanes = if bins <= 256 { LANES } else { 1 };
+        Histogram {
+            lo,
+            bins,
+            packed: vec![0; bins * lanes],
+            lanes,
+            pending: 0,
+            sums: vec![0; bins],
+            counts: vec![0; bins],
+        }
     }
 
     #[inline(always)]
@@ -32,18 +51,39 @@ impl Histogram {
                 self.flush();
             }
             self.pending += keys.len();
-            for (&k, &ch) in keys.iter().zip(changes) {
-                self.packed[(k.to_i64() - self.lo) as usize] += (1 << 32) + (ch as i64 + 16) as u64;
+            let word =
+                |k: K, ch: i8| ((k.to_i64() - self.lo) as usize, (1u64 << 32) + (ch as i64 + 16) as u64);
+            if self.lanes == LANES {
+                let (b, p) = (self.bins, &mut self.packed);
+                let mut quads = keys.chunks_exact(LANES).zip(changes.chunks_exact(LANES));
+                for (k, c) in &mut quads {
+                    for lane in 0..LANES {
+                        let (i, w) = word(k[lane], c[lane]);
+                        p[lane * b + i] += w;
+                    }
+                }
+                let done = keys.len() / LANES * LANES;
+                for (&k, &ch) in keys[done..].iter().zip(&changes[done..]) {
+                    let (i, w) = word(k, ch);
+                    p[i] += w;
+                }
+            } else {
+                for (&k, &ch) in keys.iter().zip(changes) {
+                    let (i, w) = word(k, ch);
+                    self.packed[i] += w;
+                }
             }
         }
     }
 
     fn flush(&mut self) {
-        for ((p, s), c) in self.packed.iter_mut().zip(&mut self.sums).zip(&mut self.counts) {
-            let count = *p >> 32;
-            *s += (*p & 0xffff_ffff) as i64 - 16 * count as i64;
-            *c += count;
-            *p = 0;
+        for lane in self.packed.chunks_exact_mut(self.bins) {
+            for ((p, s), c) in lane.iter_mut().zip(&mut self.sums).zip(&mut self.counts) {
+                let count = *p >> 32;
+                *s += (*p & 0xffff_ffff) as i64 - 16 * count as i64;
+                *c += count;
+                *p = 0;
+            }
         }
         self.pending = 0;
     }
