@@ -130,6 +130,24 @@ fn nifti_nrrd_and_metaimage_stream_when_uncompressed() {
     let nii = temp("f.nii");
     std::fs::write(&nii, topoview::io::nifti::nifti1_bytes(&f, false).unwrap()).unwrap();
     check_streams(&nii, &none, &open(&nii, &none).unwrap());
+    // A .hdr/.img pair (magic ni1, the data at vox_offset 0 of the .img), and a single file
+    // whose header extension pushes the data to byte 400.
+    let single = topoview::io::nifti::nifti1_bytes(&f, false).unwrap();
+    let mut hdr = single[..348].to_vec();
+    hdr[344..348].copy_from_slice(b"ni1\0");
+    hdr[108..112].copy_from_slice(&0f32.to_le_bytes());
+    std::fs::write(temp("pair.hdr"), &hdr).unwrap();
+    std::fs::write(temp("pair.img"), &single[352..]).unwrap();
+    check_streams(&temp("pair.hdr"), &none, &open(&temp("pair.hdr"), &none).unwrap());
+    let mut extended = single[..348].to_vec();
+    extended[108..112].copy_from_slice(&400f32.to_le_bytes());
+    extended.extend([1u8, 0, 0, 0]);
+    extended.extend([0u8; 48]);
+    extended.extend(&single[352..]);
+    let ext = temp("extended.nii");
+    std::fs::write(&ext, extended).unwrap();
+    check_streams(&ext, &none, &open(&ext, &none).unwrap());
+    assert_eq!(block(&ext, &none).unwrap().unwrap().spec.offset, 400);
     let gz = temp("f.nii.gz");
     std::fs::write(&gz, topoview::io::nifti::nifti1_bytes(&f, true).unwrap()).unwrap();
     assert_eq!(block(&gz, &none).unwrap(), None, "gzip is read whole");
@@ -169,6 +187,15 @@ fn nifti_nrrd_and_metaimage_stream_when_uncompressed() {
     b.extend(&raw);
     std::fs::write(&local, b).unwrap();
     check_streams(&local, &none, &open(&local, &none).unwrap());
+    // Seven bytes of something else before the samples of a detached file (HeaderSize 7), and
+    // a NRRD's five skipped bytes.
+    std::fs::write(temp("skipped.raw"), [vec![9u8; 7], raw.clone()].concat()).unwrap();
+    let skipped = temp("skipped.mhd");
+    std::fs::write(&skipped, mha("HeaderSize = 7\nElementDataFile = skipped.raw\n")).unwrap();
+    check_streams(&skipped, &none, &open(&skipped, &none).unwrap());
+    let nrrd_skip = temp("skip.nhdr");
+    std::fs::write(&nrrd_skip, header("encoding: raw\nbyte skip: 5\ndata file: detached.raw\n\n")).unwrap();
+    check_streams(&nrrd_skip, &none, &open(&nrrd_skip, &none).unwrap());
     std::fs::write(temp("mhd.raw"), &raw).unwrap();
     let mhd = temp("f.mhd");
     std::fs::write(&mhd, mha("ElementDataFile = mhd.raw\n")).unwrap();
@@ -188,6 +215,8 @@ fn one_volume_of_a_4d_nifti_streams() {
         &mut inflated,
     )
     .unwrap();
+    // pixdim[1] = 0: the reader notes the unusable spacing, before the volume it took.
+    inflated[80..84].copy_from_slice(&0f32.to_le_bytes());
     let nii = temp("example4d.nii");
     std::fs::write(&nii, inflated).unwrap();
     for volume in [None, Some(1)] {
@@ -196,6 +225,7 @@ fn one_volume_of_a_4d_nifti_streams() {
         check_streams(&nii, &opts, &whole);
         let b = block(&nii, &opts).unwrap().unwrap();
         assert_eq!(b.notes, whole.notes_with_series());
+        assert_eq!(b.notes.len(), 2, "{:?}", b.notes);
     }
 }
 

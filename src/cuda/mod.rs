@@ -47,6 +47,23 @@ pub const CRACKS_PTX: &str = include_str!("../../kernels/cracks.ptx");
 pub const BETTI_PTX: &str = include_str!("../../kernels/betti.ptx");
 pub const RIPS_PTX: &str = include_str!("../../kernels/rips.ptx");
 
+/// Loads (and, the first time on a machine, has the driver JIT-compile) one kernel file; a panic
+/// in the driver binding becomes an error, as in [`Gpu::open`].
+fn load_module(ctx: &Arc<CudaContext>, name: &str, kernels: Kernels) -> Result<Arc<CudaModule>, String> {
+    let loaded = std::panic::catch_unwind(|| ctx.load_module(Ptx::from_src(kernels.ptx())));
+    match loaded {
+        Ok(Ok(m)) => Ok(m),
+        Ok(Err(e)) => Err(format!(
+            "{name}: the {} kernels do not load ({e}); the driver may be older than CUDA 12.4",
+            kernels.what()
+        )),
+        Err(_) => Err(format!("{name}: the driver failed while loading the {} kernels", kernels.what())),
+    }
+}
+
+/// Each kernel file's module once loaded, or why it did not load.
+type Modules = [OnceLock<Result<Arc<CudaModule>, String>>; Kernels::ALL.len()];
+
 /// The kernel files, one CUDA module each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kernels {
@@ -117,7 +134,7 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     /// The kernel files, loaded on first use and shared with forks.
-    modules: Arc<[OnceLock<Arc<CudaModule>>; Kernels::ALL.len()]>,
+    modules: Arc<Modules>,
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub name: String,
     /// Streaming multiprocessors (132 on an H100 SXM), for sizing grid-stride launches.
@@ -147,19 +164,21 @@ impl Gpu {
             }
             let ctx = CudaContext::new(0).map_err(|e| format!("cannot open CUDA device 0: {e}"))?;
             let name = ctx.name().unwrap_or_else(|_| "CUDA device 0".into());
+            // The smallest kernel file is loaded now, so that a driver too old for the PTX is
+            // found when the device is opened (`--backend cuda` then fails, `auto` takes the
+            // CPU); the others load on first use.
+            let modules: Arc<Modules> = Default::default();
+            let probe = load_module(&ctx, &name, Kernels::Rips);
+            if let Err(why) = &probe {
+                return Err(why.clone());
+            }
+            let _ = modules[Kernels::Rips as usize].set(probe);
             let stream = ctx.default_stream();
             let multiprocessors = ctx
                 .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
                 .map_err(|e| format!("{name}: cannot read the multiprocessor count ({e})"))?
                 .max(1) as u32;
-            Ok(Gpu {
-                ctx,
-                stream,
-                modules: Default::default(),
-                name,
-                multiprocessors,
-                staging: Default::default(),
-            })
+            Ok(Gpu { ctx, stream, modules, name, multiprocessors, staging: Default::default() })
         }))
     }
 
@@ -182,19 +201,10 @@ impl Gpu {
     /// driver) on first use: a command pays for the kernels it runs alone (the ECC's file takes
     /// seconds to compile, the others less).
     fn module(&self, kernels: Kernels) -> Result<&Arc<CudaModule>, GpuError> {
-        let cell = &self.modules[kernels as usize];
-        if let Some(m) = cell.get() {
-            return Ok(m);
-        }
-        // Two threads may both load it the first time; one of the two is kept.
-        let m = self.ctx.load_module(Ptx::from_src(kernels.ptx())).map_err(|e| {
-            GpuError::Unavailable(format!(
-                "{}: the {} kernels do not load ({e}); the driver may be older than CUDA 12.4",
-                self.name,
-                kernels.what()
-            ))
-        })?;
-        Ok(cell.get_or_init(|| m))
+        let loaded =
+            self.modules[kernels as usize].get_or_init(|| load_module(&self.ctx, &self.name, kernels));
+        // A file that failed to load is not tried again: the fallback note says why each time.
+        loaded.as_ref().map_err(|why| GpuError::Unavailable(why.clone()))
     }
 
     fn function(&self, kernels: Kernels, name: &str) -> Result<CudaFunction, GpuError> {

@@ -192,8 +192,10 @@ struct Located {
 
 /// Reads the header of `path` and works out where the volume `volume` (default the first)
 /// lies, checking every size on the way.
-fn locate(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<Located, FormatError> {
-    let (mut r, header_gz) = reader(path, ctl)?;
+fn locate(path: &Path, volume: Option<usize>) -> Result<Located, FormatError> {
+    // The header is read apart from the data, outside any progress: a read's progress counts
+    // the data file once.
+    let (mut r, header_gz) = reader(path, &Control::default())?;
     let mut head = vec![0u8; 4];
     r.read_exact(&mut head).map_err(|_| "truncated NIfTI header".to_string())?;
     let (version, _) = sniff(&head).ok_or(if path.to_string_lossy().ends_with(".gz") {
@@ -276,13 +278,14 @@ fn locate(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<Located, 
         super::check_inflatable(offset + vol_bytes * (vol as u64 + 1), super::file_len(&data))?;
     }
     let vol_skip = vol_bytes.checked_mul(vol as u64).ok_or("volume offset overflows")?;
-    Ok(Located { h, spatial, n, vols, vol, stored, channels, data, gz, offset: offset + vol_skip, notes })
+    let offset = offset.checked_add(vol_skip).ok_or("volume offset overflows")?;
+    Ok(Located { h, spatial, n, vols, vol, stored, channels, data, gz, offset, notes })
 }
 
 /// Reads a NIfTI file; `volume` picks one volume of a 4D file (default the first).
 pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarField, FormatError> {
     let Located { h, spatial, n, vols, vol, stored, channels, data, gz, offset, mut notes } =
-        locate(path, volume, ctl)?;
+        locate(path, volume)?;
     let (mut r, _) = reader(&data, ctl).map_err(|e| match h.paired {
         true => format!("data file of the header pair: {e}").into(),
         false => e,
@@ -320,19 +323,19 @@ fn spacing(h: &Header, ndim: usize, notes: &mut Vec<String>) -> [f64; 3] {
 /// The volume asked for as one uncompressed block of samples that need no conversion (no
 /// colour, no scaling), for readers that stream it; `None` when it is not stored so.
 pub fn block(path: &Path, volume: Option<usize>) -> Result<Option<super::Block>, FormatError> {
-    let ctl = Control::default();
     let Located { h, spatial, n, stored, channels, data, gz, offset, mut notes, vols, vol } =
-        locate(path, volume, &ctl)?;
+        locate(path, volume)?;
     let need = (n as u64).saturating_mul(stored.size() as u64);
     let short = super::file_len(&data) < offset.saturating_add(need);
     // Reading the file whole reports a short one.
     if gz || channels != 1 || scaling(&h)?.is_some() || short {
         return Ok(None);
     }
+    // In the order the whole-file read gives them (`ScalarField::notes_with_series`).
+    let spacing = spacing(&h, spatial.len(), &mut notes);
     if vols > 1 {
         notes.push(crate::field::Series { index: vol, count: vols }.note());
     }
-    let spacing = spacing(&h, spatial.len(), &mut notes);
     let spec = super::RawSpec { dims: spatial, dtype: stored, endian: h.endian, offset };
     Ok(Some(super::Block { data, spec, spacing, notes }))
 }

@@ -86,7 +86,8 @@ where
     std::thread::scope(|s| {
         let (full, slabs) = bounded::<Result<Slab<T>, EccError>>(1);
         let (give_back, returned) = bounded::<Vec<T>>(2);
-        s.spawn(move || {
+        // Named, as every thread of the program is, for profilers and panic messages.
+        let spawned = std::thread::Builder::new().name("ecc-slab-reader".into()).spawn_scoped(s, move || {
             let mut made = 0;
             for z0 in (0..geo.planes).step_by(per_slab) {
                 let z1 = (z0 + per_slab).min(geo.planes);
@@ -101,7 +102,14 @@ where
                         Err(_) => return,
                     }
                 };
-                data.resize((ze - zs) * pv, T::zeroed());
+                let len = (ze - zs) * pv;
+                if data.try_reserve(len.saturating_sub(data.len())).is_err() {
+                    let bytes = len * size_of::<T>();
+                    let _ =
+                        full.send(Err(EccError::Read(format!("cannot allocate {bytes} bytes for a slab"))));
+                    return;
+                }
+                data.resize(len, T::zeroed());
                 let slab = source
                     .read_into(zs * pv, bytemuck::cast_slice_mut(&mut data))
                     .map(|_| Slab { data, base: zs, range: (z0, z1) })
@@ -112,6 +120,7 @@ where
                 }
             }
         });
+        spawned.map_err(|e| EccError::Read(format!("cannot start the slab reader: {e}")))?;
         for slab in slabs {
             let slab = slab?;
             ctl.check()?;
