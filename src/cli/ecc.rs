@@ -5,7 +5,7 @@ use super::progress::Progress;
 use anyhow::Context;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use topoview::compute::backend::Backend;
+use topoview::compute::backend::{Backend, Ran as BackendRan};
 use topoview::control::Control;
 use topoview::export::{EccReport, format_threshold, outputs};
 use topoview::field::{Grid, dims_string};
@@ -189,39 +189,22 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
                 return Err(ecc::EccError::NonFinite { nan, inf }).with_context(|| name.clone());
             }
         }
-        let bar = progress.bar((field.len() * field.ndim()) as u64, "smoothing");
-        let tick = |n: u64| progress.inc(&bar, n);
-        let (smoothed, ran) = backend
-            .smooth(&field, s, &Control { progress: Some(&tick), cancel: None })
-            .with_context(|| format!("{name}: smoothing"))?;
-        if let Some(why) = &ran.fallback {
-            progress.println(&format!("note: {name}: smoothing: {why}"));
-        }
+        let total = (field.len() * field.ndim()) as u64;
+        let (smoothed, ran) = step(progress, &name, "smoothing", Some("smoothing"), total, |ctl| {
+            backend.smooth(&field, s, ctl).with_context(|| format!("{name}: smoothing"))
+        })?;
         field = smoothed;
         smoothed_on = Some(ran);
-        bar.finish_and_clear();
     }
-    let bar = progress.bar(field.len() as u64, "ECC");
-    let tick = |n: u64| progress.inc(&bar, n);
-    let (curve, ran) = backend
-        .ecc(&field, ecc_opts, &Control { progress: Some(&tick), cancel: None })
-        .with_context(|| name.clone())?;
-    if let Some(why) = &ran.fallback {
-        progress.println(&format!("note: {name}: {why}"));
-    }
+    let (curve, ran) = step(progress, &name, "ECC", None, field.len() as u64, |ctl| {
+        backend.ecc(&field, ecc_opts, ctl).with_context(|| name.clone())
+    })?;
     args.backend.note_cpu(backend, progress);
-    bar.finish_and_clear();
     let betti = if args.betti {
-        let bar = progress.bar(betti::work(&field), "Betti");
-        let tick = |n: u64| progress.inc(&bar, n);
-        let (b, ran) = backend
-            .betti(&field, &curve, &Control { progress: Some(&tick), cancel: None })
-            .with_context(|| format!("{name}: Betti curves"))?;
-        if let Some(why) = &ran.fallback {
-            progress.println(&format!("note: {name}: Betti curves: {why}"));
-        }
-        bar.finish_and_clear();
-        Some((b, ran))
+        let b = step(progress, &name, "Betti", Some("Betti curves"), betti::work(&field), |ctl| {
+            backend.betti(&field, &curve, ctl).with_context(|| format!("{name}: Betti curves"))
+        })?;
+        Some(b)
     } else {
         None
     };
@@ -265,21 +248,38 @@ fn streamed(
         progress.println(&format!("note: {name}: {n}"));
     }
     let grid = block.grid();
-    let bar = progress.bar(grid.shape.iter().product::<usize>() as u64, "ECC");
-    let tick = |n: u64| progress.inc(&bar, n);
-    let (curve, ran) =
-        match setup.backend.ecc_block(block, setup.ecc, &Control { progress: Some(&tick), cancel: None }) {
+    let voxels = grid.shape.iter().product::<usize>() as u64;
+    let (curve, ran) = step(progress, &name, "ECC", None, voxels, |ctl| {
+        match setup.backend.ecc_block(block, setup.ecc, ctl) {
             // A read error names the file it was reading (the data file a header names, say).
-            Err(e @ ecc::EccError::Read(_)) => return Err(e.into()),
-            r => r.with_context(|| name.clone())?,
-        };
-    if let Some(why) = &ran.fallback {
-        progress.println(&format!("note: {name}: {why}"));
-    }
+            Err(e @ ecc::EccError::Read(_)) => Err(e.into()),
+            r => r.with_context(|| name.clone()),
+        }
+    })?;
     args.backend.note_cpu(setup.backend, progress);
-    bar.finish_and_clear();
     let ran = Ran { ecc: &ran, smoothing: None, betti: None, streamed: true };
     report(file, &grid, Curves { ecc: &curve, betti: None }, ran, setup, args, batch)
+}
+
+/// One step of a file's work under a progress bar of `total` units labelled `label`, then the
+/// note of a GPU fallback, if any (naming the step `what`; the ECC's note names none).
+fn step<T>(
+    progress: &Progress,
+    name: &str,
+    label: &str,
+    what: Option<&str>,
+    total: u64,
+    run: impl FnOnce(&Control) -> anyhow::Result<(T, BackendRan)>,
+) -> anyhow::Result<(T, BackendRan)> {
+    let bar = progress.bar(total, label);
+    let tick = |n: u64| progress.inc(&bar, n);
+    let (out, ran) = run(&Control { progress: Some(&tick), cancel: None })?;
+    if let Some(why) = &ran.fallback {
+        let what = what.map_or(String::new(), |w| format!("{w}: "));
+        progress.println(&format!("note: {name}: {what}{why}"));
+    }
+    bar.finish_and_clear();
+    Ok((out, ran))
 }
 
 /// What was computed for a file.
@@ -290,9 +290,9 @@ struct Curves<'a> {
 
 /// Where each part of a file's computation ran.
 struct Ran<'a> {
-    ecc: &'a topoview::compute::backend::Ran,
-    smoothing: Option<&'a topoview::compute::backend::Ran>,
-    betti: Option<&'a topoview::compute::backend::Ran>,
+    ecc: &'a BackendRan,
+    smoothing: Option<&'a BackendRan>,
+    betti: Option<&'a BackendRan>,
     /// The file was read a slab at a time, never whole.
     streamed: bool,
 }

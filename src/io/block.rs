@@ -7,7 +7,7 @@ use super::{
     Format, FormatError, OpenOptions, RawSpec, ReadError, check_dims, format_of, io_message, metaimage,
     nifti, nrrd, read_full,
 };
-use crate::field::{Dtype, Grid, SampleSource, dims_string};
+use crate::field::{Dtype, Grid, SampleSource};
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -62,7 +62,8 @@ pub struct BlockReader {
 
 impl BlockReader {
     /// Fills `dst` with the samples from index `first` on. The file position is this reader's
-    /// alone (seek, then read: not Unix's `read_at`, so the crate builds on every platform).
+    /// alone (seek, then read, which every platform has; see `read_parallel` for Unix's
+    /// positional reads).
     pub fn read<T: bytemuck::Pod>(&mut self, first: usize, dst: &mut [T]) -> Result<(), ReadError> {
         let size = std::mem::size_of::<T>();
         let at = self.offset + first as u64 * size as u64;
@@ -177,17 +178,4 @@ pub(crate) fn samples_offset(data: &Path, start: u64, need: u64, skip: i64) -> O
     let extra = super::file_len(data).saturating_sub(start).checked_sub(need)?;
     let skip = if skip == -1 { extra } else { u64::try_from(skip).ok()? };
     (skip <= extra).then_some(start + skip)
-}
-
-impl std::fmt::Display for Block {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {} at byte {} of {}",
-            dims_string(self.dims()),
-            self.dtype(),
-            self.spec.offset,
-            self.data.display()
-        )
-    }
 }

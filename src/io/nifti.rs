@@ -269,7 +269,8 @@ fn locate(path: &Path, volume: Option<usize>) -> Result<Located, FormatError> {
     } as u64;
     let (data, gz) = if h.paired {
         let img = paired_image(path)?;
-        let gz = is_gzip(&img).map_err(|e| format!("data file of the header pair: {e}"))?;
+        let (_, gz) =
+            reader(&img, &Control::default()).map_err(|e| format!("data file of the header pair: {e}"))?;
         (img, gz)
     } else {
         (path.to_path_buf(), header_gz)
@@ -338,15 +339,6 @@ pub fn block(path: &Path, volume: Option<usize>) -> Result<Option<super::Block>,
     }
     let spec = super::RawSpec { dims: spatial, dtype: stored, endian: h.endian, offset };
     Ok(Some(super::Block { data, spec, spacing, notes }))
-}
-
-/// Whether `path` starts with the gzip magic.
-fn is_gzip(path: &Path) -> Result<bool, FormatError> {
-    let mut magic = [0u8; 2];
-    let mut f =
-        std::fs::File::open(path).map_err(|e| format!("{}: {}", path.display(), super::io_message(&e)))?;
-    let got = super::read_full(&mut f, &mut magic)?;
-    Ok(got == 2 && magic == [0x1f, 0x8b])
 }
 
 /// The file's bytes, inflated when it is gzipped (and whether it is).
