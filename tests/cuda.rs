@@ -211,6 +211,100 @@ fn files_stream_to_the_same_curve() {
     println!("{checked} streamed GPU curves equal to the CPU's");
 }
 
+/// The devices to share planes among: every visible one when there are several; else two
+/// handles on device 0 (each with its own streams and staging), which run the same split.
+fn devices(g: &Gpu) -> Vec<Gpu> {
+    match Gpu::open_devices(None).unwrap() {
+        all if all.len() > 1 => all,
+        _ => vec![g.fork().unwrap(), g.fork().unwrap()],
+    }
+}
+
+#[test]
+fn planes_shared_among_devices_give_the_cpus_curve() {
+    let Some(g) = gpu() else { return };
+    let devices = devices(&g);
+    println!(
+        "{} devices: {}",
+        devices.len(),
+        devices.iter().map(|d| d.name.clone()).collect::<Vec<_>>().join(", ")
+    );
+    use topoview::cuda::{ecc_block_spread, ecc_spread};
+    let mut checked = 0;
+    // Fewer planes than devices, one plane each, several, and a 2D field (one plane: one device).
+    let shapes: &[&[usize]] = &[&[9, 7, 1], &[9, 7, 2], &[31, 17, 3], &[40, 29, 23], &[64, 48], &[1000]];
+    for dtype in [Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16] {
+        for (s, dims) in shapes.iter().enumerate() {
+            let n: usize = dims.iter().product();
+            let f = field_of(dtype, dims, &values(dtype, 11 + s as u64, n, 50));
+            let plane = dims[0] * dims.get(1).unwrap_or(&1) * dtype.size();
+            for construction in [Construction::TopCells, Construction::Vertices] {
+                for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
+                    let opts = EccOptions { construction, filtration, ..Default::default() };
+                    let cpu = ecc(&f, &opts, &Control::default()).unwrap();
+                    for k in 1..=devices.len() {
+                        for limit in [None, Some(3 * plane)] {
+                            let (gpu, _) =
+                                ecc_spread(&devices[..k], &f, &opts, limit, &Control::default()).unwrap();
+                            assert_eq!(
+                                gpu, cpu,
+                                "{dtype:?} {dims:?} {opts:?} on {k} devices, limit {limit:?}"
+                            );
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // A file, each device reading its own planes.
+    let dims = vec![45, 38, 29];
+    let f = field_of(Dtype::U16, &dims, &values(Dtype::U16, 5, 45 * 38 * 29, 300));
+    let bytes: Vec<u8> = (0..f.len()).flat_map(|i| (f.samples().get_f64(i) as u16).to_le_bytes()).collect();
+    let path = std::env::temp_dir().join("topoview_cuda_devices_45x38x29_uint16.raw");
+    std::fs::write(&path, bytes).unwrap();
+    let block = topoview::io::block(&path, &Default::default()).unwrap().unwrap();
+    for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
+        let opts = EccOptions { filtration, ..Default::default() };
+        let cpu = ecc(&f, &opts, &Control::default()).unwrap();
+        for k in 1..=devices.len() {
+            for limit in [None, Some(5 * 45 * 38 * 2)] {
+                let (gpu, t) =
+                    ecc_block_spread(&devices[..k], &block, &opts, limit, &Control::default()).unwrap();
+                assert_eq!(gpu, cpu, "the file on {k} devices, limit {limit:?} ({} slabs)", t.chunks);
+                checked += 1;
+            }
+        }
+    }
+    // Cancelled: every device stops, and the error says so.
+    let cancel = std::sync::atomic::AtomicBool::new(true);
+    let ctl = Control { cancel: Some(&cancel), ..Default::default() };
+    let big = field_of(Dtype::U8, &[64, 64, 64], &values(Dtype::U8, 1, 64 * 64 * 64, 256));
+    let r = ecc_spread(&devices, &big, &EccOptions::default(), Some(3 * 64 * 64), &ctl);
+    assert!(matches!(r, Err(topoview::cuda::GpuError::Cancelled)), "{:?}", r.map(|_| ()));
+    println!("{checked} curves over shared planes equal to the CPU's");
+}
+
+#[test]
+fn the_backend_shares_the_ecc_among_every_gpu() {
+    use topoview::compute::backend::{Backend, Choice, GpuCount};
+    let Some(_) = gpu() else { return };
+    let visible = Gpu::device_count().unwrap();
+    let all = Backend::with_gpus(Choice::Cuda, Some(3 * 70 * 60), GpuCount::All).unwrap();
+    println!("{}", all.describe());
+    let f = field_of(Dtype::U8, &[70, 60, 50], &values(Dtype::U8, 2, 70 * 60 * 50, 256));
+    let opts = EccOptions::default();
+    let (e, ran) = all.ecc(&f, &opts, &Control::default()).unwrap();
+    assert!(ran.on_gpu && ran.fallback.is_none(), "{ran:?}");
+    assert_eq!(e, ecc(&f, &opts, &Control::default()).unwrap());
+    // More GPUs than are visible is the user's error, under auto too.
+    for choice in [Choice::Cuda, Choice::Auto] {
+        let asked = GpuCount::Count(visible + 1);
+        let err = Backend::with_gpus(choice, None, asked).err().unwrap().to_string();
+        assert!(err.contains(&format!("{} GPUs asked for, {visible} visible", visible + 1)), "{err}");
+    }
+}
+
 #[test]
 fn smoothing_then_ecc_on_the_device_matches() {
     let Some(g) = gpu() else { return };

@@ -64,6 +64,8 @@ pub struct Startup {
     pub backend: crate::compute::backend::Choice,
     /// Device memory the GPU ECC may use for a field's slabs.
     pub gpu_memory: Option<usize>,
+    /// GPUs the ECC shares a field among.
+    pub gpus: crate::compute::backend::GpuCount,
     /// A session to restore (in place of `file`).
     pub session: Option<PathBuf>,
     /// Files to show as layers over the field.
@@ -211,8 +213,12 @@ impl TopoApp {
             })
             .is_some();
         let ctx = cc.egui_ctx.clone();
-        let worker =
-            Worker::spawn_on(Box::new(move || ctx.request_repaint()), startup.backend, startup.gpu_memory);
+        let worker = Worker::spawn_on(
+            Box::new(move || ctx.request_repaint()),
+            startup.backend,
+            startup.gpu_memory,
+            startup.gpus,
+        );
         let (exports_tx, exports_rx) = crossbeam_channel::unbounded();
         let bench =
             startup.bench_frames.map(|n| bench::FrameBench::new(n, startup.bench_sigma, startup.launched));

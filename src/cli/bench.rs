@@ -41,6 +41,10 @@ pub struct BenchArgs {
     /// Time the CUDA backend (device 0) instead.
     #[arg(long)]
     pub cuda: bool,
+    /// Time the ECC on 1, 2, ... of every visible GPU instead (a 1024^3 u8 field from host
+    /// memory, and FILE streamed from disk when given).
+    #[arg(long)]
+    pub gpus: bool,
     /// Time the 3D view instead, rendered offscreen (no window) on the GPU wgpu finds.
     #[arg(long)]
     pub render: bool,
@@ -59,6 +63,13 @@ pub struct BenchArgs {
 }
 
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
+    if a.gpus {
+        #[cfg(feature = "cuda")]
+        return topoview::cuda::bench::run_devices(a.repeat.max(1), a.file.as_deref(), &mut stdout())
+            .map_err(anyhow::Error::msg);
+        #[cfg(not(feature = "cuda"))]
+        anyhow::bail!("this topoview was built without CUDA (the `cuda` feature)");
+    }
     if a.cuda {
         #[cfg(feature = "cuda")]
         {

@@ -145,11 +145,15 @@ pub struct BackendArgs {
     /// through it in slabs. Default: 64 MiB (at least three planes), at most 40% of the free memory.
     #[arg(long, value_name = "LIMIT", value_parser = topoview::mem::parse_size)]
     pub gpu_memory: Option<usize>,
+    /// GPUs the ECC shares a field's planes among: a number, or all (those CUDA_VISIBLE_DEVICES
+    /// shows). Other jobs run on the first.
+    #[arg(long, value_name = "N|all", default_value = "1")]
+    pub gpus: topoview::compute::backend::GpuCount,
 }
 
 impl BackendArgs {
     pub fn open(&self) -> anyhow::Result<topoview::compute::backend::Backend> {
-        Ok(topoview::compute::backend::Backend::new(self.backend, self.gpu_memory)?)
+        Ok(topoview::compute::backend::Backend::with_gpus(self.backend, self.gpu_memory, self.gpus)?)
     }
 
     /// Without a GPU under `--backend auto`, says why once per run, when the first result has
@@ -255,6 +259,7 @@ fn view(file: &Option<PathBuf>, a: &ViewArgs, launched: std::time::Instant) -> a
         launched: Some(launched),
         backend: a.backend.backend,
         gpu_memory: a.backend.gpu_memory,
+        gpus: a.backend.gpus,
         session: a.session.clone(),
         layers: a.layer.clone(),
     };

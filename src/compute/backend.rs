@@ -29,6 +29,34 @@ pub enum Choice {
     Cpu,
 }
 
+/// How many GPUs the ECC shares a field's planes among (`--gpus N|all`; default 1). Other
+/// jobs run on the first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuCount {
+    Count(usize),
+    /// Every visible device (`CUDA_VISIBLE_DEVICES` chooses which).
+    All,
+}
+
+impl Default for GpuCount {
+    fn default() -> Self {
+        GpuCount::Count(1)
+    }
+}
+
+impl std::str::FromStr for GpuCount {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "all" => Ok(GpuCount::All),
+            _ => match s.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(GpuCount::Count(n)),
+                _ => Err(format!("expected a number of GPUs (1 or more) or 'all', got '{s}'")),
+            },
+        }
+    }
+}
+
 /// `--backend cuda` on a machine (or a build) without a usable GPU.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -58,10 +86,11 @@ pub fn set_threads(n: usize) -> Result<(), ThreadsError> {
 }
 
 pub struct Backend {
-    /// The device as opened, and a handle per thread that has used it.
+    /// The devices as opened (the first runs every job but the ECC), and handles on them per
+    /// thread that has used them.
     #[cfg(feature = "cuda")]
-    gpu: Option<(Gpu, GpuHandles)>,
-    /// The device's name, when there is one.
+    gpu: Option<(Vec<Gpu>, GpuHandles)>,
+    /// The devices' names, when there are some ("2 x NVIDIA H200").
     gpu_name: Option<String>,
     /// Why the CPU is used (no driver, no device, --backend cpu), when it is.
     why_cpu: Option<String>,
@@ -70,9 +99,9 @@ pub struct Backend {
     pub gpu_memory: Option<usize>,
 }
 
-/// A GPU handle per thread that has used the device.
+/// Handles on the devices per thread that has used them.
 #[cfg(feature = "cuda")]
-type GpuHandles = std::sync::Mutex<std::collections::HashMap<std::thread::ThreadId, Arc<Gpu>>>;
+type GpuHandles = std::sync::Mutex<std::collections::HashMap<std::thread::ThreadId, Arc<Vec<Gpu>>>>;
 
 /// What ran a computation, and why not the GPU when it was the CPU although one is there.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -113,19 +142,31 @@ impl SmoothEccError {
 #[cfg(feature = "cuda")]
 pub type GpuPath<'a, T> = Box<dyn FnOnce(&Gpu) -> Result<T, GpuError> + 'a>;
 
+/// The GPU path of an operation that shares its work among the devices.
+#[cfg(feature = "cuda")]
+pub type DevicesPath<'a, T> = Box<dyn FnOnce(&[Gpu]) -> Result<T, GpuError> + 'a>;
+
 impl Backend {
+    /// The backend of `choice` with one GPU (the first visible).
     pub fn new(choice: Choice, gpu_memory: Option<usize>) -> Result<Backend, NoGpu> {
+        Backend::with_gpus(choice, gpu_memory, GpuCount::default())
+    }
+
+    /// The backend of `choice` with `gpus` devices for the ECC. Without a usable device,
+    /// `auto` takes the CPU; asking for more devices than are visible is an error.
+    pub fn with_gpus(choice: Choice, gpu_memory: Option<usize>, gpus: GpuCount) -> Result<Backend, NoGpu> {
         let (gpu, why_cpu) = match choice {
             Choice::Cpu => (None, Some("--backend cpu".to_string())),
-            Choice::Cuda => (Some(open_gpu()?), None),
-            Choice::Auto => match open_gpu() {
+            Choice::Cuda => (Some(open_gpus(gpus)?), None),
+            Choice::Auto => match open_gpus(gpus) {
                 Ok(g) => (Some(g), None),
+                Err(why) if gpus != GpuCount::default() && any_device() => return Err(why),
                 Err(why) => (None, Some(why.0)),
             },
         };
         #[cfg(feature = "cuda")]
         {
-            let gpu_name = gpu.as_ref().map(|g| g.name.clone());
+            let gpu_name = gpu.as_ref().map(|g| names(g));
             Ok(Backend { gpu: gpu.map(|g| (g, Default::default())), gpu_name, why_cpu, gpu_memory })
         }
         #[cfg(not(feature = "cuda"))]
@@ -170,8 +211,8 @@ impl Backend {
         if ran.on_gpu { self.describe() } else { format!("CPU, {} threads", rayon::current_num_threads()) }
     }
 
-    /// Runs `gpu` on the device when there is one and `use_gpu` holds, else `cpu`; when the GPU
-    /// fails (other than by being cancelled), runs `cpu` and says why in [`Ran::fallback`].
+    /// Runs `gpu` on the first device when there is one and `use_gpu` holds, else `cpu`; when
+    /// the GPU fails (other than by being cancelled), runs `cpu` and says why in [`Ran::fallback`].
     #[cfg(feature = "cuda")]
     pub fn run<T, E: From<Cancelled>>(
         &self,
@@ -179,14 +220,29 @@ impl Backend {
         gpu: GpuPath<'_, T>,
         cpu: impl FnOnce() -> Result<T, E>,
     ) -> Result<(T, Ran), E> {
-        if let Some((root, handles)) = self.gpu.as_ref().filter(|_| use_gpu) {
+        self.run_on_all(use_gpu, Box::new(|g: &[Gpu]| gpu(&g[0])), cpu)
+    }
+
+    /// [`Backend::run`] for a GPU path given every device.
+    #[cfg(feature = "cuda")]
+    pub fn run_on_all<T, E: From<Cancelled>>(
+        &self,
+        use_gpu: bool,
+        gpu: DevicesPath<'_, T>,
+        cpu: impl FnOnce() -> Result<T, E>,
+    ) -> Result<(T, Ran), E> {
+        if let Some((roots, handles)) = self.gpu.as_ref().filter(|_| use_gpu) {
             let thread = std::thread::current().id();
-            // The map is held only to look up or add this thread's handle, never while it runs.
+            // The map is held only to look up or add this thread's handles, never while they run.
             let mine = {
                 let mut h = handles.lock().unwrap_or_else(|p| p.into_inner());
                 match h.get(&thread) {
                     Some(g) => Ok(g.clone()),
-                    None => root.fork().map(|g| h.entry(thread).or_insert(Arc::new(g)).clone()),
+                    None => roots
+                        .iter()
+                        .map(Gpu::fork)
+                        .collect::<Result<Vec<_>, _>>()
+                        .map(|g| h.entry(thread).or_insert(Arc::new(g)).clone()),
                 }
             };
             let result = mine.and_then(|g| gpu(&g));
@@ -214,7 +270,8 @@ impl Backend {
         let cpu = || ecc::ecc(field, opts, ctl);
         #[cfg(feature = "cuda")]
         {
-            self.run(true, Box::new(|g: &Gpu| Ok(g.ecc(field, opts, self.gpu_memory, ctl)?.0)), cpu)
+            let gpu = |g: &[Gpu]| Ok(crate::cuda::ecc_spread(g, field, opts, self.gpu_memory, ctl)?.0);
+            self.run_on_all(true, Box::new(gpu), cpu)
         }
         #[cfg(not(feature = "cuda"))]
         Ok((cpu()?, Ran::CPU))
@@ -222,8 +279,8 @@ impl Backend {
 
     /// The ECC of a field stored as one block in a file, read a slab at a time
     /// ([`ecc::stream`]): equal to [`Backend::ecc`] of the field read whole. Narrow types stream
-    /// through the GPU when there is one; wider types stream on the CPU (the GPU's path for them
-    /// sorts the whole field at once).
+    /// through the GPUs when there are some (each reading its share of the planes); wider types
+    /// stream on the CPU (the GPU's path for them sorts the whole field at once).
     pub fn ecc_block(&self, block: &Block, opts: &EccOptions, ctl: &Control) -> Result<(Ecc, Ran), EccError> {
         let cpu = || {
             let mut reader = block.reader().map_err(|e| EccError::Read(e.to_string()))?;
@@ -232,7 +289,8 @@ impl Backend {
         #[cfg(feature = "cuda")]
         {
             let narrow = block.dtype().size() <= 2;
-            self.run(narrow, Box::new(|g: &Gpu| Ok(g.ecc_block(block, opts, self.gpu_memory, ctl)?.0)), cpu)
+            let gpu = |g: &[Gpu]| Ok(crate::cuda::ecc_block_spread(g, block, opts, self.gpu_memory, ctl)?.0);
+            self.run_on_all(narrow, Box::new(gpu), cpu)
         }
         #[cfg(not(feature = "cuda"))]
         Ok((cpu()?, Ran::CPU))
@@ -346,13 +404,38 @@ impl Backend {
 }
 
 #[cfg(feature = "cuda")]
-fn open_gpu() -> Result<Gpu, NoGpu> {
-    Gpu::open().map_err(|e| NoGpu(e.to_string()))
+fn open_gpus(count: GpuCount) -> Result<Vec<Gpu>, NoGpu> {
+    match count {
+        GpuCount::Count(1) => Gpu::open().map(|g| vec![g]),
+        GpuCount::Count(n) => Gpu::open_devices(Some(n)),
+        GpuCount::All => Gpu::open_devices(None),
+    }
+    .map_err(|e| NoGpu(e.to_string()))
 }
 
 #[cfg(not(feature = "cuda"))]
-fn open_gpu() -> Result<(), NoGpu> {
+fn open_gpus(_: GpuCount) -> Result<(), NoGpu> {
     Err(NoGpu("this topoview was built without CUDA (the `cuda` feature)".into()))
+}
+
+/// Whether a CUDA device is visible (so that a `--gpus` it cannot meet is the user's error).
+fn any_device() -> bool {
+    #[cfg(feature = "cuda")]
+    return Gpu::device_count().is_ok_and(|n| n > 0);
+    #[cfg(not(feature = "cuda"))]
+    false
+}
+
+/// The devices in words: "NVIDIA H100 80GB HBM3", "2 x NVIDIA H200".
+#[cfg(feature = "cuda")]
+fn names(gpus: &[Gpu]) -> String {
+    match gpus {
+        [one] => one.name.clone(),
+        [first, rest @ ..] if rest.iter().all(|g| g.name == first.name) => {
+            format!("{} x {}", gpus.len(), first.name)
+        }
+        _ => gpus.iter().map(|g| g.name.as_str()).collect::<Vec<_>>().join(" + "),
+    }
 }
 
 /// Parameters the GPU path accepts; others go to the CPU, which reports what is wrong.
@@ -418,5 +501,31 @@ impl Backend {
         #[cfg(not(feature = "cuda"))]
         let (merges, ran) = (cpu()?, Ran::CPU);
         Ok((plan.betti(ecc, &merges), ran))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_counts_parse_and_bad_ones_say_what_is_expected() {
+        assert_eq!("all".parse::<GpuCount>(), Ok(GpuCount::All));
+        assert_eq!("2".parse::<GpuCount>(), Ok(GpuCount::Count(2)));
+        for bad in ["0", "-1", "two", ""] {
+            let err = bad.parse::<GpuCount>().unwrap_err();
+            assert!(err.contains("1 or more") && err.contains(&format!("'{bad}'")), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_cpu_backend_ignores_the_gpu_count_and_auto_without_a_device_takes_the_cpu() {
+        let cpu = Backend::with_gpus(Choice::Cpu, None, GpuCount::Count(8)).unwrap();
+        assert!(!cpu.has_gpu());
+        // Where no device is visible (CI, this build without CUDA), asking for several is no error.
+        if !any_device() {
+            let auto = Backend::with_gpus(Choice::Auto, None, GpuCount::Count(4)).unwrap();
+            assert!(!auto.has_gpu() && auto.why_cpu().is_some());
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! older jobs of its lane. A lane skips a job whose flag is up before it starts, and a running
 //! job stops at its next check, so a burst of slider moves costs one computation.
 
-use super::backend::{Backend, Choice};
+use super::backend::{Backend, Choice, GpuCount};
 use super::{Event, Job, JobContext, JobError, JobId, Lane, Outcome};
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use std::collections::HashMap;
@@ -34,13 +34,14 @@ struct Shared {
     backend: OnceLock<Backend>,
     choice: Choice,
     gpu_memory: Option<usize>,
+    gpus: GpuCount,
     events: Sender<Event>,
     notify: Notify,
 }
 
 impl Shared {
     fn backend(&self) -> &Backend {
-        self.backend.get_or_init(|| match Backend::new(self.choice, self.gpu_memory) {
+        self.backend.get_or_init(|| match Backend::with_gpus(self.choice, self.gpu_memory, self.gpus) {
             Ok(b) => b,
             // Asked for CUDA without a usable GPU: say so, and compute on the CPU.
             Err(why) => Backend::cpu_because(format!("CUDA asked for: {why}")),
@@ -75,13 +76,15 @@ pub struct Worker {
 impl Worker {
     /// A worker on the best backend (CUDA when usable, else the CPU).
     pub fn spawn(notify: Notify) -> Worker {
-        Worker::spawn_on(notify, Choice::Auto, None)
+        Worker::spawn_on(notify, Choice::Auto, None, GpuCount::default())
     }
 
-    /// A worker on the chosen backend; `gpu_memory` caps the device memory of ECC slabs.
-    pub fn spawn_on(notify: Notify, choice: Choice, gpu_memory: Option<usize>) -> Worker {
+    /// A worker on the chosen backend; `gpu_memory` caps the device memory of ECC slabs, which
+    /// are shared among `gpus` devices.
+    pub fn spawn_on(notify: Notify, choice: Choice, gpu_memory: Option<usize>, gpus: GpuCount) -> Worker {
         let (etx, erx) = unbounded::<Event>();
-        let shared = Arc::new(Shared { backend: OnceLock::new(), choice, gpu_memory, events: etx, notify });
+        let shared =
+            Arc::new(Shared { backend: OnceLock::new(), choice, gpu_memory, gpus, events: etx, notify });
         let s = shared.clone();
         let opener = std::thread::Builder::new()
             .name("topoview-backend".into())

@@ -234,3 +234,87 @@ pub fn run_cracks(
     }
     Ok(calls)
 }
+
+/// `topoview bench --gpus`: the ECC of a 1024^3 u8 field from host memory, and of `file`
+/// streamed from disk when given, on the first 1, 2, ... of every visible device (opened
+/// once); each row's curve is checked against the single device's.
+pub fn run_devices(
+    reps: usize,
+    file: Option<&std::path::Path>,
+    out: &mut dyn std::io::Write,
+) -> Result<(), BenchError> {
+    let t = Instant::now();
+    let devices = Gpu::open_devices(None)?;
+    writeln!(
+        out,
+        "{} devices ({}) opened in {:.3} s",
+        devices.len(),
+        devices.iter().map(|g| g.name.as_str()).collect::<Vec<_>>().join(", "),
+        t.elapsed().as_secs_f64()
+    )?;
+    for g in &devices {
+        let t = Instant::now();
+        g.module(super::Kernels::Ecc)?;
+        writeln!(out, "device {}: ECC kernels loaded in {:.3} s", g.ordinal, t.elapsed().as_secs_f64())?;
+    }
+    let opts = EccOptions::default();
+    let ctl = Control::default();
+    let block = file.map(|p| crate::io::block(p, &Default::default()).map(|b| (p, b))).transpose()?;
+    let field = noise_u8(&[1024, 1024, 1024]);
+    let mut reference = None;
+    let mut file_reference = None;
+    for k in 1..=devices.len() {
+        let on = &devices[..k];
+        let mut best = f64::MAX;
+        let mut curve = None;
+        for _ in 0..reps.max(1) {
+            let t = Instant::now();
+            let (e, _) = super::ecc_spread(on, &field, &opts, None, &ctl)?;
+            best = best.min(t.elapsed().as_secs_f64());
+            curve = Some(e);
+        }
+        let same = agreement(&mut reference, curve);
+        writeln!(
+            out,
+            "{:<34} {k} GPU(s): {:>8.1} ms {:>6.1} GVox/s from host memory ({same})",
+            "ECC 1024^3 u8 (256 levels)",
+            best * 1e3,
+            gvox(field.len(), best)
+        )?;
+        if let Some((p, Some(b))) = &block {
+            let mut best = f64::MAX;
+            let mut curve = None;
+            for _ in 0..reps.max(1) {
+                let t = Instant::now();
+                let (e, _) = super::ecc_block_spread(on, b, &opts, None, &ctl)?;
+                best = best.min(t.elapsed().as_secs_f64());
+                curve = Some(e);
+            }
+            let voxels: usize = b.dims().iter().product();
+            let same = agreement(&mut file_reference, curve);
+            writeln!(
+                out,
+                "{:<34} {k} GPU(s): {:>8.3} s {:>6.1} GVox/s streamed from the file ({same})",
+                p.display(),
+                best,
+                gvox(voxels, best)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// "first" for the first curve (kept), else whether `curve` equals it.
+fn agreement(
+    reference: &mut Option<crate::topo::ecc::Ecc>,
+    curve: Option<crate::topo::ecc::Ecc>,
+) -> &'static str {
+    match reference {
+        None => {
+            *reference = curve;
+            "the reference"
+        }
+        Some(r) if Some(&*r) == curve.as_ref() => "equal to 1 GPU's",
+        Some(_) => "DIFFERENT from 1 GPU's",
+    }
+}

@@ -10,6 +10,7 @@ use crate::field::{Dtype, ScalarField};
 use crate::topo::ecc::{Construction, Ecc, EccOptions, Filtration};
 use crate::with_samples;
 use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Threads per block along x and rows per block (`ROWS` in kernels/ecc.cu).
@@ -65,22 +66,7 @@ impl Gpu {
         memory_limit: Option<usize>,
         ctl: &Control,
     ) -> Result<(Ecc, GpuEccTimes), GpuError> {
-        with_samples!(field.samples(), v => self.ecc_typed(field, v, opts, memory_limit, ctl))
-    }
-
-    /// Narrow types by histogram, wide ones by sorting (see the module docs).
-    fn ecc_typed<T: DeviceSample>(
-        &self,
-        field: &ScalarField,
-        v: &[T],
-        opts: &EccOptions,
-        memory_limit: Option<usize>,
-        ctl: &Control,
-    ) -> Result<(Ecc, GpuEccTimes), GpuError> {
-        match T::LOWEST {
-            Some(_) => self.ecc_narrow(field.shape(), Source::Memory(v), opts, memory_limit, ctl),
-            None => self.ecc_wide(field, v, opts, ctl),
-        }
+        ecc_spread(std::slice::from_ref(self), field, opts, memory_limit, ctl)
     }
 
     /// The ECC of a field stored as one uncompressed block of a narrow integer type, read slab
@@ -93,21 +79,7 @@ impl Gpu {
         memory_limit: Option<usize>,
         ctl: &Control,
     ) -> Result<(Ecc, GpuEccTimes), GpuError> {
-        let reader = block.reader().map_err(|e| GpuError::Read(e.to_string()))?;
-        let sh = block.dims();
-        macro_rules! go {
-            ($t:ty) => {{
-                let src: Source<'_, $t> = Source::File(reader);
-                self.ecc_narrow(sh, src, opts, memory_limit, ctl)
-            }};
-        }
-        match block.dtype() {
-            Dtype::U8 => go!(u8),
-            Dtype::I8 => go!(i8),
-            Dtype::U16 => go!(u16),
-            Dtype::I16 => go!(i16),
-            other => Err(GpuError::Unsupported(other.name())),
-        }
+        ecc_block_spread(std::slice::from_ref(self), block, opts, memory_limit, ctl)
     }
 
     /// Median seconds of the ECC kernel alone over `field` resident on the GPU (narrow types,
@@ -168,55 +140,54 @@ impl Gpu {
         Ok(times[times.len() / 2])
     }
 
-    fn ecc_narrow<T: DeviceSample>(
+    /// The histogram of voxel counts and chi changes of planes `planes` of a narrow-type field
+    /// of `shape`, streamed through this device in slabs (each with its collar planes);
+    /// stops early when `stop` is set (another device failed).
+    #[allow(clippy::too_many_arguments)]
+    fn narrow_bins<T: DeviceSample>(
         &self,
         shape: &[usize],
         mut data: Source<'_, T>,
+        planes: std::ops::Range<usize>,
         opts: &EccOptions,
         memory_limit: Option<usize>,
         ctl: &Control,
-    ) -> Result<(Ecc, GpuEccTimes), GpuError> {
+        stop: &AtomicBool,
+    ) -> Result<Bins, GpuError> {
         let (name, Some(lo)) = (T::NAME, T::LOWEST) else { return Err(GpuError::Unsupported(T::NAME)) };
-        let start = Instant::now();
-        let mut times = GpuEccTimes::default();
         self.ctx.bind_to_thread()?;
         let s = &self.stream;
-        let three_d = shape.len() == 3;
+        let func = self
+            .function(Kernels::Ecc, &format!("ecc_{name}_{}", if shape.len() == 3 { "3d" } else { "2d" }))?;
         let dims = crate::field::padded_dims(shape);
-        let func =
-            self.function(Kernels::Ecc, &format!("ecc_{name}_{}", if three_d { "3d" } else { "2d" }))?;
         let [nx, ny, nz] = dims;
-        if nx > i32::MAX as usize || ny > 65_535 * ROWS as usize || nz > i32::MAX as usize {
-            return Err(GpuError::TooLarge(format!(
-                "{} is too large for the GPU grid",
-                crate::field::dims_string(shape)
-            )));
-        }
         let plane = nx * ny;
         let bins = 1usize << (8 * std::mem::size_of::<T>());
         let plane_bytes = plane * std::mem::size_of::<T>();
+        let span = planes.len();
         // Slabs of at most 64 MiB by default: pinning a large staging buffer costs more than the
         // overlap gains (1 GiB u8 on an H100 host: 0.86 s in one slab, 0.35 s in 256 MiB slabs).
         // (At least the three planes a slab needs, or the whole of a 2D field.)
         let default = (64usize << 20).max(3.min(nz) * plane_bytes).min(self.memory()?.0 / 10 * 4);
         let budget = memory_limit.unwrap_or(default);
-        // A slab holds its planes and a collar plane on each side (a field of at most the
-        // budget is one slab with no collar).
+        // A slab holds its planes and a collar plane on each side (a run of planes that fits
+        // the budget with its collars is one slab).
+        let collars = (planes.start > 0) as usize + (planes.end < nz) as usize;
         let fit = budget / plane_bytes.max(1);
-        let planes = if fit >= nz { nz } else { fit.saturating_sub(2) }.min(MAX_PLANES);
-        if planes == 0 {
+        let per_slab =
+            if fit >= span + collars { span } else { fit.saturating_sub(2).min(span) }.min(MAX_PLANES);
+        if per_slab == 0 {
             return Err(GpuError::TooLarge(format!(
-                "three planes of {} ({} bytes) do not fit in {} bytes of GPU memory",
+                "three planes of {} ({} bytes) do not fit in {budget} bytes of GPU memory",
                 crate::field::dims_string(shape),
                 3 * plane_bytes,
-                budget
             )));
         }
-        let held = (planes + 2).min(nz);
+        let held = (per_slab + 2).min(nz);
         let mut counts: CudaSlice<u64> = s.alloc_zeros(bins)?;
         let mut sums: CudaSlice<u64> = s.alloc_zeros(bins)?;
-        let sup = opts.filtration == Filtration::Superlevel;
-        let flags = sup as i32 | ((opts.construction == Construction::Vertices) as i32) << 1;
+        let flags = (opts.filtration == Filtration::Superlevel) as i32
+            | ((opts.construction == Construction::Vertices) as i32) << 1;
         // Two streams, each with its pinned staging buffer and device slab: while one slab's
         // planes are copied in (host to pinned, pinned to device), the other's kernel runs.
         let streams = [self.ctx.new_stream()?, self.ctx.new_stream()?];
@@ -227,23 +198,24 @@ impl Gpu {
         guard.ensure(self, slab_bytes)?;
         let Staging { slabs, pinned: staging } = &mut *guard;
         s.synchronize()?;
-        let mut z0 = 0;
-        let mut k = 0;
-        while z0 < nz {
-            if ctl.cancelled() {
+        let mut z0 = planes.start;
+        let mut chunks = 0;
+        while z0 < planes.end {
+            if ctl.cancelled() || stop.load(Ordering::Relaxed) {
                 return Err(GpuError::Cancelled);
             }
-            let z1 = (z0 + planes).min(nz);
+            let z1 = (z0 + per_slab).min(planes.end);
             let zs = z0.saturating_sub(1);
             let ze = (z1 + 1).min(nz);
-            let (st, i) = (&streams[k % 2], k % 2);
+            let (st, i) = (&streams[chunks % 2], chunks % 2);
             // This buffer's previous copy (and kernel) must be done before it is refilled; the
             // copy below is asynchronous (the buffer is pinned).
             st.synchronize()?;
-            let host: &mut [T] = bytemuck::cast_slice_mut(&mut staging[i].as_mut_slice()?[..slab_bytes]);
-            data.fill(&mut host[..(ze - zs) * plane], zs * plane)?;
-            let mut dst = slabs[i].slice_mut(0..slab_bytes);
-            st.memcpy_htod(&staging[i].as_slice()?[..slab_bytes], &mut dst)?;
+            let bytes = (ze - zs) * plane_bytes;
+            let host: &mut [T] = bytemuck::cast_slice_mut(&mut staging[i].as_mut_slice()?[..bytes]);
+            data.fill(host, zs * plane)?;
+            let mut dst = slabs[i].slice_mut(0..bytes);
+            st.memcpy_htod(&staging[i].as_slice()?[..bytes], &mut dst)?;
             let geo = Geo::new(dims, zs, z0, flags);
             let cfg = LaunchConfig {
                 grid_dim: ((nx as u32).div_ceil(BLOCK_X), (ny as u32).div_ceil(ROWS), (z1 - z0) as u32),
@@ -255,37 +227,180 @@ impl Gpu {
             // SAFETY: the arguments match the kernel's signature; the grid covers planes
             // z0..z1 of a slab holding zs..ze, and every index the kernel forms is bounds-checked.
             unsafe { b.launch(cfg) }?;
-            times.chunks += 1;
+            chunks += 1;
             ctl.tick(((z1 - z0) * plane) as u64);
             z0 = z1;
-            k += 1;
         }
         for st in &streams {
             st.synchronize()?;
         }
-        let counts = s.clone_dtoh(&counts)?;
-        let sums = s.clone_dtoh(&sums)?;
-        let order: Box<dyn Iterator<Item = usize>> =
-            if sup { Box::new((0..bins).rev()) } else { Box::new(0..bins) };
-        let (mut thresholds, mut chi) = (Vec::new(), Vec::new());
-        let mut acc = 0i64;
-        for i in order.filter(|&i| counts[i] > 0) {
-            acc += sums[i] as i64;
-            thresholds.push((lo as i64 + i as i64) as f64);
-            chi.push(acc);
-        }
-        times.total = start.elapsed().as_secs_f64();
-        Ok((
-            Ecc {
-                dtype: T::DTYPE,
-                construction: opts.construction,
-                filtration: opts.filtration,
-                thresholds,
-                chi,
-            },
-            times,
-        ))
+        Ok(Bins { counts: s.clone_dtoh(&counts)?, sums: s.clone_dtoh(&sums)?, chunks })
     }
+}
+
+/// The ECC of `field` with its planes shared among `devices` (each streams its run of planes
+/// through its own slabs; their histograms are summed on the host): equal to [`Gpu::ecc`] on
+/// any one of them. Wide types run on the first device alone.
+pub fn ecc_spread(
+    devices: &[Gpu],
+    field: &ScalarField,
+    opts: &EccOptions,
+    memory_limit: Option<usize>,
+    ctl: &Control,
+) -> Result<(Ecc, GpuEccTimes), GpuError> {
+    with_samples!(field.samples(), v => spread_typed(devices, field, v, opts, memory_limit, ctl))
+}
+
+/// Narrow types by histogram, wide ones by sorting (see the module docs).
+fn spread_typed<T: DeviceSample>(
+    devices: &[Gpu],
+    field: &ScalarField,
+    v: &[T],
+    opts: &EccOptions,
+    memory_limit: Option<usize>,
+    ctl: &Control,
+) -> Result<(Ecc, GpuEccTimes), GpuError> {
+    let first = devices.first().ok_or_else(|| GpuError::Unavailable("no CUDA device".into()))?;
+    match T::LOWEST {
+        Some(_) => ecc_narrow(devices, field.shape(), &|| Ok(Source::Memory(v)), opts, memory_limit, ctl),
+        None => first.ecc_wide(field, v, opts, ctl),
+    }
+}
+
+/// [`Gpu::ecc_block`] with the planes shared among `devices`, each reading its own run of
+/// planes from the file.
+pub fn ecc_block_spread(
+    devices: &[Gpu],
+    block: &crate::io::Block,
+    opts: &EccOptions,
+    memory_limit: Option<usize>,
+    ctl: &Control,
+) -> Result<(Ecc, GpuEccTimes), GpuError> {
+    let sh = block.dims();
+    macro_rules! go {
+        ($t:ty) => {{
+            let reader = || -> Result<Source<'_, $t>, GpuError> {
+                Ok(Source::File(block.reader().map_err(|e| GpuError::Read(e.to_string()))?))
+            };
+            ecc_narrow(devices, sh, &reader, opts, memory_limit, ctl)
+        }};
+    }
+    match block.dtype() {
+        Dtype::U8 => go!(u8),
+        Dtype::I8 => go!(i8),
+        Dtype::U16 => go!(u16),
+        Dtype::I16 => go!(i16),
+        other => Err(GpuError::Unsupported(other.name())),
+    }
+}
+
+/// One device's histogram: voxel counts and chi changes (two's complement) per value.
+struct Bins {
+    counts: Vec<u64>,
+    sums: Vec<u64>,
+    chunks: usize,
+}
+
+/// A narrow-type field's planes split into near-equal runs, one per device (a 2D field is one
+/// plane, so one device), each device in a thread of its own; the histograms summed into the
+/// curve.
+fn ecc_narrow<'a, T: DeviceSample>(
+    devices: &[Gpu],
+    shape: &[usize],
+    source: &(dyn Fn() -> Result<Source<'a, T>, GpuError> + Sync),
+    opts: &EccOptions,
+    memory_limit: Option<usize>,
+    ctl: &Control,
+) -> Result<(Ecc, GpuEccTimes), GpuError> {
+    let Some(lo) = T::LOWEST else { return Err(GpuError::Unsupported(T::NAME)) };
+    if devices.is_empty() {
+        return Err(GpuError::Unavailable("no CUDA device".into()));
+    }
+    let start = Instant::now();
+    let dims = crate::field::padded_dims(shape);
+    let [nx, ny, nz] = dims;
+    if nx > i32::MAX as usize || ny > 65_535 * ROWS as usize || nz > i32::MAX as usize {
+        return Err(GpuError::TooLarge(format!(
+            "{} is too large for the GPU grid",
+            crate::field::dims_string(shape)
+        )));
+    }
+    let parts = devices.len().min(nz);
+    let stop = AtomicBool::new(false);
+    let run = |i: usize| {
+        let planes = nz * i / parts..nz * (i + 1) / parts;
+        let bins = source()
+            .and_then(|src| devices[i].narrow_bins(shape, src, planes, opts, memory_limit, ctl, &stop));
+        if bins.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        bins
+    };
+    let results: Vec<Result<Bins, GpuError>> = if parts == 1 {
+        vec![run(0)]
+    } else {
+        std::thread::scope(|s| {
+            let run = &run;
+            let threads: Vec<_> = (0..parts).map(|i| (i, s.spawn(move || run(i)))).collect();
+            threads
+                .into_iter()
+                .map(|(i, t)| {
+                    let g = &devices[i];
+                    t.join()
+                        .unwrap_or_else(|_| Err(GpuError::Driver("the device's thread panicked".into())))
+                        .map_err(|e| match e {
+                            GpuError::Driver(m) => {
+                                GpuError::Driver(format!("{} (device {}): {m}", g.name, g.ordinal))
+                            }
+                            e => e,
+                        })
+                })
+                .collect()
+        })
+    };
+    // A device's own failure, not the stop it caused in the others, is the error to give.
+    let mut total: Option<Bins> = None;
+    let mut cancelled = false;
+    for r in results {
+        match r {
+            Err(GpuError::Cancelled) => cancelled = true,
+            Err(e) => return Err(e),
+            Ok(b) => match &mut total {
+                None => total = Some(b),
+                Some(t) => {
+                    t.counts.iter_mut().zip(&b.counts).for_each(|(a, b)| *a += b);
+                    t.sums.iter_mut().zip(&b.sums).for_each(|(a, b)| *a = a.wrapping_add(*b));
+                    t.chunks += b.chunks;
+                }
+            },
+        }
+    }
+    let Some(Bins { counts, sums, chunks }) = total.filter(|_| !cancelled) else {
+        return Err(GpuError::Cancelled);
+    };
+    let order: Box<dyn Iterator<Item = usize>> = if opts.filtration == Filtration::Superlevel {
+        Box::new((0..counts.len()).rev())
+    } else {
+        Box::new(0..counts.len())
+    };
+    let (mut thresholds, mut chi) = (Vec::new(), Vec::new());
+    let mut acc = 0i64;
+    for i in order.filter(|&i| counts[i] > 0) {
+        acc += sums[i] as i64;
+        thresholds.push((lo as i64 + i as i64) as f64);
+        chi.push(acc);
+    }
+    let times = GpuEccTimes { chunks, total: start.elapsed().as_secs_f64(), ..Default::default() };
+    Ok((
+        Ecc {
+            dtype: T::DTYPE,
+            construction: opts.construction,
+            filtration: opts.filtration,
+            thresholds,
+            chi,
+        },
+        times,
+    ))
 }
 
 /// Where the planes of a narrow-type field come from.

@@ -20,7 +20,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverEr
 use cudarc::nvrtc::Ptx;
 use std::sync::{Arc, OnceLock};
 
-pub use ecc::GpuEccTimes;
+pub use ecc::{GpuEccTimes, ecc_block_spread, ecc_spread};
 
 /// A sample type as the kernels know it: every kernel for it is named with its
 /// [`crate::field::Dtype::name`] (`ecc_u8_3d`, `pairs_f32_2d`, `to_f32_i16`), and the types of
@@ -137,6 +137,8 @@ pub struct Gpu {
     modules: Arc<Modules>,
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub name: String,
+    /// The device's number among the visible ones.
+    pub ordinal: usize,
     /// Streaming multiprocessors (132 on an H100 SXM), for sizing grid-stride launches.
     multiprocessors: u32,
     staging: std::sync::Mutex<ecc::Staging>,
@@ -145,10 +147,49 @@ pub struct Gpu {
 impl Gpu {
     /// Opens device 0, or says why not (no driver library, no device, the PTX does not load).
     pub fn open() -> Result<Gpu, GpuError> {
-        Gpu::open_device().map_err(GpuError::Unavailable)
+        Gpu::open_device(0).map_err(GpuError::Unavailable)
     }
 
-    fn open_device() -> Result<Gpu, String> {
+    /// Opens the first `count` visible devices (all of them for `None`), each in a thread of
+    /// its own (creating a context takes a few tenths of a second); the devices are those
+    /// `CUDA_VISIBLE_DEVICES` shows, in its order.
+    pub fn open_devices(count: Option<usize>) -> Result<Vec<Gpu>, GpuError> {
+        let visible = Gpu::device_count()?;
+        let n = count.unwrap_or(visible);
+        if visible == 0 {
+            return Err(GpuError::Unavailable("no CUDA device".into()));
+        }
+        if n == 0 || n > visible {
+            return Err(GpuError::Unavailable(format!(
+                "{n} GPUs asked for, {visible} visible (CUDA_VISIBLE_DEVICES chooses which)"
+            )));
+        }
+        std::thread::scope(|s| {
+            let opening: Vec<_> = (0..n).map(|i| s.spawn(move || Gpu::open_device(i))).collect();
+            opening
+                .into_iter()
+                .map(|t| {
+                    let opened =
+                        t.join().unwrap_or_else(|_| Err("the CUDA driver failed to initialise".into()));
+                    opened.map_err(GpuError::Unavailable)
+                })
+                .collect()
+        })
+    }
+
+    /// How many devices are visible (0 without a driver).
+    pub fn device_count() -> Result<usize, GpuError> {
+        // SAFETY: only looks for the library; the driver calls would panic without it.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(GpuError::Unavailable("no CUDA driver found (libcuda)".into()));
+        }
+        std::panic::catch_unwind(CudaContext::device_count)
+            .map_err(|_| GpuError::Unavailable("the CUDA driver failed to initialise".into()))?
+            .map(|n| n.max(0) as usize)
+            .map_err(|e| GpuError::Unavailable(format!("no CUDA device: {e}")))
+    }
+
+    fn open_device(ordinal: usize) -> Result<Gpu, String> {
         // SAFETY: only looks for the library; CudaContext::new would panic without it.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err("no CUDA driver found (libcuda)".into());
@@ -162,8 +203,9 @@ impl Gpu {
             if n < 1 {
                 return Err("no CUDA device".into());
             }
-            let ctx = CudaContext::new(0).map_err(|e| format!("cannot open CUDA device 0: {e}"))?;
-            let name = ctx.name().unwrap_or_else(|_| "CUDA device 0".into());
+            let ctx =
+                CudaContext::new(ordinal).map_err(|e| format!("cannot open CUDA device {ordinal}: {e}"))?;
+            let name = ctx.name().unwrap_or_else(|_| format!("CUDA device {ordinal}"));
             // The smallest kernel file is loaded now, so that a driver too old for the PTX is
             // found when the device is opened (`--backend cuda` then fails, `auto` takes the
             // CPU); the others load on first use.
@@ -178,7 +220,7 @@ impl Gpu {
                 .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
                 .map_err(|e| format!("{name}: cannot read the multiprocessor count ({e})"))?
                 .max(1) as u32;
-            Ok(Gpu { ctx, stream, modules, name, multiprocessors, staging: Default::default() })
+            Ok(Gpu { ctx, stream, modules, name, ordinal, multiprocessors, staging: Default::default() })
         }))
     }
 
@@ -192,6 +234,7 @@ impl Gpu {
             stream: self.ctx.new_stream()?,
             modules: self.modules.clone(),
             name: self.name.clone(),
+            ordinal: self.ordinal,
             multiprocessors: self.multiprocessors,
             staging: Default::default(),
         })
