@@ -148,10 +148,12 @@ fn smoothing_equals_the_cpu_bit_for_bit() {
     let Some(g) = gpu() else { return };
     let mut checked = 0;
     for dtype in [Dtype::U8, Dtype::I16, Dtype::U32, Dtype::F32, Dtype::F64] {
-        for dims in [&[1000][..], &[37, 23], &[5, 1], &[17, 9, 13], &[64, 33, 21], &[3, 3, 2]] {
+        // Several tiles along every axis (130 x 70 x 45), and radii tiled (up to 30) and not (36).
+        for dims in [&[1000][..], &[37, 23], &[5, 1], &[17, 9, 13], &[64, 33, 21], &[3, 3, 2], &[130, 70, 45]]
+        {
             let n: usize = dims.iter().product();
             let f: ScalarField = field_of(dtype, dims, &values(dtype, 11, n, 1000));
-            for sigma in [0.6, 2.0, 7.5] {
+            for sigma in [0.6, 2.0, 7.5, 12.0] {
                 let s = Smoothing::voxels(sigma);
                 let cpu = smooth(&f, &s, &Control::default()).unwrap();
                 let gpu = g.smooth(&f, &s).unwrap();

@@ -110,19 +110,7 @@ impl Gpu {
         s: &Smoothing,
     ) -> Result<(), GpuError> {
         let st = &self.stream;
-        // One thread per voxel of an (x, y, z) grid where the grid's limits allow it.
-        let gridded = field.dims()[1] <= 65_535 && field.dims()[2] <= 65_535;
-        let f = self.function(Kernels::Smooth, if gridded { "smooth_pass_3d" } else { "smooth_pass" })?;
-        let [nx, ny, nz] = field.dims().map(|d| d as i32);
-        let cfg = if gridded {
-            LaunchConfig {
-                grid_dim: ((nx as u32).div_ceil(THREADS), ny as u32, nz as u32),
-                block_dim: (THREADS, 1, 1),
-                shared_mem_bytes: 0,
-            }
-        } else {
-            self.grid(field.len())
-        };
+        let dims = field.dims();
         let sig = s.sigma_voxels(field);
         for (axis, &sigma) in sig.iter().enumerate().take(field.ndim()) {
             let w = taps(sigma, s.truncate);
@@ -130,10 +118,19 @@ impl Gpu {
                 continue;
             }
             let wd = st.clone_htod(&w)?;
+            let (name, cfg) = self.pass(dims, axis, w.len() / 2);
+            let f = self.function(Kernels::Smooth, name)?;
+            let [nx, ny, nz] = dims.map(|d| d as i32);
             let (axis, nt) = (axis as i32, w.len() as i32);
             let mut l = st.launch_builder(&f);
-            l.arg(&*a).arg(&mut *b).arg(&nx).arg(&ny).arg(&nz).arg(&axis).arg(&wd).arg(&nt);
-            // SAFETY: a and b hold nx*ny*nz floats, wd holds nt taps; both kernels bound-check.
+            l.arg(&*a).arg(&mut *b).arg(&nx).arg(&ny);
+            if name != "smooth_rows" {
+                l.arg(&nz).arg(&axis);
+            }
+            l.arg(&wd).arg(&nt);
+            // SAFETY: a and b hold nx*ny*nz floats, wd holds nt taps, the arguments are those of
+            // the kernel `name`; every kernel bound-checks its indices (the tiled ones reflect
+            // them into the field, within the shared memory `pass` sizes).
             unsafe { l.launch(cfg) }?;
             std::mem::swap(a, b);
         }
@@ -142,7 +139,49 @@ impl Gpu {
     }
 }
 
+/// Threads per block of the tiled passes, outputs per thread of `smooth_columns` and of
+/// `smooth_rows`, and the largest radius they take (as in kernels/smooth.cu).
+const TILE_X: u32 = 128;
+const TILE_SEG: u32 = 32;
+const TILE_ROW_OUT: u32 = 4;
+const TILE_MAX_R: usize = 30;
+
 impl Gpu {
+    /// The kernel and launch of one pass along `axis` with taps of radius `r`: a tiled one
+    /// (samples read once into shared memory, at most 47 KiB of it at the largest radius)
+    /// where the radius and the grid's limits allow, else one thread per voxel.
+    fn pass(&self, dims: [usize; 3], axis: usize, r: usize) -> (&'static str, LaunchConfig) {
+        let [nx, ny, nz] = dims;
+        let blocks_x = (nx as u32).div_ceil(TILE_X);
+        let row_blocks = (nx as u32).div_ceil(TILE_X * TILE_ROW_OUT);
+        let fits = |a: usize, b: usize| a <= 65_535 && b <= 65_535;
+        let tiled = |name, grid_dim, rows: usize| {
+            let shared_mem_bytes = (rows * 4) as u32 * if name == "smooth_rows" { 1 } else { TILE_X };
+            (name, LaunchConfig { grid_dim, block_dim: (TILE_X, 1, 1), shared_mem_bytes })
+        };
+        let seg = TILE_SEG as usize;
+        match axis {
+            _ if r > TILE_MAX_R => {}
+            0 if fits(ny, nz) => {
+                let run = (TILE_X * TILE_ROW_OUT) as usize + 2 * r;
+                return tiled("smooth_rows", (row_blocks, ny as u32, nz as u32), run);
+            }
+            1 if fits(ny.div_ceil(seg), nz) => {
+                return tiled("smooth_columns", (blocks_x, ny.div_ceil(seg) as u32, nz as u32), seg + 2 * r);
+            }
+            2 if fits(nz.div_ceil(seg), ny) => {
+                return tiled("smooth_columns", (blocks_x, nz.div_ceil(seg) as u32, ny as u32), seg + 2 * r);
+            }
+            _ => {}
+        }
+        if fits(ny, nz) {
+            let grid_dim = ((nx as u32).div_ceil(THREADS), ny as u32, nz as u32);
+            ("smooth_pass_3d", LaunchConfig { grid_dim, block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 })
+        } else {
+            ("smooth_pass", self.grid(nx * ny * nz))
+        }
+    }
+
     /// A grid-stride launch over `n` elements: enough blocks to fill every multiprocessor of
     /// this device 32 times over, no more.
     pub(super) fn grid(&self, n: usize) -> LaunchConfig {
