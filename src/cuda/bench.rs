@@ -49,11 +49,10 @@ fn ecc_case(
             total = t.total;
             if t.download > 0.0 {
                 stages = format!(
-                    " [upload {:.1} ms, pairs+sort {:.1}, run sums+download {:.1}, host {:.1}]",
+                    " [upload {:.1} ms, pairs+sort {:.1}, run sums+download+curve {:.1}]",
                     t.upload * 1e3,
                     t.kernels * 1e3,
                     t.download * 1e3,
-                    t.host * 1e3
                 );
             }
         }

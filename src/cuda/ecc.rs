@@ -47,10 +47,9 @@ pub struct GpuEccTimes {
     pub upload: f64,
     /// Device work (for wide types: listing the pairs and sorting them).
     pub kernels: f64,
-    /// Wide types: summing runs and bringing the distinct values back; turning them into the
-    /// curve on the host.
+    /// Wide types: summing runs and bringing the distinct values back, turned into the curve
+    /// on the host as they arrive.
     pub download: f64,
-    pub host: f64,
     pub total: f64,
     pub chunks: usize,
 }
@@ -413,15 +412,8 @@ enum Source<'a, T> {
 impl<T: bytemuck::Pod + Send + Sync> Source<'_, T> {
     /// Writes the samples from index `first` on into `dst`.
     fn fill(&mut self, dst: &mut [T], first: usize) -> Result<(), GpuError> {
-        use rayon::prelude::*;
         match self {
-            Source::Memory(data) => {
-                // Parallel: one thread's memcpy into pinned memory is slower than the copy engine.
-                let src = &data[first..first + dst.len()];
-                dst.par_chunks_mut(1 << 20)
-                    .zip(src.par_chunks(1 << 20))
-                    .for_each(|(d, s)| d.copy_from_slice(s));
-            }
+            Source::Memory(data) => copy_parallel(dst, &data[first..first + dst.len()]),
             Source::File(reader) => {
                 reader.read_parallel(first, dst).map_err(|e| GpuError::Read(e.to_string()))?
             }
@@ -430,17 +422,24 @@ impl<T: bytemuck::Pod + Send + Sync> Source<'_, T> {
     }
 }
 
+/// `src` copied into `dst` (of the same length) on all cores: one thread's memcpy into pinned
+/// memory is slower than the copy engine.
+pub(super) fn copy_parallel<T: bytemuck::Pod + Send + Sync>(dst: &mut [T], src: &[T]) {
+    use rayon::prelude::*;
+    dst.par_chunks_mut(1 << 20).zip(src.par_chunks(1 << 20)).for_each(|(d, s)| d.copy_from_slice(s));
+}
+
 /// Pinned staging buffers and device slabs of the streamed ECC, two of each (one per stream),
 /// kept between calls: pinning host memory costs about as much as copying it.
 #[derive(Default)]
 pub(super) struct Staging {
     slabs: Vec<CudaSlice<u8>>,
-    pinned: Vec<cudarc::driver::PinnedHostSlice<u8>>,
+    pub(super) pinned: Vec<cudarc::driver::PinnedHostSlice<u8>>,
 }
 
 impl Staging {
     /// Makes both pairs of buffers at least `bytes` long.
-    fn ensure(&mut self, gpu: &Gpu, bytes: usize) -> Result<(), GpuError> {
+    pub(super) fn ensure(&mut self, gpu: &Gpu, bytes: usize) -> Result<(), GpuError> {
         if self.pinned.first().is_none_or(|p| p.len() < bytes) {
             self.slabs.clear();
             self.pinned.clear();

@@ -30,12 +30,10 @@ impl Gpu {
     ) -> Result<(Ecc, super::GpuEccTimes), GpuError> {
         let start = Instant::now();
         self.ctx.bind_to_thread()?;
-        let s = &self.stream;
         // Room for the field as well as the lists, before uploading it.
         self.check_room(data.len(), bytes_per_voxel(std::mem::size_of::<T>()), field.dtype())?;
         let t = Instant::now();
-        let d = s.clone_htod(data)?;
-        s.synchronize()?;
+        let d = self.upload_staged(data)?;
         let upload = t.elapsed().as_secs_f64();
         let (ecc, mut times) = self.ecc_resident(&d, field.shape(), opts, ctl)?;
         times.upload = upload;
@@ -112,19 +110,18 @@ impl Gpu {
         let kernels = t.elapsed().as_secs_f64();
         ctl.tick(n as u64 / 2);
         let t = Instant::now();
-        let (ukeys, sums) = if m > 0 {
-            self.sum_runs(&keys, &vals, m, key_bits)?
+        let (thresholds, chi) = if m > 0 {
+            let (ukeys, sums) = self.sum_runs(&keys, &vals, m, key_bits)?;
+            drop((keys, vals));
+            self.curve_back(&ukeys, &sums, dtype, sup)?
         } else {
-            (KeysBack::K64(Vec::new()), SumsBack::S64(Vec::new()))
+            (Vec::new(), Vec::new())
         };
+        // Summing runs, copying the distinct values back and making the curve of them overlap.
         let download = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let thresholds = ukeys.thresholds(dtype, sup);
-        let chi = sums.chi();
-        let host = t.elapsed().as_secs_f64();
         ctl.tick(n as u64 - n as u64 / 2);
         let total = start.elapsed().as_secs_f64();
-        let times = super::GpuEccTimes { upload: 0.0, kernels, download, host, total, chunks: 1 };
+        let times = super::GpuEccTimes { upload: 0.0, kernels, download, total, chunks: 1 };
         Ok((
             Ecc { dtype, construction: opts.construction, filtration: opts.filtration, thresholds, chi },
             times,
@@ -198,14 +195,15 @@ impl Gpu {
         Ok(())
     }
 
-    /// The distinct keys of the sorted list and the sum of the changes of each.
+    /// The distinct keys of the sorted list and the sum of the changes of each, on the device
+    /// in as few bytes as they fit.
     fn sum_runs(
         &self,
         keys: &CudaSlice<u64>,
         vals: &CudaSlice<i8>,
         m: usize,
         key_bits: u32,
-    ) -> Result<(KeysBack, SumsBack), GpuError> {
+    ) -> Result<(KeysOn, SumsOn), GpuError> {
         let s = &self.stream;
         let mut head: CudaSlice<u32> = s.alloc_zeros(m)?;
         let m32 = m as u32;
@@ -243,9 +241,9 @@ impl Gpu {
             b.arg(&ukeys).arg(&mut k32).arg(&n32);
             // SAFETY: both hold `segments` entries.
             unsafe { b.launch(cfg) }?;
-            KeysBack::K32(s.clone_dtoh(&k32)?)
+            KeysOn::K32(k32)
         } else {
-            KeysBack::K64(s.clone_dtoh(&ukeys)?)
+            KeysOn::K64(ukeys)
         };
         let mut s32: CudaSlice<i32> = s.alloc_zeros(segments)?;
         let mut overflow: CudaSlice<u32> = s.alloc_zeros(1)?;
@@ -254,64 +252,168 @@ impl Gpu {
         b.arg(&sums).arg(&mut s32).arg(&n32).arg(&mut overflow);
         // SAFETY: sums and s32 hold `segments` entries, overflow one.
         unsafe { b.launch(cfg) }?;
-        let sums_back = if s.clone_dtoh(&overflow)?[0] == 0 {
-            SumsBack::S32(s.clone_dtoh(&s32)?)
-        } else {
-            SumsBack::S64(s.clone_dtoh(&sums)?)
+        let sums_on = if s.clone_dtoh(&overflow)?[0] == 0 { SumsOn::S32(s32) } else { SumsOn::S64(sums) };
+        Ok((keys_back, sums_on))
+    }
+
+    /// The curve of the distinct keys and their sums: copied back a chunk at a time through the
+    /// pinned staging buffers, each chunk turned into thresholds and running chi on all cores
+    /// while the next one crosses.
+    fn curve_back(
+        &self,
+        keys: &KeysOn,
+        sums: &SumsOn,
+        dtype: crate::field::Dtype,
+        sup: bool,
+    ) -> Result<(Vec<f64>, Vec<i64>), GpuError> {
+        let n = match keys {
+            KeysOn::K32(k) => k.len(),
+            KeysOn::K64(k) => k.len(),
         };
-        Ok((keys_back, sums_back))
-    }
-}
-
-/// The distinct keys as they come back: 32 bits for 32-bit types.
-enum KeysBack {
-    K32(Vec<u32>),
-    K64(Vec<u64>),
-}
-
-/// The change sums per key as they come back: i32 unless one does not fit.
-enum SumsBack {
-    S32(Vec<i32>),
-    S64(Vec<u64>),
-}
-
-impl KeysBack {
-    fn thresholds(&self, dtype: crate::field::Dtype, sup: bool) -> Vec<f64> {
-        match self {
-            KeysBack::K32(k) => k.par_iter().map(|&k| value_of_key(dtype, k as u64, sup)).collect(),
-            KeysBack::K64(k) => k.par_iter().map(|&k| value_of_key(dtype, k, sup)).collect(),
+        // Zeroed by the allocator (pages mapped on first write, by the threads that fill them).
+        let mut thresholds = vec![0f64; n];
+        let mut chi = vec![0i64; n];
+        let mut acc = 0i64;
+        macro_rules! back {
+            ($k:expr, $s:expr, $wide:expr) => {
+                self.download_staged($k, $s, |first, k, s| {
+                    let t = &mut thresholds[first..first + k.len()];
+                    t.par_iter_mut()
+                        .zip(k.par_iter())
+                        .for_each(|(t, &k)| *t = value_of_key(dtype, k as u64, sup));
+                    acc = prefix_sums_into(&mut chi[first..first + s.len()], s, acc, $wide);
+                })
+            };
         }
+        match (keys, sums) {
+            (KeysOn::K32(k), SumsOn::S32(s)) => back!(k, s, |x: i32| x as i64),
+            (KeysOn::K32(k), SumsOn::S64(s)) => back!(k, s, |x: u64| x as i64),
+            (KeysOn::K64(k), SumsOn::S32(s)) => back!(k, s, |x: i32| x as i64),
+            (KeysOn::K64(k), SumsOn::S64(s)) => back!(k, s, |x: u64| x as i64),
+        }?;
+        Ok((thresholds, chi))
     }
-}
 
-impl SumsBack {
-    fn chi(&self) -> Vec<i64> {
-        match self {
-            SumsBack::S32(v) => prefix_sums(v, |x| x as i64),
-            SumsBack::S64(v) => prefix_sums(v, |x| x as i64),
+    /// `data` copied into a new device buffer through the pinned staging buffers, 64 MiB at a
+    /// time: each chunk filled on all cores while the one before crosses (a pageable copy of
+    /// the whole field runs at a fraction of the bus's speed).
+    fn upload_staged<T: DeviceSample>(&self, data: &[T]) -> Result<CudaSlice<T>, GpuError> {
+        let s = &self.stream;
+        // SAFETY: every element is written by the copies below before a kernel reads it.
+        let mut d: CudaSlice<T> = unsafe { s.alloc(data.len()) }?;
+        s.synchronize()?;
+        let streams = [self.ctx.new_stream()?, self.ctx.new_stream()?];
+        let mut guard = self.staging.lock().unwrap_or_else(|p| p.into_inner());
+        guard.ensure(self, STAGE_BYTES)?;
+        let per = STAGE_BYTES / std::mem::size_of::<T>();
+        for (k, chunk) in data.chunks(per).enumerate() {
+            let (st, i) = (&streams[k % 2], k % 2);
+            // The copy out of this buffer two chunks ago must be done before it is refilled.
+            st.synchronize()?;
+            let bytes = std::mem::size_of_val(chunk);
+            let host: &mut [T] = bytemuck::cast_slice_mut(&mut guard.pinned[i].as_mut_slice()?[..bytes]);
+            super::ecc::copy_parallel(host, chunk);
+            let mut dst = d.slice_mut(k * per..k * per + chunk.len());
+            st.memcpy_htod(&*host, &mut dst)?;
         }
+        for st in &streams {
+            st.synchronize()?;
+        }
+        Ok(d)
+    }
+
+    /// Copies `keys` and `sums` (of one length) back through the pinned staging buffers, a
+    /// chunk at a time, handing each to `each(first index, keys, sums)` while the next crosses.
+    fn download_staged<K: Plain, S: Plain>(
+        &self,
+        keys: &CudaSlice<K>,
+        sums: &CudaSlice<S>,
+        mut each: impl FnMut(usize, &[K], &[S]),
+    ) -> Result<(), GpuError> {
+        let n = keys.len().min(sums.len());
+        let (kb, sb) = (std::mem::size_of::<K>(), std::mem::size_of::<S>());
+        // A multiple of 64 entries, so that the sums' part of a buffer is aligned.
+        let per = STAGE_BYTES / (kb + sb) / 64 * 64;
+        let streams = [self.ctx.new_stream()?, self.ctx.new_stream()?];
+        let mut guard = self.staging.lock().unwrap_or_else(|p| p.into_inner());
+        guard.ensure(self, STAGE_BYTES)?;
+        // The keys and sums were made on the main stream.
+        self.stream.synchronize()?;
+        let range = |k: usize| k * per..((k + 1) * per).min(n);
+        let chunks = n.div_ceil(per);
+        let enqueue = |k: usize, guard: &mut super::ecc::Staging| -> Result<(), GpuError> {
+            let r = range(k);
+            let (kh, sh) = guard.pinned[k % 2].as_mut_slice()?.split_at_mut(per * kb);
+            let kh: &mut [K] = bytemuck::cast_slice_mut(&mut kh[..r.len() * kb]);
+            let sh: &mut [S] = bytemuck::cast_slice_mut(&mut sh[..r.len() * sb]);
+            streams[k % 2].memcpy_dtoh(&keys.slice(r.clone()), kh)?;
+            streams[k % 2].memcpy_dtoh(&sums.slice(r), sh)?;
+            Ok(())
+        };
+        if chunks > 0 {
+            enqueue(0, &mut guard)?;
+        }
+        for k in 0..chunks {
+            if k + 1 < chunks {
+                // Its buffer's last chunk (k - 1) was handed over before this one was waited on.
+                enqueue(k + 1, &mut guard)?;
+            }
+            streams[k % 2].synchronize()?;
+            let r = range(k);
+            let (kh, sh) = guard.pinned[k % 2].as_slice()?.split_at(per * kb);
+            each(
+                r.start,
+                bytemuck::cast_slice(&kh[..r.len() * kb]),
+                bytemuck::cast_slice(&sh[..r.len() * sb]),
+            );
+        }
+        Ok(())
     }
 }
 
-/// Running sums of the per-value changes (as i64), in parallel: chunk totals, then each chunk
-/// from its offset.
-fn prefix_sums<T: Copy + Sync>(sums: &[T], wide: impl Fn(T) -> i64 + Sync) -> Vec<i64> {
+/// What crosses the bus as it is.
+trait Plain: bytemuck::Pod + cudarc::driver::DeviceRepr + Send + Sync {}
+impl<T: bytemuck::Pod + cudarc::driver::DeviceRepr + Send + Sync> Plain for T {}
+
+/// Bytes of a pinned staging buffer that a wide field's upload or its curve's download moves
+/// per chunk.
+const STAGE_BYTES: usize = 64 << 20;
+
+/// The distinct keys on the device: 32 bits for 32-bit types.
+enum KeysOn {
+    K32(CudaSlice<u32>),
+    K64(CudaSlice<u64>),
+}
+
+/// The change sums per key on the device: i32 unless one does not fit.
+enum SumsOn {
+    S32(CudaSlice<i32>),
+    S64(CudaSlice<u64>),
+}
+
+/// Writes into `out` the running sums of the per-value changes `sums` (as i64) from `start`,
+/// in parallel (chunk totals, then each chunk from its offset); returns the last sum.
+fn prefix_sums_into<T: Copy + Sync>(
+    out: &mut [i64],
+    sums: &[T],
+    start: i64,
+    wide: impl Fn(T) -> i64 + Sync,
+) -> i64 {
     const CHUNK: usize = 1 << 16;
     let totals: Vec<i64> = sums.par_chunks(CHUNK).map(|c| c.iter().map(|&x| wide(x)).sum()).collect();
     let mut offsets = Vec::with_capacity(totals.len());
-    let mut acc = 0i64;
+    let mut acc = start;
     for t in totals {
         offsets.push(acc);
         acc += t;
     }
-    let mut out = vec![0i64; sums.len()];
     out.par_chunks_mut(CHUNK).zip(sums.par_chunks(CHUNK)).zip(offsets).for_each(|((o, c), mut acc)| {
         for (o, &x) in o.iter_mut().zip(c) {
             acc += wide(x);
             *o = acc;
         }
     });
-    out
+    acc
 }
 
 /// The sample value of a key made by `Keys<T>` in kernels/ecc.cu.
@@ -350,7 +452,15 @@ mod tests {
                 acc
             })
             .collect();
-        assert_eq!(super::prefix_sums(&v, |x| x as i64), want);
+        let mut out = vec![0i64; v.len()];
+        assert_eq!(super::prefix_sums_into(&mut out, &v, 0, |x| x as i64), *want.last().unwrap());
+        assert_eq!(out, want);
+        // Continued from a start, as the chunks of a download are.
+        let (a, b) = v.split_at(70_001);
+        let mut parts = vec![0i64; v.len()];
+        let mid = super::prefix_sums_into(&mut parts[..a.len()], a, 0, |x| x as i64);
+        super::prefix_sums_into(&mut parts[a.len()..], b, mid, |x| x as i64);
+        assert_eq!(parts, want);
     }
 
     #[test]
