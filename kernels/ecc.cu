@@ -15,7 +15,8 @@
 // around the computed ones are read from it and those outside the volume are ABSENT.
 //
 // Histogram: per value, the number of voxels (to know which values occur) and the sum of their
-// changes. Lanes of a warp with the same value are counted once by their leader
+// changes. In shared memory (u8, i8): a warp of one value adds once, others per lane. In global
+// memory (u16, i16): lanes of a warp with the same value are counted once by their leader
 // (__match_any_sync), which keeps background regions from serialising on one counter.
 
 #define ABSENT 0x7fffffff
@@ -165,16 +166,29 @@ __device__ void ecc_hist_impl(const T* __restrict__ d, const Geo& g, int lo, uns
             f = THREE_D ? change_3d<T, FLAGS, CHECK>(d, g, x, y, z, c) : change_2d<T, FLAGS, CHECK>(d, g, x, y, z, c);
             bin = v - lo;
         }
+        if (SHARED_BINS > 0) {
+            // A warp whose voxels share one value (a background) adds once; any other adds per
+            // lane: shared-memory atomics seldom meet on one address then, and the match of
+            // equal values costs more than they do.
+            const int b0 = __shfl_sync(FULL, bin, 0);
+            if (__all_sync(FULL, bin == b0)) {
+                int s = f;
+                for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL, s, o);
+                if ((threadIdx.x & 31) == 0 && b0 >= 0) {
+                    atomicAdd(&s_count[b0], 32u);
+                    if (s != 0) atomicAdd(&s_sum[b0], s);
+                }
+            } else if (valid) {
+                atomicAdd(&s_count[bin], 1u);
+                if (f != 0) atomicAdd(&s_sum[bin], f);
+            }
+            continue;
+        }
         const unsigned group = __match_any_sync(FULL, bin);
         if (valid) {
             const bool leader = (threadIdx.x & 31) == __ffs(group) - 1;
-            if (SHARED_BINS > 0) {
-                if (leader) atomicAdd(&s_count[bin], (unsigned)__popc(group));
-                if (f != 0) atomicAdd(&s_sum[bin], f);
-            } else {
-                if (leader) atomicAdd(&counts[bin], (unsigned long long)__popc(group));
-                if (f != 0) atomicAdd(&sums[bin], (unsigned long long)(long long)f);
-            }
+            if (leader) atomicAdd(&counts[bin], (unsigned long long)__popc(group));
+            if (f != 0) atomicAdd(&sums[bin], (unsigned long long)(long long)f);
         }
     }
     if (SHARED_BINS > 0) {
