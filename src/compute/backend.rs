@@ -153,14 +153,20 @@ impl Backend {
     }
 
     /// The backend of `choice` with `gpus` devices for the ECC. Without a usable device,
-    /// `auto` takes the CPU; asking for more devices than are visible is an error.
+    /// `auto` takes the CPU; asking for more devices than are visible is an error (a usage
+    /// error: under `auto` too, when some are visible).
     pub fn with_gpus(choice: Choice, gpu_memory: Option<usize>, gpus: GpuCount) -> Result<Backend, NoGpu> {
         let (gpu, why_cpu) = match choice {
             Choice::Cpu => (None, Some("--backend cpu".to_string())),
             Choice::Cuda => (Some(open_gpus(gpus)?), None),
             Choice::Auto => match open_gpus(gpus) {
                 Ok(g) => (Some(g), None),
-                Err(why) if gpus != GpuCount::default() && any_device() => return Err(why),
+                Err(why)
+                    if matches!(gpus, GpuCount::Count(n) if n > 1 && n > visible_devices())
+                        && visible_devices() > 0 =>
+                {
+                    return Err(why);
+                }
                 Err(why) => (None, Some(why.0)),
             },
         };
@@ -418,12 +424,13 @@ fn open_gpus(_: GpuCount) -> Result<(), NoGpu> {
     Err(NoGpu("this topoview was built without CUDA (the `cuda` feature)".into()))
 }
 
-/// Whether a CUDA device is visible (so that a `--gpus` it cannot meet is the user's error).
-fn any_device() -> bool {
+/// How many CUDA devices are visible (0 without a driver), so that a `--gpus` count they cannot
+/// meet is the user's error.
+fn visible_devices() -> usize {
     #[cfg(feature = "cuda")]
-    return Gpu::device_count().is_ok_and(|n| n > 0);
+    return Gpu::device_count().unwrap_or(0);
     #[cfg(not(feature = "cuda"))]
-    false
+    0
 }
 
 /// The devices in words: "NVIDIA H100 80GB HBM3", "2 x NVIDIA H200".
@@ -523,7 +530,7 @@ mod tests {
         let cpu = Backend::with_gpus(Choice::Cpu, None, GpuCount::Count(8)).unwrap();
         assert!(!cpu.has_gpu());
         // Where no device is visible (CI, this build without CUDA), asking for several is no error.
-        if !any_device() {
+        if visible_devices() == 0 {
             let auto = Backend::with_gpus(Choice::Auto, None, GpuCount::Count(4)).unwrap();
             assert!(!auto.has_gpu() && auto.why_cpu().is_some());
         }

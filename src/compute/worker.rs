@@ -43,8 +43,10 @@ impl Shared {
     fn backend(&self) -> &Backend {
         self.backend.get_or_init(|| match Backend::with_gpus(self.choice, self.gpu_memory, self.gpus) {
             Ok(b) => b,
-            // Asked for CUDA without a usable GPU: say so, and compute on the CPU.
-            Err(why) => Backend::cpu_because(format!("CUDA asked for: {why}")),
+            // Asked for CUDA (or more GPUs than there are) without them: say so, and compute
+            // on the CPU.
+            Err(why) if self.choice == Choice::Cuda => Backend::cpu_because(format!("CUDA asked for: {why}")),
+            Err(why) => Backend::cpu_because(why.to_string()),
         })
     }
 

@@ -10,6 +10,7 @@ use crate::field::{Dtype, ScalarField};
 use crate::topo::ecc::{Construction, Ecc, EccOptions, Filtration};
 use crate::with_samples;
 use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -182,7 +183,8 @@ impl Gpu {
                 3 * plane_bytes,
             )));
         }
-        let held = (per_slab + 2).min(nz);
+        // Never more than the run and its collars (a run at an end of the field has one).
+        let held = (per_slab + 2).min(span + collars);
         let mut counts: CudaSlice<u64> = s.alloc_zeros(bins)?;
         let mut sums: CudaSlice<u64> = s.alloc_zeros(bins)?;
         let flags = (opts.filtration == Filtration::Superlevel) as i32
@@ -195,6 +197,7 @@ impl Gpu {
             // A panic while they were held leaves the buffers usable: they are refilled each call.
             self.staging.lock().unwrap_or_else(|p| p.into_inner());
         guard.ensure(self, slab_bytes)?;
+        let _drain = Drain(&streams);
         let Staging { slabs, pinned: staging } = &mut *guard;
         s.synchronize()?;
         let mut z0 = planes.start;
@@ -328,8 +331,12 @@ fn ecc_narrow<'a, T: DeviceSample>(
     let stop = AtomicBool::new(false);
     let run = |i: usize| {
         let planes = nz * i / parts..nz * (i + 1) / parts;
-        let bins = source()
-            .and_then(|src| devices[i].narrow_bins(shape, src, planes, opts, memory_limit, ctl, &stop));
+        // A panic (in the driver binding) stops the other devices as an error does.
+        let bins = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            source()
+                .and_then(|src| devices[i].narrow_bins(shape, src, planes, opts, memory_limit, ctl, &stop))
+        }))
+        .unwrap_or_else(|_| Err(GpuError::Driver("the device's thread panicked".into())));
         if bins.is_err() {
             stop.store(true, Ordering::Relaxed);
         }
@@ -345,12 +352,13 @@ fn ecc_narrow<'a, T: DeviceSample>(
                 .into_iter()
                 .map(|(i, t)| {
                     let g = &devices[i];
+                    let on = |m: String| format!("{} (device {}): {m}", g.name, g.ordinal);
                     t.join()
                         .unwrap_or_else(|_| Err(GpuError::Driver("the device's thread panicked".into())))
                         .map_err(|e| match e {
-                            GpuError::Driver(m) => {
-                                GpuError::Driver(format!("{} (device {}): {m}", g.name, g.ordinal))
-                            }
+                            GpuError::Driver(m) => GpuError::Driver(on(m)),
+                            GpuError::TooLarge(m) => GpuError::TooLarge(on(m)),
+                            GpuError::Unavailable(m) => GpuError::Unavailable(on(m)),
                             e => e,
                         })
                 })
@@ -438,18 +446,41 @@ pub(super) struct Staging {
 }
 
 impl Staging {
-    /// Makes both pairs of buffers at least `bytes` long.
+    /// Makes both pairs of buffers (pinned and device) at least `bytes` long.
     pub(super) fn ensure(&mut self, gpu: &Gpu, bytes: usize) -> Result<(), GpuError> {
-        if self.pinned.first().is_none_or(|p| p.len() < bytes) {
+        self.ensure_pinned(gpu, bytes)?;
+        if self.slabs.first().is_none_or(|s| s.len() < bytes) {
             self.slabs.clear();
-            self.pinned.clear();
-            let size = bytes;
             for _ in 0..2 {
-                self.slabs.push(gpu.stream.alloc_zeros(size)?);
-                // SAFETY: pinned host memory; what the ECC reads of it is written by `fill` first.
-                self.pinned.push(unsafe { gpu.ctx.alloc_pinned::<u8>(size) }?);
+                self.slabs.push(gpu.stream.alloc_zeros(bytes)?);
             }
         }
         Ok(())
+    }
+
+    /// Makes both pinned buffers at least `bytes` long (the wide types' transfers need no slabs).
+    pub(super) fn ensure_pinned(&mut self, gpu: &Gpu, bytes: usize) -> Result<(), GpuError> {
+        if self.pinned.first().is_none_or(|p| p.len() < bytes) {
+            self.pinned.clear();
+            for _ in 0..2 {
+                // SAFETY: pinned host memory; what is read of it is written first (by `fill`,
+                // a host copy or a device-to-host copy).
+                self.pinned.push(unsafe { gpu.ctx.alloc_pinned::<u8>(bytes) }?);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Waits for a call's streams when it returns, early or not, so that no copy still uses a
+/// pinned buffer once the staging lock is released: declared after the lock's guard, it is
+/// dropped before it. Errors are left to the call's own synchronizations.
+pub(super) struct Drain<'a>(pub(super) &'a [Arc<cudarc::driver::CudaStream>]);
+
+impl Drop for Drain<'_> {
+    fn drop(&mut self) {
+        for st in self.0 {
+            let _ = st.synchronize();
+        }
     }
 }

@@ -148,7 +148,7 @@ const TILE_MAX_R: usize = 30;
 
 impl Gpu {
     /// The kernel and launch of one pass along `axis` with taps of radius `r`: a tiled one
-    /// (samples read once into shared memory, at most 47 KiB of it at the largest radius)
+    /// (samples read once into shared memory, at most 46 KiB of it at the largest radius)
     /// where the radius and the grid's limits allow, else one thread per voxel.
     fn pass(&self, dims: [usize; 3], axis: usize, r: usize) -> (&'static str, LaunchConfig) {
         let [nx, ny, nz] = dims;

@@ -304,7 +304,8 @@ impl Gpu {
         s.synchronize()?;
         let streams = [self.ctx.new_stream()?, self.ctx.new_stream()?];
         let mut guard = self.staging.lock().unwrap_or_else(|p| p.into_inner());
-        guard.ensure(self, STAGE_BYTES)?;
+        guard.ensure_pinned(self, STAGE_BYTES)?;
+        let _drain = super::ecc::Drain(&streams);
         let per = STAGE_BYTES / std::mem::size_of::<T>();
         for (k, chunk) in data.chunks(per).enumerate() {
             let (st, i) = (&streams[k % 2], k % 2);
@@ -336,7 +337,8 @@ impl Gpu {
         let per = STAGE_BYTES / (kb + sb) / 64 * 64;
         let streams = [self.ctx.new_stream()?, self.ctx.new_stream()?];
         let mut guard = self.staging.lock().unwrap_or_else(|p| p.into_inner());
-        guard.ensure(self, STAGE_BYTES)?;
+        guard.ensure_pinned(self, STAGE_BYTES)?;
+        let _drain = super::ecc::Drain(&streams);
         // The keys and sums were made on the main stream.
         self.stream.synchronize()?;
         let range = |k: usize| k * per..((k + 1) * per).min(n);
