@@ -161,10 +161,7 @@ impl Backend {
             Choice::Cuda => (Some(open_gpus(gpus)?), None),
             Choice::Auto => match open_gpus(gpus) {
                 Ok(g) => (Some(g), None),
-                Err(why)
-                    if matches!(gpus, GpuCount::Count(n) if n > 1 && n > visible_devices())
-                        && visible_devices() > 0 =>
-                {
+                Err(why) if matches!(gpus, GpuCount::Count(n) if (1..n).contains(&visible_devices())) => {
                     return Err(why);
                 }
                 Err(why) => (None, Some(why.0)),
@@ -411,12 +408,11 @@ impl Backend {
 
 #[cfg(feature = "cuda")]
 fn open_gpus(count: GpuCount) -> Result<Vec<Gpu>, NoGpu> {
-    match count {
-        GpuCount::Count(1) => Gpu::open().map(|g| vec![g]),
-        GpuCount::Count(n) => Gpu::open_devices(Some(n)),
-        GpuCount::All => Gpu::open_devices(None),
-    }
-    .map_err(|e| NoGpu(e.to_string()))
+    let n = match count {
+        GpuCount::Count(n) => Some(n),
+        GpuCount::All => None,
+    };
+    Gpu::open_devices(n).map_err(|e| NoGpu(e.to_string()))
 }
 
 #[cfg(not(feature = "cuda"))]

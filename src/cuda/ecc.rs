@@ -191,14 +191,11 @@ impl Gpu {
             | ((opts.construction == Construction::Vertices) as i32) << 1;
         // Two streams, each with its pinned staging buffer and device slab: while one slab's
         // planes are copied in (host to pinned, pinned to device), the other's kernel runs.
-        let streams = [self.ctx.new_stream()?, self.ctx.new_stream()?];
         let slab_bytes = held * plane_bytes;
-        let mut guard =
-            // A panic while they were held leaves the buffers usable: they are refilled each call.
-            self.staging.lock().unwrap_or_else(|p| p.into_inner());
-        guard.ensure(self, slab_bytes)?;
-        let _drain = Drain(&streams);
-        let Staging { slabs, pinned: staging } = &mut *guard;
+        let mut staged = self.staged()?;
+        staged.buffers.ensure(self, slab_bytes)?;
+        let streams = &staged.streams;
+        let Staging { slabs, pinned: staging } = &mut *staged.buffers;
         s.synchronize()?;
         let mut z0 = planes.start;
         let mut chunks = 0;
@@ -233,7 +230,7 @@ impl Gpu {
             ctl.tick(((z1 - z0) * plane) as u64);
             z0 = z1;
         }
-        for st in &streams {
+        for st in streams {
             st.synchronize()?;
         }
         Ok(Bins { counts: s.clone_dtoh(&counts)?, sums: s.clone_dtoh(&sums)?, chunks })
@@ -472,14 +469,29 @@ impl Staging {
     }
 }
 
-/// Waits for a call's streams when it returns, early or not, so that no copy still uses a
-/// pinned buffer once the staging lock is released: declared after the lock's guard, it is
-/// dropped before it. Errors are left to the call's own synchronizations.
-pub(super) struct Drain<'a>(pub(super) &'a [Arc<cudarc::driver::CudaStream>]);
+/// A call's hold on its handle's staging buffers, with two streams of its own to copy through
+/// them on (while one buffer's copy crosses, the other is filled or emptied on the host).
+pub(super) struct Staged<'a> {
+    pub(super) streams: [Arc<cudarc::driver::CudaStream>; 2],
+    pub(super) buffers: std::sync::MutexGuard<'a, Staging>,
+}
 
-impl Drop for Drain<'_> {
+impl Gpu {
+    pub(super) fn staged(&self) -> Result<Staged<'_>, GpuError> {
+        Ok(Staged {
+            streams: [self.ctx.new_stream()?, self.ctx.new_stream()?],
+            // A panic while they were held leaves the buffers usable: they are refilled each call.
+            buffers: self.staging.lock().unwrap_or_else(|p| p.into_inner()),
+        })
+    }
+}
+
+impl Drop for Staged<'_> {
+    /// Waits for the streams before the buffers are released, whether the call returned early
+    /// or not, so that no copy still uses a pinned buffer the next call refills or frees.
+    /// Errors are left to the call's own synchronizations.
     fn drop(&mut self) {
-        for st in self.0 {
+        for st in &self.streams {
             let _ = st.synchronize();
         }
     }

@@ -147,12 +147,13 @@ pub struct Gpu {
 impl Gpu {
     /// Opens device 0, or says why not (no driver library, no device, the PTX does not load).
     pub fn open() -> Result<Gpu, GpuError> {
-        Gpu::open_device(0).map_err(GpuError::Unavailable)
+        let mut one = Gpu::open_devices(Some(1))?;
+        Ok(one.remove(0))
     }
 
-    /// Opens the first `count` visible devices (all of them for `None`), each in a thread of
-    /// its own (creating a context takes a few tenths of a second); the devices are those
-    /// `CUDA_VISIBLE_DEVICES` shows, in its order.
+    /// Opens the first `count` visible devices (all of them for `None`), several each in a
+    /// thread of its own (creating a context takes a few tenths of a second); the devices are
+    /// those `CUDA_VISIBLE_DEVICES` shows, in its order.
     pub fn open_devices(count: Option<usize>) -> Result<Vec<Gpu>, GpuError> {
         let visible = Gpu::device_count()?;
         let n = count.unwrap_or(visible);
@@ -163,6 +164,9 @@ impl Gpu {
             return Err(GpuError::Unavailable(format!(
                 "{n} GPUs asked for, {visible} visible (CUDA_VISIBLE_DEVICES chooses which)"
             )));
+        }
+        if n == 1 {
+            return Ok(vec![Gpu::open_device(0).map_err(GpuError::Unavailable)?]);
         }
         std::thread::scope(|s| {
             let opening: Vec<_> = (0..n).map(|i| s.spawn(move || Gpu::open_device(i))).collect();
@@ -189,20 +193,14 @@ impl Gpu {
             .map_err(|e| GpuError::Unavailable(format!("no CUDA device: {e}")))
     }
 
+    /// Opens visible device `ordinal` (the driver found and the device counted by
+    /// [`Gpu::device_count`] first).
     fn open_device(ordinal: usize) -> Result<Gpu, String> {
-        // SAFETY: only looks for the library; CudaContext::new would panic without it.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err("no CUDA driver found (libcuda)".into());
-        }
         let guard = |r: std::thread::Result<Result<Gpu, String>>| {
             r.unwrap_or_else(|_| Err("the CUDA driver failed to initialise".into()))
         };
         // cudarc panics on some unexpected driver states; keep that from taking the caller down.
         guard(std::panic::catch_unwind(|| {
-            let n = CudaContext::device_count().map_err(|e| format!("no CUDA device: {e}"))?;
-            if n < 1 {
-                return Err("no CUDA device".into());
-            }
             let ctx =
                 CudaContext::new(ordinal).map_err(|e| format!("cannot open CUDA device {ordinal}: {e}"))?;
             let name = ctx.name().unwrap_or_else(|_| format!("CUDA device {ordinal}"));

@@ -302,22 +302,21 @@ impl Gpu {
         // SAFETY: every element is written by the copies below before a kernel reads it.
         let mut d: CudaSlice<T> = unsafe { s.alloc(data.len()) }?;
         s.synchronize()?;
-        let streams = [self.ctx.new_stream()?, self.ctx.new_stream()?];
-        let mut guard = self.staging.lock().unwrap_or_else(|p| p.into_inner());
-        guard.ensure_pinned(self, STAGE_BYTES)?;
-        let _drain = super::ecc::Drain(&streams);
+        let mut staged = self.staged()?;
+        staged.buffers.ensure_pinned(self, STAGE_BYTES)?;
         let per = STAGE_BYTES / std::mem::size_of::<T>();
         for (k, chunk) in data.chunks(per).enumerate() {
-            let (st, i) = (&streams[k % 2], k % 2);
+            let (st, i) = (&staged.streams[k % 2], k % 2);
             // The copy out of this buffer two chunks ago must be done before it is refilled.
             st.synchronize()?;
             let bytes = std::mem::size_of_val(chunk);
-            let host: &mut [T] = bytemuck::cast_slice_mut(&mut guard.pinned[i].as_mut_slice()?[..bytes]);
+            let host: &mut [T] =
+                bytemuck::cast_slice_mut(&mut staged.buffers.pinned[i].as_mut_slice()?[..bytes]);
             super::ecc::copy_parallel(host, chunk);
             let mut dst = d.slice_mut(k * per..k * per + chunk.len());
             st.memcpy_htod(&*host, &mut dst)?;
         }
-        for st in &streams {
+        for st in &staged.streams {
             st.synchronize()?;
         }
         Ok(d)
@@ -335,10 +334,9 @@ impl Gpu {
         let (kb, sb) = (std::mem::size_of::<K>(), std::mem::size_of::<S>());
         // A multiple of 64 entries, so that the sums' part of a buffer is aligned.
         let per = STAGE_BYTES / (kb + sb) / 64 * 64;
-        let streams = [self.ctx.new_stream()?, self.ctx.new_stream()?];
-        let mut guard = self.staging.lock().unwrap_or_else(|p| p.into_inner());
-        guard.ensure_pinned(self, STAGE_BYTES)?;
-        let _drain = super::ecc::Drain(&streams);
+        let mut staged = self.staged()?;
+        staged.buffers.ensure_pinned(self, STAGE_BYTES)?;
+        let super::ecc::Staged { streams, buffers } = &mut staged;
         // The keys and sums were made on the main stream.
         self.stream.synchronize()?;
         let range = |k: usize| k * per..((k + 1) * per).min(n);
@@ -353,16 +351,16 @@ impl Gpu {
             Ok(())
         };
         if chunks > 0 {
-            enqueue(0, &mut guard)?;
+            enqueue(0, buffers)?;
         }
         for k in 0..chunks {
             if k + 1 < chunks {
                 // Its buffer's last chunk (k - 1) was handed over before this one was waited on.
-                enqueue(k + 1, &mut guard)?;
+                enqueue(k + 1, buffers)?;
             }
             streams[k % 2].synchronize()?;
             let r = range(k);
-            let (kh, sh) = guard.pinned[k % 2].as_slice()?.split_at(per * kb);
+            let (kh, sh) = buffers.pinned[k % 2].as_slice()?.split_at(per * kb);
             each(
                 r.start,
                 bytemuck::cast_slice(&kh[..r.len() * kb]),
