@@ -8,19 +8,27 @@ set -euo pipefail
 out=$1
 shift
 bin=${TOPOVIEW_BIN:-target/release/topoview}
-display=:$((90 + RANDOM % 9))
-Xvfb "$display" -screen 0 1400x900x24 -nolisten tcp >/dev/null 2>&1 &
+# Xvfb picks a free display itself and writes its number to -displayfd only once it accepts
+# connections: a fixed display may be taken, and a fixed sleep lost the race on a loaded CI machine.
+displayfile=$(mktemp)
+Xvfb -displayfd 3 -screen 0 1400x900x24 -nolisten tcp 3>"$displayfile" >/dev/null 2>&1 &
 xvfb=$!
 app=
 cleanup() {
     [ -n "$app" ] && kill "$app" 2>/dev/null || true
     kill "$xvfb" 2>/dev/null || true
+    rm -f "$displayfile"
 }
 trap cleanup EXIT
-export DISPLAY=$display
+for _ in $(seq 300); do
+    [ -s "$displayfile" ] && break
+    kill -0 "$xvfb" 2>/dev/null || { echo "screenshot.sh: Xvfb did not start" >&2; exit 1; }
+    sleep 0.1
+done
+[ -s "$displayfile" ] || { echo "screenshot.sh: Xvfb gave no display in 30 s" >&2; exit 1; }
+export DISPLAY=":$(head -n1 "$displayfile")"
 XDG_RUNTIME_DIR=$(mktemp -d)
 export XDG_RUNTIME_DIR
-sleep 0.5
 "$bin" "$@" &
 app=$!
 for _ in $(seq 200); do
