@@ -10,10 +10,11 @@ use proptest::prelude::*;
 use topoview::field::Dtype;
 use topoview::topo::msc::gradient::Gradient;
 use topoview::topo::msc::grid::CellGrid;
+use topoview::topo::msc::order::VertexOrder;
 use topoview::topo::msc::persistence::{brute_force, top_vertex};
-use topoview::topo::msc::{discrete_gradient, morse_sum, vertex_keys};
+use topoview::topo::msc::{discrete_gradient, morse_sum, vertex_order};
 
-fn check_matching(g: &Gradient, keys: &[i64]) {
+fn check_matching(g: &Gradient, keys: &impl VertexOrder) {
     let grid = g.grid;
     for c in 0..grid.n_cells() {
         if let Some(p) = g.partner(c) {
@@ -68,7 +69,7 @@ fn check_acyclic(g: &Gradient) {
 
 /// Critical cells per dimension required by the persistence of the lower-star filtration: both
 /// cells of every pair created and destroyed in different lower stars, and every essential cell.
-fn required(grid: &CellGrid, keys: &[i64]) -> [usize; 4] {
+fn required(grid: &CellGrid, keys: &impl VertexOrder) -> [usize; 4] {
     let mut need = [0; 4];
     for p in brute_force(grid, keys) {
         match p.death {
@@ -86,7 +87,7 @@ fn required(grid: &CellGrid, keys: &[i64]) -> [usize; 4] {
 fn check_all(dims: &[usize], vals: &[f64]) {
     let f = field_of(Dtype::F64, dims, vals);
     let g = discrete_gradient(&f).unwrap();
-    let keys = vertex_keys(&f).unwrap();
+    let keys = vertex_order(&f).unwrap();
     check_matching(&g, &keys);
     check_acyclic(&g);
     assert_eq!(morse_sum(&g), 1);
@@ -135,7 +136,7 @@ fn check_persistence(dims: &[usize], vals: &[f64]) {
     use topoview::topo::msc::morse;
     let f = field_of(Dtype::F64, dims, vals);
     let g = discrete_gradient(&f).unwrap();
-    let keys = vertex_keys(&f).unwrap();
+    let keys = vertex_order(&f).unwrap();
     let grid = g.grid;
     let as_vertices = |pairs: Vec<topoview::topo::msc::persistence::CellPair>| {
         let mut v: Vec<(usize, usize, Option<usize>)> = pairs
@@ -143,8 +144,8 @@ fn check_persistence(dims: &[usize], vals: &[f64]) {
             .map(|p| {
                 (
                     p.dim,
-                    top_vertex(&grid, keys.as_slice(), p.birth),
-                    p.death.map(|d| top_vertex(&grid, keys.as_slice(), d)),
+                    top_vertex(&grid, &keys, p.birth),
+                    p.death.map(|d| top_vertex(&grid, &keys, d)),
                 )
             })
             .filter(|&(_, b, d)| d != Some(b))
@@ -152,8 +153,8 @@ fn check_persistence(dims: &[usize], vals: &[f64]) {
         v.sort();
         v
     };
-    let want = as_vertices(brute_force(&grid, keys.as_slice()));
-    let got = as_vertices(morse::persistence(&g, keys.as_slice()));
+    let want = as_vertices(brute_force(&grid, &keys));
+    let got = as_vertices(morse::persistence(&g, &keys));
     assert_eq!(got, want, "{dims:?} {vals:?}");
 }
 

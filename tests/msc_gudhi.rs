@@ -7,12 +7,12 @@ mod common;
 
 use topoview::control::Control;
 use topoview::io::{OpenOptions, open};
-use topoview::topo::msc::{analyse, diagram, discrete_gradient, vertex_keys};
+use topoview::topo::msc::{analyse, diagram, discrete_gradient, vertex_order};
 
 fn check(field_file: &str, expected: &str) {
     let f = open(&common::data(field_file), &OpenOptions::default()).unwrap();
     let g = discrete_gradient(&f).unwrap();
-    let keys = vertex_keys(&f).unwrap();
+    let keys = vertex_order(&f).unwrap();
     let got: Vec<(usize, f64, Option<f64>)> =
         diagram(&f, &g, &keys).iter().map(|p| (p.dim, p.birth, p.death)).collect();
     // The pipeline of `topoview msc` (Morse boundary from the arcs) gives the same diagram.
@@ -64,10 +64,10 @@ fn terrain_crop_against_brute_force() {
     let f = open(&common::data("mpl_jacksboro_dem_int16.tif"), &OpenOptions::default()).unwrap();
     let f = common::crop(&f, 90);
     let a = analyse(&f, &Control::default()).unwrap();
-    let keys = vertex_keys(&f).unwrap();
+    let keys = vertex_order(&f).unwrap();
     let grid = a.gradient.grid;
-    let value = |c| f.samples().get_f64(top_vertex(&grid, keys.as_slice(), c));
-    let mut want: Vec<(usize, f64, Option<f64>)> = brute_force(&grid, keys.as_slice())
+    let value = |c| f.samples().get_f64(top_vertex(&grid, &keys, c));
+    let mut want: Vec<(usize, f64, Option<f64>)> = brute_force(&grid, &keys)
         .into_iter()
         .map(|p| (p.dim, value(p.birth), p.death.map(value)))
         .filter(|p| p.2 != Some(p.1))

@@ -55,10 +55,10 @@ impl MscView {
             LabelOverlay::Basins => (h.labels_at(&c.basins, steps), false),
             LabelOverlay::Mountains => (h.labels_at(&c.mountains, steps), true),
             LabelOverlay::Cells if field.ndim() == 2 => {
-                let keys = crate::topo::msc::vertex_keys(field).ok()?;
+                let order = crate::topo::msc::vertex_order(field).ok()?;
                 let basins = h.labels_at(&c.basins, steps);
                 let mountains = h.labels_at(&c.mountains, steps);
-                (crate::topo::msc::complex::ms_cells_2d(&c.grid, &keys, &basins, &mountains), true)
+                (crate::topo::msc::complex::ms_cells_2d(&c.grid, &order, &basins, &mountains), true)
             }
             LabelOverlay::Cells => return None,
         };

@@ -101,7 +101,7 @@ impl MscScene {
                 }
             })
             .collect();
-        let mut arc_box: Vec<[f32; 6]> = c.arcs.iter().map(|a| bounds(&a.polyline)).collect();
+        let mut arc_box: Vec<[f32; 6]> = c.arcs.iter().map(|a| bounds(&a.polyline(&c.grid))).collect();
         // An added arc is its pieces (made earlier, so their boxes are known).
         for a in &h.added {
             let b = a.pieces.iter().fold(bounds(&[]), |b, &p| {
@@ -199,13 +199,17 @@ impl MscScene {
     /// The polyline of arc `i` from its upper end, as stored: an extremum arc's V-path to the
     /// extremum it first reached (see [`MscScene::merged_end`]), a saddle-saddle arc's whole
     /// path.
-    pub fn polyline(&self, i: usize) -> &[[f64; 3]] {
+    pub fn polyline(&self, i: usize) -> std::borrow::Cow<'_, [[f64; 3]]> {
         let c = &self.analysis.complex;
         match i.checked_sub(c.arcs.len()) {
-            None => &c.arcs[i].polyline,
-            Some(k) => self.added_paths[k].get_or_init(|| {
-                self.analysis.hierarchy.saddle_path(c, i, crate::topo::msc::simplify::MAX_PATH_POINTS)
-            }),
+            // Stored as cell ids (4 bytes a point): their centres are a multiply away.
+            None => c.arcs[i].polyline(&c.grid).into(),
+            Some(k) => self.added_paths[k]
+                .get_or_init(|| {
+                    self.analysis.hierarchy.saddle_path(c, i, crate::topo::msc::simplify::MAX_PATH_POINTS)
+                })
+                .as_slice()
+                .into(),
         }
     }
 

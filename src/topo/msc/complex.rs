@@ -4,10 +4,11 @@
 use super::gradient::Gradient;
 use super::grid::{Cell, CellGrid};
 use super::morse::{Multiplicity, descending};
+use super::order::VertexOrder;
 use super::persistence::top_vertex;
 use crate::control::{Cancelled, Control};
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Label of cells that flow out of the domain instead of reaching an extremum.
 pub const NO_LABEL: u32 = u32::MAX;
@@ -34,8 +35,16 @@ pub struct Arc {
     pub lower: usize,
     /// Number of distinct V-paths between the two.
     pub multiplicity: Multiplicity,
-    /// Cell centres (voxel coordinates) of one V-path, from `upper` to `lower`.
-    pub polyline: Vec<[f64; 3]>,
+    /// The cells of one V-path, from `upper` to `lower` (ids fit 32 bits: see
+    /// [`super::MscError::TooLarge`]); 4 bytes a cell, where their centres took 24.
+    pub cells: Box<[u32]>,
+}
+
+impl Arc {
+    /// Cell centres (voxel coordinates) of the V-path, from `upper` to `lower`.
+    pub fn polyline(&self, grid: &CellGrid) -> Vec<[f64; 3]> {
+        self.cells.iter().map(|&c| position(grid, c as Cell)).collect()
+    }
 }
 
 pub struct MorseSmale {
@@ -51,6 +60,18 @@ pub struct MorseSmale {
     pub mountains: Vec<u32>,
 }
 
+impl MorseSmale {
+    /// The critical point id of cell `c`, if it is critical (a binary search: points are sorted
+    /// by index, then cell).
+    pub fn id_of(&self, c: Cell) -> Option<usize> {
+        id_in(&self.critical, &self.grid, c)
+    }
+}
+
+fn id_in(critical: &[CriticalPoint], grid: &CellGrid, c: Cell) -> Option<usize> {
+    critical.binary_search_by_key(&(grid.dim(c) as u8, c), |p| (p.index, p.cell)).ok()
+}
+
 /// Cell centre in voxel coordinates.
 pub fn position(grid: &CellGrid, c: Cell) -> [f64; 3] {
     grid.coords(c).map(|x| x as f64 / 2.0)
@@ -58,17 +79,17 @@ pub fn position(grid: &CellGrid, c: Cell) -> [f64; 3] {
 
 pub fn build(
     g: &Gradient,
-    keys: &[i64],
+    order: &(impl VertexOrder + ?Sized),
     value: impl Fn(usize) -> f64 + Sync,
     ctl: &Control,
 ) -> Result<MorseSmale, Cancelled> {
     let grid = g.grid;
     let crit_cells = g.critical_cells();
     let critical: Vec<CriticalPoint> = crit_cells
-        .iter()
-        .flatten()
+        .par_iter()
+        .flat_map_iter(|cells| cells.iter())
         .map(|&c| {
-            let v = top_vertex(&grid, keys, c);
+            let v = top_vertex(&grid, order, c);
             CriticalPoint {
                 index: grid.dim(c) as u8,
                 cell: c,
@@ -79,16 +100,17 @@ pub fn build(
             }
         })
         .collect();
-    let id_of: HashMap<Cell, usize> = critical.iter().enumerate().map(|(i, p)| (p.cell, i)).collect();
+    drop(crit_cells);
+    let id_of = |c: Cell| id_in(&critical, &grid, c).expect("a V-path ends at a critical cell");
     ctl.tick(1);
     ctl.check()?;
-    let basins = basins(g, &id_of);
+    let basins = basins(g, &critical);
     ctl.check()?;
-    let mountains = mountains(g, &id_of);
+    let mountains = mountains(g, &critical);
     ctl.tick(1);
     ctl.check()?;
     let nd = grid.ndim;
-    let raw: Vec<RawArc> = critical
+    let raw: Vec<Arc> = critical
         .par_iter()
         .enumerate()
         .flat_map_iter(|(i, p)| {
@@ -106,13 +128,18 @@ pub fn build(
             }
             if k == 2 && nd == 3 {
                 // Between saddles V-paths split and merge: count them on the DAG.
-                out.extend(descending(g, p.cell).into_iter().map(|(t, m, path)| (i, id_of[&t], m, path)));
+                out.extend(descending(g, p.cell).into_iter().map(|(t, m, path)| Arc {
+                    upper: i,
+                    lower: id_of(t),
+                    multiplicity: m,
+                    cells: path.into_iter().map(|c| c as u32).collect(),
+                }));
             }
             out
         })
         .collect();
     ctl.check()?;
-    let arcs = merge(raw, &grid);
+    let arcs = merge(raw);
     ctl.tick(1);
     Ok(MorseSmale { grid, critical, arcs, basins, mountains })
 }
@@ -145,16 +172,16 @@ fn up_step(g: &Gradient, b: Cell) -> UpStep {
 
 /// Arcs from the 1-saddle `sigma` (critical point `id`) down to minima: from each of its two
 /// vertices the V-path is unique (a vertex pairs with one edge, whose other end is lower).
-fn saddle_to_minima(g: &Gradient, id: usize, sigma: Cell, id_of: &HashMap<Cell, usize>) -> Vec<RawArc> {
+fn saddle_to_minima(g: &Gradient, id: usize, sigma: Cell, id_of: &impl Fn(Cell) -> usize) -> Vec<Arc> {
     g.grid
         .facets(sigma)
         .map(|mut u| {
-            let mut cells = vec![sigma, u];
+            let mut cells = vec![sigma as u32, u as u32];
             while let Some((e, w)) = down_step(g, u) {
-                cells.extend([e, w]);
+                cells.extend([e as u32, w as u32]);
                 u = w;
             }
-            (id, id_of[&u], ONE, cells)
+            Arc { upper: id, lower: id_of(u), multiplicity: ONE, cells: cells.into_boxed_slice() }
         })
         .collect()
 }
@@ -162,80 +189,102 @@ fn saddle_to_minima(g: &Gradient, id: usize, sigma: Cell, id_of: &HashMap<Cell, 
 /// Arcs from maxima down to the (d-1)-saddle `sigma` (critical point `id`), traced from the
 /// saddle upwards: from each top cell beside it the ascending V-path is unique (a top cell pairs
 /// with one facet, whose other top cell is higher); a path that leaves the domain makes no arc.
-fn saddle_to_maxima(g: &Gradient, id: usize, sigma: Cell, id_of: &HashMap<Cell, usize>) -> Vec<RawArc> {
+fn saddle_to_maxima(g: &Gradient, id: usize, sigma: Cell, id_of: &impl Fn(Cell) -> usize) -> Vec<Arc> {
     g.grid
         .cofacets(sigma)
         .filter_map(|mut b| {
-            let mut cells = vec![sigma, b];
+            let mut cells = vec![sigma as u32, b as u32];
             loop {
                 match up_step(g, b) {
                     UpStep::Critical => break,
                     UpStep::Next(f, next) => {
-                        cells.extend([f, next]);
+                        cells.extend([f as u32, next as u32]);
                         b = next;
                     }
                     UpStep::Out => return None,
                 }
             }
             cells.reverse();
-            Some((id_of[&b], id, ONE, cells))
+            Some(Arc { upper: id_of(b), lower: id, multiplicity: ONE, cells: cells.into_boxed_slice() })
         })
         .collect()
 }
 
-/// (upper id, lower id, multiplicity, cells of one path from upper to lower).
-type RawArc = (usize, usize, Multiplicity, Vec<Cell>);
-
-/// One arc per pair of ends: multiplicities summed, the first path kept.
-fn merge(mut raw: Vec<RawArc>, grid: &CellGrid) -> Vec<Arc> {
-    raw.sort_by_key(|a| (a.0, a.1));
-    let mut out: Vec<Arc> = Vec::with_capacity(raw.len());
-    for (upper, lower, m, cells) in raw {
-        match out.last_mut() {
-            Some(last) if last.upper == upper && last.lower == lower => {
-                last.multiplicity = last.multiplicity.plus(m)
-            }
-            _ => out.push(Arc {
-                upper,
-                lower,
-                multiplicity: m,
-                polyline: cells.iter().map(|&c| position(grid, c)).collect(),
-            }),
+/// One arc per pair of ends, in place: multiplicities summed, the first path kept (the sort is
+/// stable, so "first" is the order the critical points produced them in, whatever the threads).
+fn merge(mut raw: Vec<Arc>) -> Vec<Arc> {
+    raw.par_sort_by_key(|a| (a.upper, a.lower));
+    raw.dedup_by(|later, kept| {
+        let same = (later.upper, later.lower) == (kept.upper, kept.lower);
+        if same {
+            kept.multiplicity = kept.multiplicity.plus(later.multiplicity);
         }
-    }
-    out
+        same
+    });
+    raw.shrink_to_fit();
+    raw
 }
 
-/// Follows `next` from every element to a fixed point by pointer jumping (log rounds, each in
-/// parallel); `NO_LABEL` entries stay.
-fn jump_to_roots(mut next: Vec<u32>) -> Vec<u32> {
-    loop {
-        let jumped: Vec<u32> =
-            next.par_iter().map(|&n| if n == NO_LABEL { NO_LABEL } else { next[n as usize] }).collect();
-        if jumped == next {
-            return next;
+/// Marks a label in a pointer-jumping array: entries are either the index of the next element
+/// (below 2^31: voxel and dual-cell counts are, see [`super::MscError::TooLarge`]) or a final
+/// label with this bit set.
+const FINAL: u32 = 1 << 31;
+
+/// Follows `next` from every element to a final label by pointer jumping, in place: each round,
+/// every element takes its successor's successor, on all threads. Reading an entry another
+/// thread is rewriting is benign: both values lead to the same label, so rounds only shorten
+/// the paths; the loop ends when a round changes nothing. Returns the labels ([`NO_LABEL`]
+/// stays).
+fn jump_to_labels(mut next: Vec<u32>) -> Vec<u32> {
+    {
+        // SAFETY: AtomicU32 has the size, alignment and bit validity of u32, and `next` is
+        // borrowed mutably (no other access) while the atomics are used.
+        let a: &[AtomicU32] = unsafe { &*(next.as_mut_slice() as *mut [u32] as *const [AtomicU32]) };
+        loop {
+            let changed = a
+                .par_iter()
+                .with_min_len(1 << 14)
+                .map(|e| {
+                    let x = e.load(Ordering::Relaxed);
+                    if x & FINAL != 0 {
+                        return false;
+                    }
+                    let y = a[x as usize].load(Ordering::Relaxed);
+                    e.store(y, Ordering::Relaxed);
+                    y != x
+                })
+                .reduce(|| false, |p, q| p | q);
+            if !changed {
+                break;
+            }
         }
-        next = jumped;
     }
+    next.par_iter_mut().for_each(|x| {
+        if *x != NO_LABEL {
+            *x &= !FINAL
+        }
+    });
+    next
 }
 
 /// Ascending manifolds of minima: each vertex follows its gradient edge down to a minimum.
-fn basins(g: &Gradient, id_of: &HashMap<Cell, usize>) -> Vec<u32> {
+fn basins(g: &Gradient, critical: &[CriticalPoint]) -> Vec<u32> {
     let grid = &g.grid;
     let n: usize = grid.vdims.iter().product();
-    let next: Vec<u32> = (0..n)
+    let mut next: Vec<u32> = (0..n)
         .into_par_iter()
         .map(|v| down_step(g, grid.vertex_cell(v)).map_or(v as u32, |(_, w)| grid.cell_vertex(w) as u32))
         .collect();
-    jump_to_roots(next)
-        .into_par_iter()
-        .map(|root| if root == NO_LABEL { NO_LABEL } else { id_of[&grid.vertex_cell(root as usize)] as u32 })
-        .collect()
+    // Minima come first among the critical points.
+    for (id, p) in critical.iter().enumerate().take_while(|(_, p)| p.index == 0) {
+        next[grid.cell_vertex(p.cell)] = id as u32 | FINAL;
+    }
+    jump_to_labels(next)
 }
 
 /// Descending manifolds of maxima on the dual grid of top cells: each top cell follows its
 /// gradient facet to the top cell on the other side, up to a maximum.
-fn mountains(g: &Gradient, id_of: &HashMap<Cell, usize>) -> Vec<u32> {
+fn mountains(g: &Gradient, critical: &[CriticalPoint]) -> Vec<u32> {
     let grid = &g.grid;
     let d = grid.ndim;
     let dual: Vec<usize> = (0..3).map(|a| if a < d { grid.vdims[a] - 1 } else { 1 }).collect();
@@ -252,7 +301,7 @@ fn mountains(g: &Gradient, id_of: &HashMap<Cell, usize>) -> Vec<u32> {
         let q: [usize; 3] = std::array::from_fn(|a| if a < d { p[a] / 2 } else { 0 });
         q[0] + dual[0] * (q[1] + dual[1] * q[2])
     };
-    let next: Vec<u32> = (0..n)
+    let mut next: Vec<u32> = (0..n)
         .into_par_iter()
         .map(|i| match up_step(g, top_cell(i)) {
             UpStep::Critical => i as u32,
@@ -260,10 +309,11 @@ fn mountains(g: &Gradient, id_of: &HashMap<Cell, usize>) -> Vec<u32> {
             UpStep::Out => NO_LABEL,
         })
         .collect();
-    jump_to_roots(next)
-        .into_par_iter()
-        .map(|root| if root == NO_LABEL { NO_LABEL } else { id_of[&top_cell(root as usize)] as u32 })
-        .collect()
+    // Maxima come last among the critical points.
+    for (id, p) in critical.iter().enumerate().rev().take_while(|(_, p)| p.index as usize == d) {
+        next[dual_index(p.cell)] = id as u32 | FINAL;
+    }
+    jump_to_labels(next)
 }
 
 /// Morse-Smale cells of a 2D field, on the grid of squares: each square gets the id of its
@@ -271,9 +321,14 @@ fn mountains(g: &Gradient, id_of: &HashMap<Cell, usize>) -> Vec<u32> {
 /// of its lowest corner (where its descending flow starts), its mountain its own label. Labels
 /// are given after simplification (`basins`, `mountains` already mapped to live extrema);
 /// squares whose mountain is [`NO_LABEL`] get [`NO_LABEL`].
-pub fn ms_cells_2d(grid: &CellGrid, keys: &[i64], basins: &[u32], mountains: &[u32]) -> Vec<u32> {
+pub fn ms_cells_2d(
+    grid: &CellGrid,
+    order: &(impl VertexOrder + ?Sized),
+    basins: &[u32],
+    mountains: &[u32],
+) -> Vec<u32> {
     let [nx, ny, _] = grid.vdims;
-    let mut ids: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut ids: std::collections::HashMap<(u32, u32), u32> = Default::default();
     let mut out = Vec::with_capacity(mountains.len());
     for (i, &m) in mountains.iter().enumerate() {
         if m == NO_LABEL {
@@ -283,7 +338,7 @@ pub fn ms_cells_2d(grid: &CellGrid, keys: &[i64], basins: &[u32], mountains: &[u
         let (x, y) = (i % (nx - 1), i / (nx - 1));
         debug_assert!(y + 1 < ny);
         let corners = [x + nx * y, x + 1 + nx * y, x + nx * (y + 1), x + 1 + nx * (y + 1)];
-        let low = *corners.iter().min_by_key(|&&v| (keys[v], v)).expect("four corners");
+        let low = corners.into_iter().reduce(|a, b| if order.less(b, a) { b } else { a }).expect("four corners");
         let n = ids.len() as u32;
         out.push(*ids.entry((basins[low], m)).or_insert(n));
     }

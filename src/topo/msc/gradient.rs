@@ -11,12 +11,14 @@
 //! many critical cells of each dimension as the persistent homology of the filtration requires.
 
 use super::grid::{Cell, CellGrid};
+pub use super::order::VertexOrder;
 use crate::control::{Cancelled, Control};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// Per cell: 0 while unassigned, [`CRITICAL`], or `PAIRED + 2 * axis + (sign > 0)` naming the
-/// partner one step away.
+/// Per cell, 4 bits: 0 while unassigned, [`CRITICAL`], or `PAIRED + 2 * axis + (sign > 0)`
+/// naming the partner one step away. Two cells share a byte (cell `c` in the low nibble of byte
+/// `c / 2` when `c` is even): 4 bytes a voxel in 3D.
 pub const CRITICAL: u8 = 1;
 const PAIRED: u8 = 2;
 
@@ -26,11 +28,19 @@ pub struct Gradient {
     codes: Vec<u8>,
 }
 
+/// Cells per chunk when the critical cells are listed in parallel.
+const LIST_CHUNK: usize = 1 << 20;
+
 impl Gradient {
+    #[inline]
+    fn code(&self, c: Cell) -> u8 {
+        self.codes[c / 2] >> (4 * (c % 2)) & 0xf
+    }
+
     /// The partner of `c` in its gradient pair, or None when `c` is critical.
     #[inline]
     pub fn partner(&self, c: Cell) -> Option<Cell> {
-        let code = self.codes[c];
+        let code = self.code(c);
         if code < PAIRED {
             return None;
         }
@@ -39,40 +49,31 @@ impl Gradient {
     }
 
     pub fn is_critical(&self, c: Cell) -> bool {
-        self.codes[c] == CRITICAL
+        self.code(c) == CRITICAL
     }
 
     /// How many cells are critical (without listing them).
     pub fn count_critical(&self) -> usize {
-        use rayon::prelude::*;
-        self.codes.par_iter().filter(|&&c| c == CRITICAL).count()
+        let nibbles = |b: &u8| (b & 0xf == CRITICAL) as usize + (b >> 4 == CRITICAL) as usize;
+        self.codes.par_iter().map(nibbles).sum()
     }
 
-    /// Critical cells by dimension, in cell-id order.
+    /// Critical cells by dimension, in cell-id order (listed on all threads).
     pub fn critical_cells(&self) -> [Vec<Cell>; 4] {
-        let mut out: [Vec<Cell>; 4] = Default::default();
-        for (c, &code) in self.codes.iter().enumerate() {
-            if code == CRITICAL {
-                out[self.grid.dim(c)].push(c);
-            }
-        }
-        out
-    }
-}
-
-/// The total order of vertices: (order key of the value, voxel index).
-pub trait VertexOrder: Sync {
-    fn key(&self, v: usize) -> i64;
-    #[inline]
-    fn less(&self, a: usize, b: usize) -> bool {
-        (self.key(a), a) < (self.key(b), b)
-    }
-}
-
-impl VertexOrder for [i64] {
-    #[inline]
-    fn key(&self, v: usize) -> i64 {
-        self[v]
+        let n = self.grid.n_cells();
+        let parts: Vec<[Vec<Cell>; 4]> = (0..n.div_ceil(LIST_CHUNK))
+            .into_par_iter()
+            .map(|k| {
+                let mut out: [Vec<Cell>; 4] = Default::default();
+                for c in k * LIST_CHUNK..((k + 1) * LIST_CHUNK).min(n) {
+                    if self.code(c) == CRITICAL {
+                        out[self.grid.dim(c)].push(c);
+                    }
+                }
+                out
+            })
+            .collect();
+        std::array::from_fn(|d| parts.iter().flat_map(|p| p[d].iter().copied()).collect())
     }
 }
 
@@ -134,15 +135,29 @@ pub fn gradient_with(
     order: &(impl VertexOrder + ?Sized),
     ctl: &Control,
 ) -> Result<Gradient, Cancelled> {
-    let codes: Vec<AtomicU8> = (0..grid.n_cells()).map(|_| AtomicU8::new(0)).collect();
-    let n: usize = grid.vdims.iter().product();
-    (0..n.div_ceil(CHECK_VERTICES)).into_par_iter().try_for_each(|chunk| {
-        ctl.check()?;
-        let vs = chunk * CHECK_VERTICES..((chunk + 1) * CHECK_VERTICES).min(n);
-        vs.for_each(|v| process_lower_star(&grid, order, v, &codes));
-        Ok(())
-    })?;
-    Ok(Gradient { grid, codes: codes.into_iter().map(AtomicU8::into_inner).collect() })
+    // Zeroed pages come from the system untouched, so the threads that write a page first
+    // fault it in, in parallel.
+    let mut codes = vec![0u8; grid.n_cells().div_ceil(2)];
+    {
+        // SAFETY: AtomicU8 has the size, alignment and bit validity of u8, and `codes` is
+        // borrowed mutably (no other access) while the atomics are used.
+        let cells: &[AtomicU8] = unsafe { &*(codes.as_mut_slice() as *mut [u8] as *const [AtomicU8]) };
+        let n: usize = grid.vdims.iter().product();
+        (0..n.div_ceil(CHECK_VERTICES)).into_par_iter().try_for_each(|chunk| {
+            ctl.check()?;
+            let vs = chunk * CHECK_VERTICES..((chunk + 1) * CHECK_VERTICES).min(n);
+            vs.for_each(|v| process_lower_star(&grid, order, v, cells));
+            Ok(())
+        })?;
+    }
+    Ok(Gradient { grid, codes })
+}
+
+/// Sets the code of cell `c`. Every cell is set once, by the lower star holding it, so or-ing
+/// its nibble into the shared byte is the whole write.
+#[inline]
+fn set(codes: &[AtomicU8], c: Cell, code: u8) {
+    codes[c / 2].fetch_or(code << (4 * (c % 2)), Ordering::Relaxed);
 }
 
 /// Vertices between two cancellation checks: a few milliseconds of lower stars.
@@ -160,10 +175,10 @@ fn process_lower_star(grid: &CellGrid, order: &(impl VertexOrder + ?Sized), v: u
         let (df, ds) = (offset(f), offset(s));
         let axis = (0..3).find(|&a| df[a] != ds[a]).expect("paired slots differ along one axis");
         let up = (ds[axis] > df[axis]) as u8;
-        codes[cell(f)].store(PAIRED + 2 * axis as u8 + up, Ordering::Relaxed);
-        codes[cell(s)].store(PAIRED + 2 * axis as u8 + (1 - up), Ordering::Relaxed);
+        set(codes, cell(f), PAIRED + 2 * axis as u8 + up);
+        set(codes, cell(s), PAIRED + 2 * axis as u8 + (1 - up));
     };
-    let critical = |s: usize| codes[cell(s)].store(CRITICAL, Ordering::Relaxed);
+    let critical = |s: usize| set(codes, cell(s), CRITICAL);
     if star.present == 1 << CENTER {
         critical(CENTER);
         return;

@@ -11,17 +11,18 @@ pub mod complex;
 pub mod gradient;
 pub mod grid;
 pub mod morse;
+pub mod order;
 pub mod persistence;
 pub mod saddles;
 pub mod simplified;
 pub mod simplify;
 
 use crate::control::Cancelled;
-use crate::field::{Key, Sample, ScalarField};
-use crate::with_samples;
+use crate::field::ScalarField;
+use crate::with_vertex_order;
 use gradient::Gradient;
 use grid::CellGrid;
-use rayon::prelude::*;
+use order::{FieldOrder, VertexOrder};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum MscError {
@@ -64,16 +65,13 @@ pub fn memory_estimate(voxels: usize, critical: usize) -> u64 {
     voxels as u64 * 64 + critical as u64 * 3300
 }
 
-/// Order keys of every voxel (see [`crate::field::Sample::to_key`]), as i64.
-pub fn vertex_keys(field: &ScalarField) -> Result<Vec<i64>, MscError> {
-    fn keys<T: Sample>(v: &[T]) -> Vec<i64> {
-        v.par_iter().map(|s| s.to_key().to_i64()).collect()
-    }
+/// The order of the voxels of `field` (see [`order`]); NaN samples are refused.
+pub fn vertex_order(field: &ScalarField) -> Result<FieldOrder<'_>, MscError> {
     let (nan, _) = crate::topo::ecc::count_non_finite(field);
     if nan > 0 {
         return Err(MscError::Nan(nan));
     }
-    Ok(with_samples!(field.samples(), v => keys(v)))
+    Ok(FieldOrder::new(field))
 }
 
 /// The grid of cells of `field`.
@@ -83,12 +81,12 @@ pub fn cell_grid(field: &ScalarField) -> CellGrid {
 
 /// The discrete gradient of `field` (see [`gradient`]).
 pub fn discrete_gradient(field: &ScalarField) -> Result<Gradient, MscError> {
-    Ok(gradient_of(field, &vertex_keys(field)?))
+    Ok(gradient_of(field, &vertex_order(field)?))
 }
 
-/// The gradient for the vertex order `keys`, with the Morse equality checked in debug builds.
-fn gradient_of(field: &ScalarField, keys: &[i64]) -> Gradient {
-    let g = gradient::gradient(cell_grid(field), keys);
+/// The gradient for the vertex order `order`, with the Morse equality checked in debug builds.
+fn gradient_of(field: &ScalarField, order: &FieldOrder) -> Gradient {
+    let g = with_vertex_order!(order, o => gradient::gradient(cell_grid(field), o));
     debug_assert_eq!(morse_sum(&g), 1, "Morse equality on a box");
     g
 }
@@ -116,8 +114,8 @@ pub struct DiagramPoint {
 /// The persistence diagram of the lower-star filtration of `field` (computed on the Morse
 /// complex of `g`), sorted by dimension and birth; pairs whose values are equal (zero
 /// persistence, possible with ties) are left out, as persistence libraries do.
-pub fn diagram(field: &ScalarField, g: &Gradient, keys: &[i64]) -> Vec<DiagramPoint> {
-    diagram_of_pairs(field, g, keys, morse::persistence(g, keys))
+pub fn diagram(field: &ScalarField, g: &Gradient, order: &(impl VertexOrder + ?Sized)) -> Vec<DiagramPoint> {
+    diagram_of_pairs(field, g, order, morse::persistence(g, order))
 }
 
 /// [`diagram`] from the field alone, under a [`Control`](crate::control::Control) (checked
@@ -128,23 +126,26 @@ pub fn diagram_with(
 ) -> Result<Vec<DiagramPoint>, MscError> {
     check_shape(field)?;
     check_size(field.shape())?;
-    let keys = vertex_keys(field)?;
+    let order = vertex_order(field)?;
     ctl.check()?;
-    let g = gradient::gradient_with(cell_grid(field), keys.as_slice(), ctl)?;
-    let boundary =
-        |c| morse::descending(&g, c).into_iter().filter(|(_, m, _)| m.is_odd()).map(|(t, _, _)| t).collect();
-    let pairs = morse::persistence_with(&g, keys.as_slice(), boundary, ctl)?;
-    Ok(diagram_of_pairs(field, &g, &keys, pairs))
+    with_vertex_order!(order, o => {
+        let g = gradient::gradient_with(cell_grid(field), o, ctl)?;
+        let boundary = |c| {
+            morse::descending(&g, c).into_iter().filter(|(_, m, _)| m.is_odd()).map(|(t, _, _)| t).collect()
+        };
+        let pairs = morse::persistence_with(&g, o, boundary, ctl)?;
+        Ok(diagram_of_pairs(field, &g, o, pairs))
+    })
 }
 
 /// Diagram points (values, zero-persistence pairs left out, sorted) of persistence pairs.
 fn diagram_of_pairs(
     field: &ScalarField,
     g: &Gradient,
-    keys: &[i64],
+    order: &(impl VertexOrder + ?Sized),
     pairs: Vec<persistence::CellPair>,
 ) -> Vec<DiagramPoint> {
-    let value = |c: grid::Cell| field.samples().get_f64(persistence::top_vertex(&g.grid, keys, c));
+    let value = |c: grid::Cell| field.samples().get_f64(persistence::top_vertex(&g.grid, order, c));
     let mut out: Vec<DiagramPoint> = pairs
         .into_iter()
         .map(|p| DiagramPoint {
@@ -167,12 +168,11 @@ fn diagram_of_pairs(
 /// Per critical point id of `c`, the other end of its persistence pair in `pairs` (pairs of
 /// its critical cells), [`simplify::UNPAIRED`] for an essential class.
 fn partners(c: &complex::MorseSmale, pairs: &[persistence::CellPair]) -> Vec<usize> {
-    let id: std::collections::HashMap<grid::Cell, usize> =
-        c.critical.iter().enumerate().map(|(i, p)| (p.cell, i)).collect();
+    let id = |cell| c.id_of(cell).expect("persistence pairs critical cells");
     let mut partner = vec![simplify::UNPAIRED; c.critical.len()];
     for p in pairs {
         if let Some(d) = p.death {
-            let (b, d) = (id[&p.birth], id[&d]);
+            let (b, d) = (id(p.birth), id(d));
             partner[b] = d;
             partner[d] = b;
         }
@@ -241,9 +241,22 @@ pub fn analyse_within(
     check_shape(field)?;
     check_size(field.shape())?;
     let t = std::time::Instant::now();
-    let keys = vertex_keys(field)?;
+    let order = vertex_order(field)?;
     ctl.check()?;
-    let gradient = gradient::gradient_with(cell_grid(field), keys.as_slice(), ctl)?;
+    let mut a = with_vertex_order!(order, o => analyse_ordered(field, o, ctl, max_bytes))?;
+    a.seconds[0] += t.elapsed().as_secs_f64() - a.seconds.iter().sum::<f64>();
+    Ok(a)
+}
+
+/// [`analyse_within`] once the vertex order is known (monomorphised per key width).
+fn analyse_ordered(
+    field: &ScalarField,
+    order: &(impl VertexOrder + ?Sized),
+    ctl: &crate::control::Control,
+    max_bytes: u64,
+) -> Result<Analysis, MscError> {
+    let t = std::time::Instant::now();
+    let gradient = gradient::gradient_with(cell_grid(field), order, ctl)?;
     debug_assert_eq!(morse_sum(&gradient), 1, "Morse equality on a box");
     let critical = gradient.count_critical();
     let estimate = memory_estimate(field.len(), critical);
@@ -252,21 +265,22 @@ pub fn analyse_within(
     }
     ctl.tick(1);
     let t1 = t.elapsed().as_secs_f64();
-    let complex = complex::build(&gradient, &keys, |v| field.samples().get_f64(v), ctl)?;
+    let complex = complex::build(&gradient, order, |v| field.samples().get_f64(v), ctl)?;
     let t2 = t.elapsed().as_secs_f64();
     // The arcs already counted every V-path: the Morse boundary is their odd part.
-    let mut boundary: std::collections::HashMap<grid::Cell, Vec<grid::Cell>> = Default::default();
+    let mut boundary: Vec<Vec<grid::Cell>> = vec![Vec::new(); complex.critical.len()];
     for arc in complex.arcs.iter().filter(|a| a.multiplicity.is_odd()) {
-        boundary.entry(complex.critical[arc.upper].cell).or_default().push(complex.critical[arc.lower].cell);
+        boundary[arc.upper].push(complex.critical[arc.lower].cell);
     }
     let pairs = morse::persistence_with(
         &gradient,
-        keys.as_slice(),
-        |c| boundary.get(&c).cloned().unwrap_or_default(),
+        order,
+        |c| complex.id_of(c).map(|i| boundary[i].clone()).unwrap_or_default(),
         ctl,
     )?;
+    drop(boundary);
     let partner = partners(&complex, &pairs);
-    let diagram = diagram_of_pairs(field, &gradient, &keys, pairs);
+    let diagram = diagram_of_pairs(field, &gradient, order, pairs);
     ctl.tick(1);
     ctl.check()?;
     let t3 = t.elapsed().as_secs_f64();

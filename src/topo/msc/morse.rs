@@ -10,7 +10,9 @@
 use super::gradient::{Gradient, VertexOrder};
 use super::grid::Cell;
 use super::persistence::{CellPair, reduce_with, top_vertex};
-use std::collections::HashMap;
+use rayon::prelude::*;
+// Cell ids hash well with a multiply; SipHash took a fifth of the arcs' time.
+use rustc_hash::FxHashMap as HashMap;
 
 /// Number of distinct V-paths from one critical cell to another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +53,7 @@ pub fn descending(g: &Gradient, sigma: Cell) -> Vec<(Cell, Multiplicity, Vec<Cel
     };
     let starts: Vec<Cell> = grid.facets(sigma).collect();
     let mut post = Vec::new();
-    let mut parent: HashMap<Cell, Cell> = HashMap::new(); // first cell that reached each cell
+    let mut parent: HashMap<Cell, Cell> = HashMap::default(); // first cell that reached each cell
     for &s in &starts {
         if parent.contains_key(&s) {
             continue;
@@ -72,7 +74,7 @@ pub fn descending(g: &Gradient, sigma: Cell) -> Vec<(Cell, Multiplicity, Vec<Cel
         }
     }
     let zero = Multiplicity { count: 0, overflowed: false };
-    let mut paths: HashMap<Cell, Multiplicity> = HashMap::new();
+    let mut paths: HashMap<Cell, Multiplicity> = HashMap::default();
     for &s in &starts {
         let m = paths.entry(s).or_insert(zero);
         *m = m.plus(Multiplicity { count: 1, overflowed: false });
@@ -108,9 +110,13 @@ pub fn descending(g: &Gradient, sigma: Cell) -> Vec<(Cell, Multiplicity, Vec<Cel
 
 /// Critical cells in a filtration order: by their lower star's vertex, then dimension.
 pub fn filtration_order(g: &Gradient, order: &(impl VertexOrder + ?Sized)) -> Vec<(Cell, usize)> {
-    let mut crit: Vec<(Cell, usize)> =
-        g.critical_cells().iter().flatten().map(|&c| (c, top_vertex(&g.grid, order, c))).collect();
-    crit.sort_by(|&(a, ta), &(b, tb)| {
+    let mut crit: Vec<(Cell, usize)> = g
+        .critical_cells()
+        .par_iter()
+        .flat_map_iter(|cells| cells.iter())
+        .map(|&c| (c, top_vertex(&g.grid, order, c)))
+        .collect();
+    crit.par_sort_by(|&(a, ta), &(b, tb)| {
         if ta != tb {
             if order.less(ta, tb) { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater }
         } else {
@@ -140,17 +146,16 @@ pub fn persistence_with(
     boundary: impl Fn(Cell) -> Vec<Cell> + Sync,
     ctl: &crate::control::Control,
 ) -> Result<Vec<CellPair>, crate::control::Cancelled> {
-    use rayon::prelude::*;
     let crit = filtration_order(g, order);
-    let pos: HashMap<Cell, usize> = crit.iter().enumerate().map(|(i, &(c, _))| (c, i)).collect();
+    // Filtration positions by cell id, found by binary search.
+    let mut by_cell: Vec<(Cell, usize)> = crit.iter().enumerate().map(|(i, &(c, _))| (c, i)).collect();
+    by_cell.par_sort_unstable();
+    let pos = |t: &Cell| by_cell[by_cell.binary_search_by_key(t, |e| e.0).expect("a boundary cell is critical")].1;
     let columns: Vec<Vec<usize>> = crit
         .par_iter()
-        .map(
-            |&(c, _)| {
-                if g.grid.dim(c) == 0 { Vec::new() } else { boundary(c).iter().map(|t| pos[t]).collect() }
-            },
-        )
+        .map(|&(c, _)| if g.grid.dim(c) == 0 { Vec::new() } else { boundary(c).iter().map(pos).collect() })
         .collect();
+    drop(by_cell);
     ctl.check()?;
     let (pairs, essential) = reduce_with(columns, ctl)?;
     let dim = |i: usize| g.grid.dim(crit[i].0);

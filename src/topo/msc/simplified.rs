@@ -5,7 +5,7 @@
 
 use super::complex::{CriticalPoint, NO_LABEL, ms_cells_2d};
 use super::simplify::LiveArc;
-use super::{Analysis, MscError, vertex_keys};
+use super::{Analysis, MscError, vertex_order};
 use crate::field::{Samples, ScalarField};
 
 /// A simplification level asked for by the user that cannot be used.
@@ -127,8 +127,8 @@ impl Simplified<'_> {
         mountains.affine = Some(aff);
         mountains.labels = true;
         let cells = if field.ndim() == 2 {
-            let keys = vertex_keys(field)?;
-            let cells = ms_cells_2d(&a.gradient.grid, &keys, &basin_labels, &mountain_labels);
+            let order = vertex_order(field)?;
+            let cells = ms_cells_2d(&a.gradient.grid, &order, &basin_labels, &mountain_labels);
             let mut c = ScalarField::new(&dual, labels(&cells))?.with_spacing(field.spacing())?;
             c.affine = Some(aff);
             c.labels = true;
