@@ -230,24 +230,57 @@ pub fn gaussian_random_field(dims: &[usize], corr: f64, seed: u64) -> ScalarFiel
         .expect("benchmark fields have valid dims and sigma")
 }
 
-/// Per-stage times of the Morse-Smale pipeline on smoothed random fields and, when given, a file,
-/// with the number of critical points and arcs, and of the saddle-saddle arcs the hierarchy made.
+/// The fields `bench --msc` times: smooth random fields (every Morse-Smale implementation's
+/// favourite), and two with critical points nearly everywhere (white noise, and a field smoothed
+/// at sigma 1), which show what the pipeline costs per critical point.
+/// Each is made when the iterator reaches it, so a run's peak memory holds its own field only.
+pub fn msc_fields() -> impl Iterator<Item = (String, ScalarField)> {
+    let smooth = [
+        (vec![2048, 2048], 4.0),
+        (vec![128, 128, 128], 4.0),
+        (vec![256, 256, 256], 4.0),
+        (vec![256, 256, 256], 1.0),
+    ];
+    let grf = smooth.into_iter().map(|(dims, sigma): (Vec<usize>, f64)| {
+        (
+            format!("GRF sigma={sigma} {}", crate::field::dims_string(&dims)),
+            gaussian_random_field(&dims, sigma, 1),
+        )
+    });
+    let noise = std::iter::once(()).map(|_| {
+        let f = crate::synthetic::white_noise(&[128; 3], 1, &Control::default())
+            .expect("the benchmark's dims are valid");
+        ("white noise 128x128x128".to_string(), f)
+    });
+    grf.chain(noise)
+}
+
+/// Resets the process's peak resident memory (Linux 4.0+), so that the next reading is the
+/// peak of what runs in between; false where the kernel does not allow it.
+fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// Per-stage times of the Morse-Smale pipeline on `fields` at each of `threads` (all cores when
+/// empty), with the number of critical points and arcs, the saddle-saddle arcs the hierarchy
+/// made, and the peak resident memory of each run (the field included); then what one
+/// position of the viewer's simplification slider costs.
 ///
 /// A file the Morse-Smale complex cannot take (NaN, 1D, a flat axis) is refused before any row.
 pub fn run_msc(
-    sizes: &[Vec<usize>],
-    extra: Option<(&str, &ScalarField)>,
+    fields: impl IntoIterator<Item = (String, ScalarField)>,
+    threads: &[usize],
     out: &mut dyn std::io::Write,
 ) -> Result<(), BenchError> {
     use crate::topo::msc::simplify::{Pairs, hierarchy_of};
     use crate::topo::msc::{analyse, check_field};
-    if let Some((_, f)) = extra {
-        check_field(f)?;
-    }
+    let all = [rayon::current_num_threads()];
+    let threads = if threads.is_empty() { &all[..] } else { threads };
     writeln!(
         out,
-        "{:<30} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9} {:>9}",
+        "{:<30} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9} {:>9} {:>9}",
         "field",
+        "threads",
         "gradient",
         "arcs+man",
         "persist",
@@ -257,35 +290,56 @@ pub fn run_msc(
         "critical",
         "arcs",
         "made",
-        "peak MiB"
+        "peak MiB",
+        "B/voxel"
     )?;
-    let mut row = |name: String, f: &ScalarField| -> Result<(), BenchError> {
-        let t = Instant::now();
-        let a = analyse(f, &Control::default())?;
-        let total = t.elapsed().as_secs_f64();
-        // The hierarchy again, cancelling extremum-saddle pairs only: what saddle-saddle pairs
-        // cost, measured in the same run.
-        let t = Instant::now();
-        hierarchy_of(&a.complex, a.hierarchy.partner.clone(), Pairs::ExtremumSaddle, &Control::default())
+    for (name, f) in fields {
+        check_field(&f)?;
+        let mut last = None;
+        for &t in threads {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build()?;
+            // The previous run's complex goes first, or this run's peak would hold it too.
+            drop(last.take());
+            let reset = reset_peak_rss();
+            let t0 = Instant::now();
+            let a = pool.install(|| analyse(&f, &Control::default()))?;
+            let total = t0.elapsed().as_secs_f64();
+            let peak = if reset { peak_rss_mib().unwrap_or(f64::NAN) } else { f64::NAN };
+            // The hierarchy again, cancelling extremum-saddle pairs only: what saddle-saddle pairs
+            // cost, measured in the same run.
+            let t0 = Instant::now();
+            pool.install(|| {
+                hierarchy_of(
+                    &a.complex,
+                    a.hierarchy.partner.clone(),
+                    Pairs::ExtremumSaddle,
+                    &Control::default(),
+                )
+            })
             .map_err(MscError::from)?;
-        let extrema_only = t.elapsed().as_secs_f64();
-        writeln!(
-            out,
-            "{name:<30} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>9} {:>9.0}",
-            a.seconds[0],
-            a.seconds[1],
-            a.seconds[2],
-            a.seconds[3],
-            extrema_only,
-            total,
-            a.complex.critical.len(),
-            a.complex.arcs.len(),
-            a.hierarchy.added.len(),
-            peak_rss_mib().unwrap_or(f64::NAN)
-        )?;
+            let extrema_only = t0.elapsed().as_secs_f64();
+            writeln!(
+                out,
+                "{name:<30} {t:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>9} {:>9.0} {:>9.1}",
+                a.seconds[0],
+                a.seconds[1],
+                a.seconds[2],
+                a.seconds[3],
+                extrema_only,
+                total,
+                a.complex.critical.len(),
+                a.complex.arcs.len(),
+                a.hierarchy.added.len(),
+                peak,
+                peak * (1 << 20) as f64 / f.len() as f64,
+            )?;
+            last = Some(a);
+        }
+        let Some(a) = last else { continue };
         // What the viewer's simplification slider costs: one level, best of 5, and the live
         // critical points by index there.
-        let scene = crate::compute::MscScene::new(std::sync::Arc::new(f.clone()), a);
+        let ndim = f.ndim();
+        let scene = crate::compute::MscScene::new(std::sync::Arc::new(f), a);
         let span = scene.range.1 - scene.range.0;
         for pct in [1.0, 5.0, 10.0] {
             let mut best = f64::INFINITY;
@@ -296,17 +350,9 @@ pub fn run_msc(
                 best = best.min(t.elapsed().as_secs_f64() * 1e3);
                 counts = level.counts;
             }
-            let k = &counts[..=f.ndim()];
+            let k = &counts[..=ndim];
             writeln!(out, "  slider at {pct:>4}% of the range: {best:.2} ms, live by index {k:?}")?;
         }
-        Ok(())
-    };
-    for dims in sizes {
-        let f = gaussian_random_field(dims, 4.0, 1);
-        row(format!("GRF sigma=4 {}", crate::field::dims_string(dims)), &f)?;
-    }
-    if let Some((name, f)) = extra {
-        row(name.to_string(), f)?;
     }
     Ok(())
 }

@@ -31,14 +31,9 @@ impl From<crate::control::Cancelled> for RandomFieldError {
     }
 }
 
-/// A smoothed Gaussian random field: white noise smoothed with sigma `corr` voxels (f32).
-/// Progress: the noise (one unit per voxel), then the smoothing passes.
-pub fn gaussian_random_field(
-    dims: &[usize],
-    corr: f64,
-    seed: u64,
-    ctl: &Control,
-) -> Result<ScalarField, RandomFieldError> {
+/// Gaussian white noise (approximately: a sum of four uniforms, centred), f32. Progress: one
+/// unit per voxel.
+pub fn white_noise(dims: &[usize], seed: u64, ctl: &Control) -> Result<ScalarField, RandomFieldError> {
     use rayon::prelude::*;
     let n = field::checked_voxels(dims).ok_or_else(|| FieldError::TooLarge(field::dims_string(dims)))?;
     let mut v = vec![0f32; n];
@@ -53,6 +48,17 @@ pub fn gaussian_random_field(
         ctl.tick(chunk.len() as u64);
         Ok::<(), crate::control::Cancelled>(())
     })?;
-    let white = ScalarField::new(dims, Samples::F32(v))?;
+    Ok(ScalarField::new(dims, Samples::F32(v))?)
+}
+
+/// A smoothed Gaussian random field: [`white_noise`] smoothed with sigma `corr` voxels (f32).
+/// Progress: the noise (one unit per voxel), then the smoothing passes.
+pub fn gaussian_random_field(
+    dims: &[usize],
+    corr: f64,
+    seed: u64,
+    ctl: &Control,
+) -> Result<ScalarField, RandomFieldError> {
+    let white = white_noise(dims, seed, ctl)?;
     Ok(smooth::smooth(&white, &Smoothing::voxels(corr), ctl)?)
 }

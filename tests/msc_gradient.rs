@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[path = "common/naive_gradient.rs"]
+mod naive_gradient;
 
 use common::field_of;
 use proptest::prelude::*;
@@ -93,6 +95,16 @@ fn check_all(dims: &[usize], vals: &[f64]) {
     assert_eq!(morse_sum(&g), 1);
     let crit = g.critical_cells().map(|c| c.len());
     assert_eq!(crit, required(&g.grid, &keys), "minimal gradient for {dims:?} {vals:?}");
+    equals_the_naive_gradient(&g, &keys);
+}
+
+/// The same pairs and critical cells as the plain ProcessLowerStars, cell for cell.
+fn equals_the_naive_gradient(g: &Gradient, order: &impl VertexOrder) {
+    let want = naive_gradient::gradient(&g.grid, order);
+    for (c, w) in want.into_iter().enumerate() {
+        assert_eq!(g.partner(c), w, "cell {c} of {:?}", g.grid.vdims);
+        assert_eq!(g.is_critical(c), w.is_none(), "cell {c} of {:?}", g.grid.vdims);
+    }
 }
 
 proptest! {
@@ -141,13 +153,7 @@ fn check_persistence(dims: &[usize], vals: &[f64]) {
     let as_vertices = |pairs: Vec<topoview::topo::msc::persistence::CellPair>| {
         let mut v: Vec<(usize, usize, Option<usize>)> = pairs
             .into_iter()
-            .map(|p| {
-                (
-                    p.dim,
-                    top_vertex(&grid, &keys, p.birth),
-                    p.death.map(|d| top_vertex(&grid, &keys, d)),
-                )
-            })
+            .map(|p| (p.dim, top_vertex(&grid, &keys, p.birth), p.death.map(|d| top_vertex(&grid, &keys, d))))
             .filter(|&(_, b, d)| d != Some(b))
             .collect();
         v.sort();
@@ -173,5 +179,18 @@ fn morse_persistence_on_larger_grids() {
     for (k, dims) in [vec![12, 9], vec![7, 6, 5], vec![6, 6, 6]].into_iter().enumerate() {
         let vals = common::xorshift_values(777 + k as u64, dims.iter().product(), 50);
         check_persistence(&dims, &vals);
+    }
+}
+
+#[test]
+fn equals_the_naive_gradient_on_random_fields_with_plateaus() {
+    // Smooth fields rounded to a few levels: large plateaus, where only the index breaks ties.
+    for (dims, levels) in [(vec![24, 20, 16], 6.0), (vec![60, 50], 5.0), (vec![17, 13, 11], 1000.0)] {
+        let grf = topoview::synthetic::gaussian_random_field(&dims, 2.0, 11, &Default::default()).unwrap();
+        let vals: Vec<f64> =
+            (0..grf.len()).map(|i| (grf.samples().get_f64(i) * levels * 4.0).round()).collect();
+        let f = field_of(Dtype::F64, &dims, &vals);
+        let g = discrete_gradient(&f).unwrap();
+        equals_the_naive_gradient(&g, &vertex_order(&f).unwrap());
     }
 }

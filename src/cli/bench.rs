@@ -12,11 +12,12 @@ pub struct BenchArgs {
     /// Timed runs per case; the best is reported.
     #[arg(long, default_value_t = 3)]
     pub repeat: usize,
-    /// Thread counts to measure (default: 1 and all cores).
+    /// Thread counts to measure (default: 1 and all cores; with --msc: all cores).
     #[arg(long, value_delimiter = ',')]
     pub threads: Vec<usize>,
-    /// Time the Morse-Smale pipeline instead (2048^2, 128^3 and 256^3 random fields, and FILE
-    /// when given).
+    /// Time the Morse-Smale pipeline instead (FILE when given, then random fields smoothed at
+    /// sigma 4: 2048^2, 128^3, 256^3; and the stress fields: 256^3 at sigma 1, 128^3 white
+    /// noise), at each of --threads (default: all cores).
     #[arg(long)]
     pub msc: bool,
     /// Time the crack filter (inter-pixel filtering, the Gaussian bank of `topoview cracks`)
@@ -135,14 +136,19 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if a.msc {
-        let field = match &a.file {
-            Some(p) => Some(topoview::io::open(p, &Default::default())?),
+        // The file first: a file the complex cannot take is refused before any random field
+        // is made.
+        let file = match &a.file {
+            Some(p) => {
+                let name = p.display().to_string();
+                let f = topoview::io::open(p, &Default::default())?;
+                topoview::topo::msc::check_field(&f).with_context(|| name.clone())?;
+                Some((name, f))
+            }
             None => None,
         };
-        let name = a.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-        let sizes = vec![vec![2048, 2048], vec![128, 128, 128], vec![256, 256, 256]];
-        topoview::bench::run_msc(&sizes, field.as_ref().map(|f| (name.as_str(), f)), &mut stdout())
-            .with_context(|| name.clone())?;
+        let fields = file.into_iter().chain(topoview::bench::msc_fields());
+        topoview::bench::run_msc(fields, &a.threads, &mut stdout())?;
         return Ok(());
     }
     anyhow::ensure!(

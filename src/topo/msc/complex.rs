@@ -338,7 +338,8 @@ pub fn ms_cells_2d(
         let (x, y) = (i % (nx - 1), i / (nx - 1));
         debug_assert!(y + 1 < ny);
         let corners = [x + nx * y, x + 1 + nx * y, x + nx * (y + 1), x + 1 + nx * (y + 1)];
-        let low = corners.into_iter().reduce(|a, b| if order.less(b, a) { b } else { a }).expect("four corners");
+        let low =
+            corners.into_iter().reduce(|a, b| if order.less(b, a) { b } else { a }).expect("four corners");
         let n = ids.len() as u32;
         out.push(*ids.entry((basins[low], m)).or_insert(n));
     }

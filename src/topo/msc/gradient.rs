@@ -112,13 +112,69 @@ const fn facet_masks() -> [u32; 27] {
 }
 const FACETS: [u32; 27] = facet_masks();
 
+/// COFACETS[s]: mask of the slots whose facets include slot s.
+const fn cofacet_masks() -> [u32; 27] {
+    let mut m = [0u32; 27];
+    let mut s = 0;
+    while s < 27 {
+        let mut t = 0;
+        while t < 27 {
+            if FACETS[t] & (1 << s) != 0 {
+                m[s] |= 1 << t;
+            }
+            t += 1;
+        }
+        s += 1;
+    }
+    m
+}
+const COFACETS: [u32; 27] = cofacet_masks();
+
+/// CORNERS[s]: mask of the slots of the corners of slot s other than the vertex (as
+/// neighbouring vertices: the offsets e != 0 with each e_a in {0, d_a}).
+const fn corner_masks() -> [u32; 27] {
+    let mut m = [0u32; 27];
+    let mut s = 0;
+    while s < 27 {
+        let d = [(s % 3) as i64 - 1, ((s / 3) % 3) as i64 - 1, (s / 9) as i64 - 1];
+        let mut k = 1;
+        while k < 8 {
+            let e = [(k & 1) as i64 * d[0], ((k >> 1) & 1) as i64 * d[1], ((k >> 2) & 1) as i64 * d[2]];
+            let t = ((e[0] + 1) + 3 * (e[1] + 1) + 9 * (e[2] + 1)) as usize;
+            if t != CENTER {
+                m[s] |= 1 << t;
+            }
+            k += 1;
+        }
+        s += 1;
+    }
+    m
+}
+const CORNERS: [u32; 27] = corner_masks();
+
+/// Slots of edges: one non-zero offset, one other corner.
+const fn edge_slots() -> u32 {
+    let mut m = 0u32;
+    let mut s = 0;
+    while s < 27 {
+        if CORNERS[s].count_ones() == 1 {
+            m |= 1 << s;
+        }
+        s += 1;
+    }
+    m
+}
+const EDGES: u32 = edge_slots();
+
 /// The lower star of one vertex.
 struct Star {
     /// Slots present.
     present: u32,
-    /// Other corners of each slot, highest first (voxel indices), and how many.
-    others: [[usize; 7]; 27],
-    n_others: [u8; 27],
+    /// Per slot, its place in the G-order as one integer: the ranks (1 for the lowest) of its
+    /// other corners among the vertex's lower neighbours, highest first, one byte each from the
+    /// top, then zeros. Integer order is then the lexicographic order of the descending corner
+    /// lists, a prefix first (its zeros are below any rank).
+    order: [u64; 27],
 }
 
 /// Computes the gradient of a field given by its vertex order, on all threads.
@@ -184,16 +240,7 @@ fn process_lower_star(grid: &CellGrid, order: &(impl VertexOrder + ?Sized), v: u
         return;
     }
     // G-order: lexicographic on the other corners, highest first; a prefix comes first.
-    let less = |i: usize, j: usize| -> bool {
-        let (a, b) =
-            (&star.others[i][..star.n_others[i] as usize], &star.others[j][..star.n_others[j] as usize]);
-        for (&x, &y) in a.iter().zip(b) {
-            if x != y {
-                return order.less(x, y);
-            }
-        }
-        a.len() < b.len()
-    };
+    let less = |i: usize, j: usize| -> bool { star.order[i] < star.order[j] };
     let min_of = |mask: u32| -> Option<usize> {
         let mut best: Option<usize> = None;
         let mut m = mask;
@@ -210,30 +257,19 @@ fn process_lower_star(grid: &CellGrid, order: &(impl VertexOrder + ?Sized), v: u
     let unpaired = |assigned: u32, s: usize| FACETS[s] & !assigned;
     // Star slots with exactly one unpaired facet among the cofacets of slot `of`.
     let ready_cofacets = |assigned: u32, of: usize| -> u32 {
-        let mut m = star.present & !assigned;
+        let mut m = star.present & !assigned & COFACETS[of];
         let mut out = 0;
         while m != 0 {
             let s = m.trailing_zeros() as usize;
             m &= m - 1;
-            if FACETS[s] & (1 << of) != 0 && unpaired(assigned, s).count_ones() == 1 {
+            if unpaired(assigned, s).count_ones() == 1 {
                 out |= 1 << s;
             }
         }
         out
     };
 
-    let edges: u32 = {
-        let mut e = 0;
-        let mut m = star.present & !(1 << CENTER);
-        while m != 0 {
-            let s = m.trailing_zeros() as usize;
-            m &= m - 1;
-            if star.n_others[s] == 1 {
-                e |= 1 << s;
-            }
-        }
-        e
-    };
+    let edges = star.present & EDGES;
     // The lowest edge pairs with the vertex.
     let delta = min_of(edges).expect("a non-trivial lower star has an edge");
     pair(CENTER, delta);
@@ -272,7 +308,6 @@ fn process_lower_star(grid: &CellGrid, order: &(impl VertexOrder + ?Sized), v: u
 
 /// The cells whose highest corner is `v`, by slot.
 fn lower_star(grid: &CellGrid, order: &(impl VertexOrder + ?Sized), v: usize) -> Star {
-    let mut s = Star { present: 1 << CENTER, others: [[0; 7]; 27], n_others: [0; 27] };
     let [nx, ny, _] = grid.vdims;
     let p = [v % nx, (v / nx) % ny, v / (nx * ny)];
     let axis_range = |a: usize| -> std::ops::RangeInclusive<i64> {
@@ -283,45 +318,60 @@ fn lower_star(grid: &CellGrid, order: &(impl VertexOrder + ?Sized), v: usize) ->
         let hi = if p[a] + 1 == grid.vdims[a] { 0 } else { 1 };
         lo..=hi
     };
+    // The neighbours below v, each key read once, sorted: the key (sign bit flipped, so
+    // unsigned order is signed order), the index and the slot packed in one u128 (indices are
+    // below 2^31, see `MscError::TooLarge`, so index and slot fit the low 64 bits in order).
+    let pack =
+        |u: usize, sl: usize| (((order.key(u) as u64 ^ (1 << 63)) as u128) << 64) | (u << 5 | sl) as u128;
+    let mut lower = [0u128; 26];
+    let mut n = 0;
+    let kv = pack(v, CENTER);
     for dz in axis_range(2) {
         for dy in axis_range(1) {
             for dx in axis_range(0) {
-                let d = [dx, dy, dz];
-                if d == [0, 0, 0] {
+                let sl = slot([dx, dy, dz]);
+                if sl == CENTER {
                     continue;
                 }
-                // Corners: p + e with e_a in {0, d_a}.
-                let mut others = [0usize; 7];
-                let mut k = 0;
-                let mut lower = true;
-                for m in 1..8usize {
-                    let e = [(m & 1) as i64 * dx, ((m >> 1) & 1) as i64 * dy, ((m >> 2) & 1) as i64 * dz];
-                    // Skip masks that name an axis where d is 0 (duplicates of smaller masks).
-                    if (0..3).any(|a| (m >> a) & 1 == 1 && d[a] == 0) {
-                        continue;
-                    }
-                    let u = ((p[0] as i64 + e[0])
-                        + nx as i64 * ((p[1] as i64 + e[1]) + ny as i64 * (p[2] as i64 + e[2])))
-                        as usize;
-                    if !order.less(u, v) {
-                        lower = false;
-                        break;
-                    }
-                    others[k] = u;
-                    k += 1;
+                let u = (v as i64 + dx + nx as i64 * (dy + ny as i64 * dz)) as usize;
+                let ku = pack(u, sl);
+                if ku < kv {
+                    lower[n] = ku;
+                    n += 1;
                 }
-                if !lower {
-                    continue;
-                }
-                others[..k].sort_unstable_by(|&a, &b| {
-                    if order.less(b, a) { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater }
-                });
-                let sl = slot(d);
-                s.present |= 1 << sl;
-                s.others[sl] = others;
-                s.n_others[sl] = k as u8;
             }
         }
+    }
+    let lower = &mut lower[..n];
+    lower.sort_unstable();
+    let mut rank = [0u8; 27];
+    let mut below: u32 = 0;
+    for (r, &k) in lower.iter().enumerate() {
+        let sl = (k & 31) as usize;
+        rank[sl] = r as u8 + 1;
+        below |= 1 << sl;
+    }
+    let mut s = Star { present: 1 << CENTER, order: [0; 27] };
+    // A cell is in the lower star when every other corner is a lower neighbour (corners off
+    // the grid are not neighbours, so cells off the grid drop out too).
+    let mut m: u32 = ((1 << 27) - 1) & !(1 << CENTER);
+    while m != 0 {
+        let sl = m.trailing_zeros() as usize;
+        m &= m - 1;
+        if CORNERS[sl] & !below != 0 {
+            continue;
+        }
+        let mut ranks = [0u8; 7];
+        let mut k = 0;
+        let mut c = CORNERS[sl];
+        while c != 0 {
+            ranks[k] = rank[c.trailing_zeros() as usize];
+            c &= c - 1;
+            k += 1;
+        }
+        ranks[..k].sort_unstable_by(|a, b| b.cmp(a));
+        s.present |= 1 << sl;
+        s.order[sl] = ranks.iter().fold(0u64, |acc, &r| acc << 8 | r as u64) << 8;
     }
     s
 }

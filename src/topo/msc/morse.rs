@@ -150,7 +150,8 @@ pub fn persistence_with(
     // Filtration positions by cell id, found by binary search.
     let mut by_cell: Vec<(Cell, usize)> = crit.iter().enumerate().map(|(i, &(c, _))| (c, i)).collect();
     by_cell.par_sort_unstable();
-    let pos = |t: &Cell| by_cell[by_cell.binary_search_by_key(t, |e| e.0).expect("a boundary cell is critical")].1;
+    let pos =
+        |t: &Cell| by_cell[by_cell.binary_search_by_key(t, |e| e.0).expect("a boundary cell is critical")].1;
     let columns: Vec<Vec<usize>> = crit
         .par_iter()
         .map(|&(c, _)| if g.grid.dim(c) == 0 { Vec::new() } else { boundary(c).iter().map(pos).collect() })
