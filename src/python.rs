@@ -511,8 +511,8 @@ fn msc_level(
     };
     let (steps, blocked) = (v.steps, threshold.map_or(0, |t| h.blocked_at(t).count()));
     let alive = (0..c.critical.len()).map(|i| v.alive(i)).collect();
-    let arcs = v.arcs.iter().map(|(a, _)| (a.upper as i64, a.lower as i64, mult(a))).collect();
-    let polylines = v.arcs.iter().map(|(_, p)| p.iter().flat_map(|q| q[..nd].to_vec()).collect()).collect();
+    let arcs = v.arcs().iter().map(|a| (a.upper as i64, a.lower as i64, mult(a))).collect();
+    let polylines = v.paths().map(|p| p.iter().flat_map(|q| q[..nd].to_vec()).collect()).collect();
     let basins = labels(h.labels_at(&c.basins, steps));
     let mountains = labels(h.labels_at(&c.mountains, steps));
     drop(v);

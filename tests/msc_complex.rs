@@ -43,7 +43,7 @@ fn enumerate_paths(g: &Gradient) -> BTreeMap<(usize, usize), u128> {
 
 fn check_arcs(dims: &[usize], vals: &[f64]) {
     let (_, a) = run(dims, vals);
-    let g = &a.gradient;
+    let g = &a.complex.gradient;
     let grid = g.grid;
     let c = &a.complex;
     let got: BTreeMap<(usize, usize), u128> = c
@@ -55,10 +55,10 @@ fn check_arcs(dims: &[usize], vals: &[f64]) {
     for arc in &c.arcs {
         let (u, l) = (&c.critical[arc.upper], &c.critical[arc.lower]);
         assert_eq!(u.index, l.index + 1);
-        assert_eq!(arc.polyline(&grid).first(), Some(&u.position));
-        assert_eq!(arc.polyline(&grid).last(), Some(&l.position));
+        assert_eq!(arc.polyline(g).first(), Some(&u.position));
+        assert_eq!(arc.polyline(g).last(), Some(&l.position));
         // A V-path alternates k-1 and k cells, each step a facet or its gradient partner.
-        let cells: Vec<usize> = arc.cells.iter().map(|&c| c as usize).collect();
+        let cells = arc.cells(g);
         for w in cells.windows(2) {
             let (x, y) = (w[0], w[1]);
             let facet = grid.facets(x).any(|f| f == y);

@@ -65,7 +65,7 @@ fn terrain_crop_against_brute_force() {
     let f = common::crop(&f, 90);
     let a = analyse(&f, &Control::default()).unwrap();
     let keys = vertex_order(&f).unwrap();
-    let grid = a.gradient.grid;
+    let grid = a.complex.grid;
     let value = |c| f.samples().get_f64(top_vertex(&grid, &keys, c));
     let mut want: Vec<(usize, f64, Option<f64>)> = brute_force(&grid, &keys)
         .into_iter()

@@ -101,7 +101,7 @@ impl MscScene {
                 }
             })
             .collect();
-        let mut arc_box: Vec<[f32; 6]> = c.arcs.iter().map(|a| bounds(&a.polyline(&c.grid))).collect();
+        let mut arc_box: Vec<[f32; 6]> = (0..c.arcs.len()).map(|i| bounds(&c.polyline(i))).collect();
         // An added arc is its pieces (made earlier, so their boxes are known).
         for a in &h.added {
             let b = a.pieces.iter().fold(bounds(&[]), |b, &p| {
@@ -203,7 +203,7 @@ impl MscScene {
         let c = &self.analysis.complex;
         match i.checked_sub(c.arcs.len()) {
             // Stored as cell ids (4 bytes a point): their centres are a multiply away.
-            None => c.arcs[i].polyline(&c.grid).into(),
+            None => c.polyline(i).into(),
             Some(k) => self.added_paths[k]
                 .get_or_init(|| {
                     self.analysis.hierarchy.saddle_path(c, i, crate::topo::msc::simplify::MAX_PATH_POINTS)

@@ -57,22 +57,22 @@ struct JsonPoint<'a> {
 }
 
 /// A polyline of 3D points written with the field's number of coordinates.
-struct Polyline<'a>(&'a [[f64; 3]], usize);
+struct Polyline(Vec<[f64; 3]>, usize);
 
-impl serde::Serialize for Polyline<'_> {
+impl serde::Serialize for Polyline {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.0.iter().map(|p| &p[..self.1]))
     }
 }
 
 #[derive(serde::Serialize)]
-struct JsonArc<'a> {
+struct JsonArc {
     upper: usize,
     lower: usize,
     multiplicity: String,
     multiplicity_overflowed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    polyline: Option<Polyline<'a>>,
+    polyline: Option<Polyline>,
 }
 
 #[derive(serde::Serialize)]
@@ -114,7 +114,7 @@ pub fn write_json(
         counts_unsimplified: serde_json::Map<String, serde_json::Value>,
         simplification: serde_json::Value,
         critical_points: Vec<JsonPoint<'a>>,
-        arcs: Vec<JsonArc<'a>>,
+        arcs: Vec<JsonArc>,
         hierarchy: serde_json::Value,
         diagram: Vec<JsonDiagramPoint>,
         seconds: serde_json::Value,
@@ -153,14 +153,15 @@ pub fn write_json(
             })
             .collect(),
         arcs: v
-            .arcs
+            .arcs()
             .iter()
-            .map(|(arc, poly)| JsonArc {
+            .enumerate()
+            .map(|(i, arc)| JsonArc {
                 upper: arc.upper,
                 lower: arc.lower,
                 multiplicity: arc.multiplicity.count.to_string(),
                 multiplicity_overflowed: arc.multiplicity.overflowed,
-                polyline: geometry.then_some(Polyline(poly, nd)),
+                polyline: geometry.then(|| Polyline(v.path(i), nd)),
             })
             .collect(),
         hierarchy: serde_json::json!({ "cancellations": &h.cancellations, "blocked": &h.blocked }),
@@ -299,27 +300,28 @@ pub fn vtp_critical_points(v: &Simplified) -> String {
 pub fn vtp_separatrices(v: &Simplified) -> String {
     let (field, c) = (v.field, &v.analysis.complex);
     let nd = field.ndim();
-    let points: usize = v.arcs.iter().map(|(_, p)| p.len()).sum();
+    let paths: Vec<Vec<[f64; 3]>> = v.paths().collect();
+    let points: usize = paths.iter().map(|p| p.len()).sum();
     let mut s = String::new();
-    header(&mut s, points, 0, v.arcs.len());
+    header(&mut s, points, 0, v.arcs().len());
     s.push_str("<CellData Scalars=\"SeparatrixType\">\n");
-    data_array(&mut s, "SeparatrixId", 1, 0..v.arcs.len() as i64);
+    data_array(&mut s, "SeparatrixId", 1, 0..v.arcs().len() as i64);
     data_array(
         &mut s,
         "SeparatrixType",
         1,
-        v.arcs.iter().map(|(a, _)| separatrix_type(c.critical[a.upper].index, nd)),
+        v.arcs().iter().map(|a| separatrix_type(c.critical[a.upper].index, nd)),
     );
-    data_array(&mut s, "SourceId", 1, v.arcs.iter().map(|(a, _)| a.upper as i64));
-    data_array(&mut s, "DestinationId", 1, v.arcs.iter().map(|(a, _)| a.lower as i64));
-    data_array(&mut s, "Multiplicity", 1, v.arcs.iter().map(|(a, _)| a.multiplicity.count as f64));
+    data_array(&mut s, "SourceId", 1, v.arcs().iter().map(|a| a.upper as i64));
+    data_array(&mut s, "DestinationId", 1, v.arcs().iter().map(|a| a.lower as i64));
+    data_array(&mut s, "Multiplicity", 1, v.arcs().iter().map(|a| a.multiplicity.count as f64));
     let hi = |a: &LiveArc| c.critical[a.upper].value;
     let lo = |a: &LiveArc| c.critical[a.lower].value;
-    data_array(&mut s, "SeparatrixFunctionMaximum", 1, v.arcs.iter().map(|(a, _)| hi(a)));
-    data_array(&mut s, "SeparatrixFunctionMinimum", 1, v.arcs.iter().map(|(a, _)| lo(a)));
-    data_array(&mut s, "SeparatrixFunctionDifference", 1, v.arcs.iter().map(|(a, _)| hi(a) - lo(a)));
+    data_array(&mut s, "SeparatrixFunctionMaximum", 1, v.arcs().iter().map(|a| hi(a)));
+    data_array(&mut s, "SeparatrixFunctionMinimum", 1, v.arcs().iter().map(|a| lo(a)));
+    data_array(&mut s, "SeparatrixFunctionDifference", 1, v.arcs().iter().map(|a| hi(a) - lo(a)));
     s.push_str("</CellData>\n<Points>\n");
-    data_array(&mut s, "Points", 3, v.arcs.iter().flat_map(|(_, p)| p.iter().flat_map(|&q| field.world(q))));
+    data_array(&mut s, "Points", 3, paths.iter().flat_map(|p| p.iter().flat_map(|&q| field.world(q))));
     s.push_str("</Points>\n<Lines>\n");
     data_array(&mut s, "connectivity", 1, 0..points as i64);
     let mut at = 0i64;
@@ -327,7 +329,7 @@ pub fn vtp_separatrices(v: &Simplified) -> String {
         &mut s,
         "offsets",
         1,
-        v.arcs.iter().map(|(_, p)| {
+        paths.iter().map(|p| {
             at += p.len() as i64;
             at
         }),
@@ -356,7 +358,7 @@ pub fn summary(file: &str, v: &Simplified) -> String {
         s += &format!(
             "; simplified at persistence {t}: {}, {} arcs ({} cancellations, {} pairs blocked: not joined by one V-path)",
             names(v.counts()),
-            v.arcs.len(),
+            v.arcs().len(),
             v.steps,
             a.hierarchy.blocked_at(t).count()
         );

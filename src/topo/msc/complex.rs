@@ -35,20 +35,55 @@ pub struct Arc {
     pub lower: usize,
     /// Number of distinct V-paths between the two.
     pub multiplicity: Multiplicity,
-    /// The cells of one V-path, from `upper` to `lower` (ids fit 32 bits: see
-    /// [`super::MscError::TooLarge`]); 4 bytes a cell, where their centres took 24.
-    pub cells: Box<[u32]>,
+    /// One V-path between them (see [`Arc::cells`]).
+    pub path: Path,
+}
+
+/// One V-path of an arc. A saddle-extremum path is unique once its first step is chosen, so it
+/// is kept as that step and walked through the gradient when drawn (most arcs are of this
+/// kind: their cells would take more memory than the gradient); a saddle-saddle path is one of
+/// many through a DAG and is kept as its cells (ids fit 32 bits: see
+/// [`super::MscError::TooLarge`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Path {
+    /// From the saddle `saddle` down through its vertex `first` to a minimum.
+    Down { saddle: u32, first: u32 },
+    /// From the saddle `saddle` up through its top cell `first` to a maximum (drawn from the
+    /// maximum).
+    Up { saddle: u32, first: u32 },
+    /// The cells from the upper end to the lower.
+    Cells(Box<[u32]>),
 }
 
 impl Arc {
+    /// The cells of the arc's V-path, from `upper` to `lower`.
+    pub fn cells(&self, g: &Gradient) -> Vec<Cell> {
+        match &self.path {
+            &Path::Down { saddle, first } => {
+                let mut cells = vec![saddle as Cell];
+                walk_down(g, first as Cell, |c| cells.push(c));
+                cells
+            }
+            &Path::Up { saddle, first } => {
+                let mut cells = vec![saddle as Cell];
+                walk_up(g, first as Cell, |c| cells.push(c));
+                cells.reverse();
+                cells
+            }
+            Path::Cells(c) => c.iter().map(|&c| c as Cell).collect(),
+        }
+    }
+
     /// Cell centres (voxel coordinates) of the V-path, from `upper` to `lower`.
-    pub fn polyline(&self, grid: &CellGrid) -> Vec<[f64; 3]> {
-        self.cells.iter().map(|&c| position(grid, c as Cell)).collect()
+    pub fn polyline(&self, g: &Gradient) -> Vec<[f64; 3]> {
+        self.cells(g).into_iter().map(|c| position(&g.grid, c)).collect()
     }
 }
 
 pub struct MorseSmale {
     pub grid: CellGrid,
+    /// The gradient the complex was built from (its saddle-extremum arcs are walked on it).
+    pub gradient: Gradient,
     pub critical: Vec<CriticalPoint>,
     pub arcs: Vec<Arc>,
     /// Per voxel: the critical point index of the minimum its descending V-path reaches
@@ -61,6 +96,11 @@ pub struct MorseSmale {
 }
 
 impl MorseSmale {
+    /// Cell centres of arc `i`'s V-path, from its upper end to its lower.
+    pub fn polyline(&self, i: usize) -> Vec<[f64; 3]> {
+        self.arcs[i].polyline(&self.gradient)
+    }
+
     /// The critical point id of cell `c`, if it is critical (a binary search: points are sorted
     /// by index, then cell).
     pub fn id_of(&self, c: Cell) -> Option<usize> {
@@ -78,11 +118,12 @@ pub fn position(grid: &CellGrid, c: Cell) -> [f64; 3] {
 }
 
 pub fn build(
-    g: &Gradient,
+    gradient: Gradient,
     order: &(impl VertexOrder + ?Sized),
     value: impl Fn(usize) -> f64 + Sync,
     ctl: &Control,
 ) -> Result<MorseSmale, Cancelled> {
+    let g = &gradient;
     let grid = g.grid;
     let crit_cells = g.critical_cells();
     let critical: Vec<CriticalPoint> = crit_cells
@@ -110,10 +151,12 @@ pub fn build(
     ctl.tick(1);
     ctl.check()?;
     let nd = grid.ndim;
-    let raw: Vec<Arc> = critical
+    // Every arc has the critical point that traces it as one end (a saddle), so its parallel
+    // arcs are all in that point's list: merged there, each list holds distinct ends.
+    let lists: Vec<Vec<Arc>> = critical
         .par_iter()
         .enumerate()
-        .flat_map_iter(|(i, p)| {
+        .map(|(i, p)| {
             let mut out = Vec::new();
             // Once cancelled, the remaining points are skipped and the result thrown away.
             if ctl.cancelled() {
@@ -132,16 +175,19 @@ pub fn build(
                     upper: i,
                     lower: id_of(t),
                     multiplicity: m,
-                    cells: path.into_iter().map(|c| c as u32).collect(),
+                    path: Path::Cells(path.into_iter().map(|c| c as u32).collect()),
                 }));
             }
-            out
+            merge(out)
         })
         .collect();
     ctl.check()?;
-    let arcs = merge(raw);
+    let mut arcs: Vec<Arc> = Vec::with_capacity(lists.iter().map(Vec::len).sum());
+    arcs.extend(lists.into_iter().flatten());
+    // Ends are distinct now, so the in-place unstable sort (no buffer) is deterministic.
+    arcs.par_sort_unstable_by_key(|a| (a.upper, a.lower));
     ctl.tick(1);
-    Ok(MorseSmale { grid, critical, arcs, basins, mountains })
+    Ok(MorseSmale { grid, gradient, critical, arcs, basins, mountains })
 }
 
 const ONE: Multiplicity = Multiplicity { count: 1, overflowed: false };
@@ -170,18 +216,46 @@ fn up_step(g: &Gradient, b: Cell) -> UpStep {
     }
 }
 
+/// Walks the descending V-path from vertex `u` to its minimum, telling `visit` every cell
+/// after `u` (edges and vertices in turn); returns the minimum.
+fn walk_down(g: &Gradient, mut u: Cell, mut visit: impl FnMut(Cell)) -> Cell {
+    visit(u);
+    while let Some((e, w)) = down_step(g, u) {
+        visit(e);
+        visit(w);
+        u = w;
+    }
+    u
+}
+
+/// Walks the ascending V-path from top cell `b` to its maximum, telling `visit` every cell
+/// from `b` on (facets and top cells in turn); returns the maximum, or None where the path
+/// leaves the domain.
+fn walk_up(g: &Gradient, mut b: Cell, mut visit: impl FnMut(Cell)) -> Option<Cell> {
+    visit(b);
+    loop {
+        match up_step(g, b) {
+            UpStep::Critical => return Some(b),
+            UpStep::Next(f, next) => {
+                visit(f);
+                visit(next);
+                b = next;
+            }
+            UpStep::Out => return None,
+        }
+    }
+}
+
 /// Arcs from the 1-saddle `sigma` (critical point `id`) down to minima: from each of its two
 /// vertices the V-path is unique (a vertex pairs with one edge, whose other end is lower).
 fn saddle_to_minima(g: &Gradient, id: usize, sigma: Cell, id_of: &impl Fn(Cell) -> usize) -> Vec<Arc> {
     g.grid
         .facets(sigma)
-        .map(|mut u| {
-            let mut cells = vec![sigma as u32, u as u32];
-            while let Some((e, w)) = down_step(g, u) {
-                cells.extend([e as u32, w as u32]);
-                u = w;
-            }
-            Arc { upper: id, lower: id_of(u), multiplicity: ONE, cells: cells.into_boxed_slice() }
+        .map(|u| Arc {
+            upper: id,
+            lower: id_of(walk_down(g, u, |_| {})),
+            multiplicity: ONE,
+            path: Path::Down { saddle: sigma as u32, first: u as u32 },
         })
         .collect()
 }
@@ -192,28 +266,21 @@ fn saddle_to_minima(g: &Gradient, id: usize, sigma: Cell, id_of: &impl Fn(Cell) 
 fn saddle_to_maxima(g: &Gradient, id: usize, sigma: Cell, id_of: &impl Fn(Cell) -> usize) -> Vec<Arc> {
     g.grid
         .cofacets(sigma)
-        .filter_map(|mut b| {
-            let mut cells = vec![sigma as u32, b as u32];
-            loop {
-                match up_step(g, b) {
-                    UpStep::Critical => break,
-                    UpStep::Next(f, next) => {
-                        cells.extend([f as u32, next as u32]);
-                        b = next;
-                    }
-                    UpStep::Out => return None,
-                }
-            }
-            cells.reverse();
-            Some(Arc { upper: id_of(b), lower: id, multiplicity: ONE, cells: cells.into_boxed_slice() })
+        .filter_map(|b| {
+            Some(Arc {
+                upper: id_of(walk_up(g, b, |_| {})?),
+                lower: id,
+                multiplicity: ONE,
+                path: Path::Up { saddle: sigma as u32, first: b as u32 },
+            })
         })
         .collect()
 }
 
-/// One arc per pair of ends, in place: multiplicities summed, the first path kept (the sort is
-/// stable, so "first" is the order the critical points produced them in, whatever the threads).
+/// One arc per pair of ends among one point's arcs: multiplicities summed, the first path
+/// kept (the sort is stable: the first traced).
 fn merge(mut raw: Vec<Arc>) -> Vec<Arc> {
-    raw.par_sort_by_key(|a| (a.upper, a.lower));
+    raw.sort_by_key(|a| (a.upper, a.lower));
     raw.dedup_by(|later, kept| {
         let same = (later.upper, later.lower) == (kept.upper, kept.lower);
         if same {

@@ -182,7 +182,7 @@ fn partners(c: &complex::MorseSmale, pairs: &[persistence::CellPair]) -> Vec<usi
 
 /// Everything `topoview msc` computes for a field.
 pub struct Analysis {
-    pub gradient: Gradient,
+    /// The complex, with the gradient it was built from.
     pub complex: complex::MorseSmale,
     pub diagram: Vec<DiagramPoint>,
     pub hierarchy: simplify::Hierarchy,
@@ -265,7 +265,8 @@ fn analyse_ordered(
     }
     ctl.tick(1);
     let t1 = t.elapsed().as_secs_f64();
-    let complex = complex::build(&gradient, order, |v| field.samples().get_f64(v), ctl)?;
+    let complex = complex::build(gradient, order, |v| field.samples().get_f64(v), ctl)?;
+    let gradient = &complex.gradient;
     let t2 = t.elapsed().as_secs_f64();
     // The arcs already counted every V-path: the Morse boundary is their odd part.
     let mut boundary: Vec<Vec<grid::Cell>> = vec![Vec::new(); complex.critical.len()];
@@ -273,21 +274,21 @@ fn analyse_ordered(
         boundary[arc.upper].push(complex.critical[arc.lower].cell);
     }
     let pairs = morse::persistence_with(
-        &gradient,
+        gradient,
         order,
         |c| complex.id_of(c).map(|i| boundary[i].clone()).unwrap_or_default(),
         ctl,
     )?;
     drop(boundary);
     let partner = partners(&complex, &pairs);
-    let diagram = diagram_of_pairs(field, &gradient, order, pairs);
+    let diagram = diagram_of_pairs(field, gradient, order, pairs);
     ctl.tick(1);
     ctl.check()?;
     let t3 = t.elapsed().as_secs_f64();
     let hierarchy = simplify::hierarchy(&complex, partner, ctl)?;
     ctl.tick(1);
     let t4 = t.elapsed().as_secs_f64();
-    Ok(Analysis { gradient, complex, diagram, hierarchy, seconds: [t1, t2 - t1, t3 - t2, t4 - t3] })
+    Ok(Analysis { complex, diagram, hierarchy, seconds: [t1, t2 - t1, t3 - t2, t4 - t3] })
 }
 
 #[cfg(test)]

@@ -45,21 +45,55 @@ impl Multiplicity {
 /// visits (`sigma` first, the target last).
 pub fn descending(g: &Gradient, sigma: Cell) -> Vec<(Cell, Multiplicity, Vec<Cell>)> {
     let grid = &g.grid;
-    let next = |a: Cell| -> Vec<Cell> {
-        match g.partner(a) {
-            Some(b) if grid.dim(b) > grid.dim(a) => grid.facets(b).filter(|&f| f != a).collect(),
-            _ => Vec::new(),
+    // The cells a path at `a` goes on to: the other facets of a's partner above it (at most 5,
+    // kept on the stack: an allocation per step was half the arcs' time).
+    let next = |a: Cell| -> Successors {
+        let mut out = Successors { cells: [0; 5], n: 0 };
+        if let Some(b) = g.partner(a).filter(|&b| grid.dim(b) > grid.dim(a)) {
+            for f in grid.facets(b).filter(|&f| f != a) {
+                out.cells[out.n as usize] = f;
+                out.n += 1;
+            }
         }
+        out
     };
-    let starts: Vec<Cell> = grid.facets(sigma).collect();
-    let mut post = Vec::new();
-    let mut parent: HashMap<Cell, Cell> = HashMap::default(); // first cell that reached each cell
+    SCRATCH.with_borrow_mut(|scratch| descend(g, sigma, next, scratch))
+}
+
+/// Per thread, the traversal's maps and lists, emptied between saddles but kept allocated:
+/// fresh ones per saddle were millions of short allocations among the arcs' long-lived ones,
+/// which left the heap fragmented (a third more resident memory than live data).
+#[derive(Default)]
+struct Scratch {
+    /// First cell that reached each cell.
+    parent: HashMap<Cell, Cell>,
+    paths: HashMap<Cell, Multiplicity>,
+    post: Vec<Cell>,
+    stack: Vec<(Cell, Successors)>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+fn descend(
+    g: &Gradient,
+    sigma: Cell,
+    next: impl Fn(Cell) -> Successors,
+    scratch: &mut Scratch,
+) -> Vec<(Cell, Multiplicity, Vec<Cell>)> {
+    let Scratch { parent, paths, post, stack } = scratch;
+    parent.clear();
+    paths.clear();
+    post.clear();
+    let starts: Vec<Cell> = g.grid.facets(sigma).collect();
     for &s in &starts {
         if parent.contains_key(&s) {
             continue;
         }
         parent.insert(s, sigma);
-        let mut stack: Vec<(Cell, Vec<Cell>)> = vec![(s, next(s))];
+        stack.clear();
+        stack.push((s, next(s)));
         while let Some((c, succ)) = stack.last_mut() {
             let c = *c;
             if let Some(w) = succ.pop() {
@@ -74,7 +108,6 @@ pub fn descending(g: &Gradient, sigma: Cell) -> Vec<(Cell, Multiplicity, Vec<Cel
         }
     }
     let zero = Multiplicity { count: 0, overflowed: false };
-    let mut paths: HashMap<Cell, Multiplicity> = HashMap::default();
     for &s in &starts {
         let m = paths.entry(s).or_insert(zero);
         *m = m.plus(Multiplicity { count: 1, overflowed: false });
@@ -99,13 +132,27 @@ pub fn descending(g: &Gradient, sigma: Cell) -> Vec<(Cell, Multiplicity, Vec<Cel
             out.push((c, m, cells));
             continue;
         }
-        for w in next(c) {
+        let mut succ = next(c);
+        while let Some(w) = succ.pop() {
             let e = paths.entry(w).or_insert(zero);
             *e = e.plus(m);
         }
     }
     out.sort_by_key(|(c, _, _)| *c);
     out
+}
+
+/// The successors of a cell on descending V-paths, popped from the end.
+struct Successors {
+    cells: [Cell; 5],
+    n: u8,
+}
+
+impl Successors {
+    fn pop(&mut self) -> Option<Cell> {
+        self.n = self.n.checked_sub(1)?;
+        Some(self.cells[self.n as usize])
+    }
 }
 
 /// Critical cells in a filtration order: by their lower star's vertex, then dimension.

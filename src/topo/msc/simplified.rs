@@ -49,24 +49,37 @@ pub struct Simplified<'a> {
     /// None: the unsimplified complex.
     pub threshold: Option<f64>,
     pub steps: usize,
-    /// Live arcs with one V-path each (cell centres, upper end first).
-    pub arcs: Vec<(LiveArc, Vec<[f64; 3]>)>,
+    /// Live arcs, listed when first asked for (see [`Simplified::arcs`]).
+    arcs: std::sync::OnceLock<Vec<LiveArc>>,
+    /// Representatives of the critical points at this level (see
+    /// [`super::simplify::Hierarchy::representatives`]).
+    rep: Vec<u32>,
 }
 
 impl<'a> Simplified<'a> {
     pub fn new(field: &'a ScalarField, analysis: &'a Analysis, threshold: Option<f64>) -> Self {
-        let (c, h) = (&analysis.complex, &analysis.hierarchy);
+        let h = &analysis.hierarchy;
         let steps = threshold.map_or(0, |t| h.steps_at(t));
         let rep = h.representatives(steps);
-        let arcs = h
-            .arcs_at(c, steps)
-            .into_iter()
-            .map(|arc| {
-                let p = h.path(c, arc.ids[0], &rep);
-                (arc, p)
-            })
-            .collect();
-        Simplified { field, analysis, threshold, steps, arcs }
+        Simplified { field, analysis, threshold, steps, arcs: Default::default(), rep }
+    }
+
+    /// The live arcs; [`Simplified::path`] draws one V-path of each. Listed on first use: a
+    /// summary of the unsimplified complex needs none of them.
+    pub fn arcs(&self) -> &[LiveArc] {
+        let a = self.analysis;
+        self.arcs.get_or_init(|| a.hierarchy.arcs_at(&a.complex, self.steps))
+    }
+
+    /// One V-path of live arc `i` (cell centres, upper end first), made when asked: kept for
+    /// every arc, the paths would take more memory than the whole analysis (24 bytes a point).
+    pub fn path(&self, i: usize) -> Vec<[f64; 3]> {
+        self.analysis.hierarchy.path(&self.analysis.complex, self.arcs()[i].ids[0], &self.rep)
+    }
+
+    /// [`Simplified::path`] of every live arc, in order.
+    pub fn paths(&self) -> impl Iterator<Item = Vec<[f64; 3]>> + '_ {
+        (0..self.arcs().len()).map(|i| self.path(i))
     }
 
     /// Whether critical point `i` is alive at this level.
@@ -128,7 +141,7 @@ impl Simplified<'_> {
         mountains.labels = true;
         let cells = if field.ndim() == 2 {
             let order = vertex_order(field)?;
-            let cells = ms_cells_2d(&a.gradient.grid, &order, &basin_labels, &mountain_labels);
+            let cells = ms_cells_2d(&a.complex.grid, &order, &basin_labels, &mountain_labels);
             let mut c = ScalarField::new(&dual, labels(&cells))?.with_spacing(field.spacing())?;
             c.affine = Some(aff);
             c.labels = true;

@@ -519,7 +519,7 @@ impl Hierarchy {
                     push(&mut out, to);
                 }
                 None => {
-                    let line = c.arcs[i].polyline(&c.grid);
+                    let line = c.polyline(i);
                     if up {
                         line.iter().rev().for_each(|&p| push(&mut out, p));
                     } else {
@@ -580,7 +580,7 @@ fn extremum_path_to(
 ) -> Vec<[f64; 3]> {
     let a = &c.arcs[arc];
     let (s, x) = ends(c, arc).expect("an arc between a saddle and an extremum");
-    let mut p = a.polyline(&c.grid);
+    let mut p = c.polyline(arc);
     if a.upper != s {
         p.reverse();
     }
