@@ -9,7 +9,7 @@
 
 use super::gradient::{Gradient, VertexOrder};
 use super::grid::Cell;
-use super::persistence::{CellPair, reduce_with, top_vertex};
+use super::persistence::{CellPair, reduce_by_dimension, top_vertex};
 use rayon::prelude::*;
 // Cell ids hash well with a multiply; SipHash took a fifth of the arcs' time.
 use rustc_hash::FxHashMap as HashMap;
@@ -205,8 +205,9 @@ pub fn persistence_with(
         .collect();
     drop(by_cell);
     ctl.check()?;
-    let (pairs, essential) = reduce_with(columns, ctl)?;
-    let dim = |i: usize| g.grid.dim(crit[i].0);
+    let dims: Vec<usize> = crit.iter().map(|&(c, _)| g.grid.dim(c)).collect();
+    let (pairs, essential) = reduce_by_dimension(columns, &dims, ctl)?;
+    let dim = |i: usize| dims[i];
     let mut out: Vec<CellPair> = pairs
         .into_iter()
         .map(|(b, d)| CellPair { dim: dim(b), birth: crit[b].0, death: Some(crit[d].0) })

@@ -19,9 +19,18 @@ pub fn reduce(columns: Vec<Vec<usize>>) -> Reduced {
 }
 
 /// [`reduce`] under a [`Control`], checked every 1024 columns.
-pub fn reduce_with(mut columns: Vec<Vec<usize>>, ctl: &Control) -> Result<Reduced, Cancelled> {
+pub fn reduce_with(columns: Vec<Vec<usize>>, ctl: &Control) -> Result<Reduced, Cancelled> {
     let n = columns.len();
-    let mut pivot_of = vec![usize::MAX; n]; // row -> column whose lowest one is that row
+    let pairs = pairs_of(columns, ctl)?;
+    Ok((pairs.clone(), unpaired(n, &pairs)))
+}
+
+/// The persistence pairs (lowest row, column) of reduced `columns`; rows may be numbered apart
+/// from the columns.
+fn pairs_of(mut columns: Vec<Vec<usize>>, ctl: &Control) -> Result<Vec<(usize, usize)>, Cancelled> {
+    let n = columns.len();
+    let rows = columns.iter().filter_map(|c| c.iter().max()).max().map_or(0, |&r| r + 1);
+    let mut pivot_of = vec![usize::MAX; rows]; // row -> column whose lowest one is that row
     let mut pairs = Vec::new();
     for col in columns.iter_mut() {
         col.sort_unstable();
@@ -44,12 +53,45 @@ pub fn reduce_with(mut columns: Vec<Vec<usize>>, ctl: &Control) -> Result<Reduce
         }
         columns[j] = col;
     }
+    Ok(pairs)
+}
+
+/// The cells of `0..n` in none of `pairs`: the essential classes.
+fn unpaired(n: usize, pairs: &[(usize, usize)]) -> Vec<usize> {
     let mut paired = vec![false; n];
-    for &(b, d) in &pairs {
+    for &(b, d) in pairs {
         paired[b] = true;
         paired[d] = true;
     }
-    let essential = (0..n).filter(|&i| !paired[i]).collect();
+    (0..n).filter(|&i| !paired[i]).collect()
+}
+
+/// [`reduce_with`] for the boundary columns of a cell complex, whose rows are cells one
+/// dimension below the column's (`dim[i]` is column i's dimension): a column is only ever added
+/// to columns of its own dimension, so each dimension reduces on its own thread, with its rows
+/// renumbered among the cells of the dimension below.
+pub fn reduce_by_dimension(columns: Vec<Vec<usize>>, dim: &[usize], ctl: &Control) -> Result<Reduced, Cancelled> {
+    use rayon::prelude::*;
+    let n = columns.len();
+    let dims = dim.iter().max().map_or(0, |&d| d + 1);
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); dims];
+    let mut local = vec![0usize; n];
+    for (i, &d) in dim.iter().enumerate() {
+        local[i] = members[d].len();
+        members[d].push(i);
+    }
+    let mut split: Vec<Vec<Vec<usize>>> = members.iter().map(|m| Vec::with_capacity(m.len())).collect();
+    for (i, col) in columns.into_iter().enumerate() {
+        split[dim[i]].push(col.into_iter().map(|r| local[r]).collect());
+    }
+    let reduced: Vec<Vec<(usize, usize)>> =
+        split.into_par_iter().map(|cols| pairs_of(cols, ctl)).collect::<Result<_, _>>()?;
+    let mut pairs = Vec::new();
+    for (d, p) in reduced.into_iter().enumerate() {
+        // Columns of dimension 0 are empty: pairs start at dimension 1.
+        pairs.extend(p.into_iter().map(|(low, j)| (members[d - 1][low], members[d][j])));
+    }
+    let essential = unpaired(n, &pairs);
     Ok((pairs, essential))
 }
 
