@@ -56,13 +56,14 @@ pub enum MscError {
 }
 
 /// Peak memory of [`analyse`] for a field of `voxels` voxels whose gradient has `critical`
-/// critical cells: per voxel its key, gradient codes and labels; per critical cell its point,
-/// arcs and their polylines, persistence columns and hierarchy entries. Measured on uniform
-/// noise (64^3: 525 MiB for 189,415 critical cells; 96^3: 1772 MiB for 644,097, i.e. 2.8-2.9 KiB
-/// a critical cell) and on the MNI template (981 MiB for 8.7M voxels and 163,531 critical
-/// cells), with a margin: 1095 MiB estimated for the MNI, 2.2 GiB for the 96^3 noise.
+/// critical cells: per voxel its gradient codes (4 bits a cell) and basin and mountain labels;
+/// per critical cell its point, arcs, persistence columns and hierarchy entries. Measured on
+/// 2026-11-25 (`topoview bench --msc`, resident peak per run, field included): the MNI
+/// template (8.7 M voxels, 163,531 critical cells) 306 MiB on one thread and 634 MiB on 16
+/// (allocator arenas per thread), white noise 128^3 (1.53 M critical cells) 4.0-4.5 GiB, i.e.
+/// 2.7-3.0 KiB a critical cell; with a margin.
 pub fn memory_estimate(voxels: usize, critical: usize) -> u64 {
-    voxels as u64 * 64 + critical as u64 * 3300
+    voxels as u64 * 32 + critical as u64 * 3300
 }
 
 /// The order of the voxels of `field` (see [`order`]); NaN samples are refused.

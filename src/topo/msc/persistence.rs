@@ -70,7 +70,11 @@ fn unpaired(n: usize, pairs: &[(usize, usize)]) -> Vec<usize> {
 /// dimension below the column's (`dim[i]` is column i's dimension): a column is only ever added
 /// to columns of its own dimension, so each dimension reduces on its own thread, with its rows
 /// renumbered among the cells of the dimension below.
-pub fn reduce_by_dimension(columns: Vec<Vec<usize>>, dim: &[usize], ctl: &Control) -> Result<Reduced, Cancelled> {
+pub fn reduce_by_dimension(
+    columns: Vec<Vec<usize>>,
+    dim: &[usize],
+    ctl: &Control,
+) -> Result<Reduced, Cancelled> {
     use rayon::prelude::*;
     let n = columns.len();
     let dims = dim.iter().max().map_or(0, |&d| d + 1);
