@@ -317,8 +317,8 @@ pub fn vtp_separatrices(v: &Simplified) -> String {
     data_array(&mut s, "Multiplicity", 1, v.arcs().iter().map(|a| a.multiplicity.count as f64));
     let hi = |a: &LiveArc| c.critical[a.upper].value;
     let lo = |a: &LiveArc| c.critical[a.lower].value;
-    data_array(&mut s, "SeparatrixFunctionMaximum", 1, v.arcs().iter().map(|a| hi(a)));
-    data_array(&mut s, "SeparatrixFunctionMinimum", 1, v.arcs().iter().map(|a| lo(a)));
+    data_array(&mut s, "SeparatrixFunctionMaximum", 1, v.arcs().iter().map(&hi));
+    data_array(&mut s, "SeparatrixFunctionMinimum", 1, v.arcs().iter().map(&lo));
     data_array(&mut s, "SeparatrixFunctionDifference", 1, v.arcs().iter().map(|a| hi(a) - lo(a)));
     s.push_str("</CellData>\n<Points>\n");
     data_array(&mut s, "Points", 3, paths.iter().flat_map(|p| p.iter().flat_map(|&q| field.world(q))));
