@@ -195,7 +195,7 @@ fn check_hierarchy(a: &Analysis) {
         let live: Vec<_> =
             h.arcs_at(c, s).into_iter().filter(|r| (r.upper, r.lower) == (x.upper, x.lower)).collect();
         assert_eq!(live.len(), 1, "one live arc joins the pair");
-        assert_eq!(live[0].multiplicity.count, 1, "only pairs joined by one V-path are cancelled");
+        assert_eq!({ live[0].multiplicity.count }, 1, "only pairs joined by one V-path are cancelled");
         assert!(x.persistence >= 0.0);
         if s > 0 {
             assert!(x.level >= h.cancellations[s - 1].level);

@@ -159,7 +159,7 @@ pub fn write_json(
             .map(|(i, arc)| JsonArc {
                 upper: arc.upper,
                 lower: arc.lower,
-                multiplicity: arc.multiplicity.count.to_string(),
+                multiplicity: { arc.multiplicity.count }.to_string(),
                 multiplicity_overflowed: arc.multiplicity.overflowed,
                 polyline: geometry.then(|| Polyline(v.path(i), nd)),
             })

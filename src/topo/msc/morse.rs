@@ -14,8 +14,11 @@ use rayon::prelude::*;
 // Cell ids hash well with a multiply; SipHash took a fifth of the arcs' time.
 use rustc_hash::FxHashMap as HashMap;
 
-/// Number of distinct V-paths from one critical cell to another.
+/// Number of distinct V-paths from one critical cell to another. Packed to 8-byte alignment
+/// (24 bytes, not 32): every arc, saddle-graph edge and made arc holds one. Read `count` by
+/// value (`{ m.count }`); a reference to it would be unaligned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, packed(8))]
 pub struct Multiplicity {
     /// The count modulo 2^128 (exact unless `overflowed`; its parity is always exact).
     pub count: u128,

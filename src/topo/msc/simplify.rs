@@ -184,12 +184,27 @@ pub fn hierarchy_of(
     let index = |i: usize| c.critical[i].index as usize;
     let extremum = |i: usize| index(i) == 0 || index(i) == c.grid.ndim;
     // Per saddle: its original arcs to extrema.
-    let mut saddle_arcs: Vec<Vec<usize>> = vec![Vec::new(); n];
+    // (Flat, arc ids by saddle after offsets per saddle: a list per critical point was a small
+    // allocation each, 12 MB of the MNI's hierarchy.)
+    let mut start = vec![0u32; n + 1];
     for i in 0..c.arcs.len() {
         if let Some((s, _)) = ends(c, i) {
-            saddle_arcs[s].push(i);
+            start[s + 1] += 1;
         }
     }
+    for s in 0..n {
+        start[s + 1] += start[s];
+    }
+    let mut flat = vec![0u32; start[n] as usize];
+    let mut fill = start.clone();
+    for i in 0..c.arcs.len() {
+        if let Some((s, _)) = ends(c, i) {
+            flat[fill[s] as usize] = i as u32;
+            fill[s] += 1;
+        }
+    }
+    drop(fill);
+    let saddle_arcs = |s: usize| flat[start[s] as usize..start[s + 1] as usize].iter().map(|&a| a as usize);
     let key = |u: usize, l: usize| {
         let candidate = if extremum(u) {
             Candidate::Extremum { saddle: l }
@@ -238,7 +253,7 @@ pub fn hierarchy_of(
                 let same_side = |a: usize| index(ends(c, a).expect("extremum arc").1) == index(e);
                 let mut paths = Multiplicity { count: 0, overflowed: false };
                 let (mut arc, mut other) = (None, None);
-                for &a in saddle_arcs[s].iter().filter(|&&a| same_side(a)) {
+                for a in saddle_arcs(s).filter(|&a| same_side(a)) {
                     match merged.find(ends(c, a).expect("extremum arc").1) {
                         Some(x) if x == e => {
                             paths = paths.plus(c.arcs[a].multiplicity);
@@ -271,7 +286,7 @@ pub fn hierarchy_of(
                 paths: if paths.overflowed {
                     format!("more than {}", u128::MAX)
                 } else {
-                    paths.count.to_string()
+                    { paths.count }.to_string()
                 },
                 at_step: steps,
             });
