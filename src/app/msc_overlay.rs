@@ -257,7 +257,7 @@ pub fn marks(o: SliceOverlay, version: u64) -> (Marks, bool) {
         }
         // V-paths step half a voxel at a time; in 3D, a point every few voxels where the path
         // runs straight draws the same picture with far fewer segments.
-        let line = decimate(&o.scene.polyline(i), 0.5);
+        let line = decimate(o.scene.polyline(i), 0.5);
         if lines.len() / 2 + line.len() > MAX_3D_SEGMENTS {
             complete = false;
             break;

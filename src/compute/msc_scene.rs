@@ -54,8 +54,10 @@ pub struct MscScene {
     /// arc is never drawn: the earlier one exists from an earlier step and dies with the same
     /// ends, so it is alive whenever this one is.
     pub twin: Vec<bool>,
-    /// Polylines of the arcs the hierarchy made, built when first drawn.
-    added_paths: Vec<std::sync::OnceLock<Vec<[f64; 3]>>>,
+    /// Polylines of every arc id (the complex's, walked through the gradient, and those the
+    /// hierarchy made), built when first drawn and kept: the overlay redraws the same arcs every
+    /// frame.
+    paths: Vec<std::sync::OnceLock<Vec<[f64; 3]>>>,
     /// Per dimension of the diagram, its persistence curve: points (persistence p, number of
     /// finite pairs with persistence at least p), p falling, as TTK's PersistenceCurve.
     pub persistence_curves: Vec<Vec<[f64; 2]>>,
@@ -114,7 +116,7 @@ impl MscScene {
         // Only made arcs: two original arcs with the same ends (a saddle whose two V-paths reach
         // one extremum) have different paths, both drawn.
         let twin = ends.iter().enumerate().map(|(i, &e)| !seen.insert(e) && i >= c.arcs.len()).collect();
-        let added_paths = (0..h.added.len()).map(|_| std::sync::OnceLock::new()).collect();
+        let paths = (0..h.arc_count()).map(|_| std::sync::OnceLock::new()).collect();
         let death = analysis.hierarchy.death_levels();
         let mut sorted_death: [Vec<f64>; 4] = Default::default();
         for (p, &d) in c.critical.iter().zip(&death) {
@@ -150,7 +152,7 @@ impl MscScene {
             arc_kind,
             arc_box,
             twin,
-            added_paths,
+            paths,
             persistence_curves,
             range,
             point_of_cell,
@@ -196,21 +198,15 @@ impl MscScene {
         self.alive(saddle, level) && level.rep[extremum] != NO_LABEL
     }
 
-    /// The polyline of arc `i` from its upper end, as stored: an extremum arc's V-path to the
+    /// The polyline of arc `i` from its upper end (cached): an extremum arc's V-path to the
     /// extremum it first reached (see [`MscScene::merged_end`]), a saddle-saddle arc's whole
     /// path.
-    pub fn polyline(&self, i: usize) -> std::borrow::Cow<'_, [[f64; 3]]> {
+    pub fn polyline(&self, i: usize) -> &[[f64; 3]] {
         let c = &self.analysis.complex;
-        match i.checked_sub(c.arcs.len()) {
-            // Stored as cell ids (4 bytes a point): their centres are a multiply away.
-            None => c.polyline(i).into(),
-            Some(k) => self.added_paths[k]
-                .get_or_init(|| {
-                    self.analysis.hierarchy.saddle_path(c, i, crate::topo::msc::simplify::MAX_PATH_POINTS)
-                })
-                .as_slice()
-                .into(),
-        }
+        self.paths[i].get_or_init(|| match i.checked_sub(c.arcs.len()) {
+            None => c.polyline(i),
+            Some(_) => self.analysis.hierarchy.saddle_path(c, i, crate::topo::msc::simplify::MAX_PATH_POINTS),
+        })
     }
 
     /// For a live arc whose extremum has merged into another: where that one is, and whether the

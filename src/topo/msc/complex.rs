@@ -216,8 +216,8 @@ fn up_step(g: &Gradient, b: Cell) -> UpStep {
     }
 }
 
-/// Walks the descending V-path from vertex `u` to its minimum, telling `visit` every cell
-/// after `u` (edges and vertices in turn); returns the minimum.
+/// Walks the descending V-path from vertex `u` to its minimum, telling `visit` every cell from
+/// `u` on (vertices and edges in turn); returns the minimum.
 fn walk_down(g: &Gradient, mut u: Cell, mut visit: impl FnMut(Cell)) -> Cell {
     visit(u);
     while let Some((e, w)) = down_step(g, u) {
@@ -304,8 +304,10 @@ const FINAL: u32 = 1 << 31;
 /// stays).
 fn jump_to_labels(mut next: Vec<u32>) -> Vec<u32> {
     {
-        // SAFETY: AtomicU32 has the size, alignment and bit validity of u32, and `next` is
-        // borrowed mutably (no other access) while the atomics are used.
+        const _: () = assert!(std::mem::align_of::<AtomicU32>() == std::mem::align_of::<u32>());
+        // SAFETY: AtomicU32 has the size and bit validity of u32 and, on every target with
+        // 32-bit atomics that we build for, its alignment (asserted above at compile time);
+        // `next` is borrowed mutably (no other access) while the atomics are used.
         let a: &[AtomicU32] = unsafe { &*(next.as_mut_slice() as *mut [u32] as *const [AtomicU32]) };
         loop {
             let changed = a

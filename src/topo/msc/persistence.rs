@@ -70,7 +70,7 @@ fn unpaired(n: usize, pairs: &[(usize, usize)]) -> Vec<usize> {
 /// dimension below the column's (`dim[i]` is column i's dimension): a column is only ever added
 /// to columns of its own dimension, so each dimension reduces on its own thread, with its rows
 /// renumbered among the cells of the dimension below.
-pub fn reduce_by_dimension(
+pub(super) fn reduce_by_dimension(
     columns: Vec<Vec<usize>>,
     dim: &[usize],
     ctl: &Control,
@@ -86,6 +86,7 @@ pub fn reduce_by_dimension(
     }
     let mut split: Vec<Vec<Vec<usize>>> = members.iter().map(|m| Vec::with_capacity(m.len())).collect();
     for (i, col) in columns.into_iter().enumerate() {
+        debug_assert!(col.iter().all(|&r| dim[r] + 1 == dim[i]), "rows one dimension below their column");
         split[dim[i]].push(col.into_iter().map(|r| local[r]).collect());
     }
     let reduced: Vec<Vec<(usize, usize)>> =
