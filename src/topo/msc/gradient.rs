@@ -11,7 +11,7 @@
 //! many critical cells of each dimension as the persistent homology of the filtration requires.
 
 use super::grid::{Cell, CellGrid};
-pub use super::order::VertexOrder;
+use super::order::VertexOrder;
 use crate::control::{Cancelled, Control};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -7,8 +7,9 @@
 //! can grow exponentially), so they are counted on the DAG in topological order, never
 //! enumerated.
 
-use super::gradient::{Gradient, VertexOrder};
+use super::gradient::Gradient;
 use super::grid::Cell;
+use super::order::VertexOrder;
 use super::persistence::{CellPair, reduce_by_dimension, top_vertex};
 use rayon::prelude::*;
 // Cell ids hash well with a multiply; SipHash took a fifth of the arcs' time.

@@ -2,8 +2,8 @@
 //! persistence of the whole cubical complex computed that way (the brute-force reference the
 //! Morse-complex computation is tested against).
 
-use super::gradient::VertexOrder;
 use super::grid::{Cell, CellGrid};
+use super::order::VertexOrder;
 use crate::control::{Cancelled, Control};
 
 /// Persistence pairs (birth column, death column) and the essential columns.
