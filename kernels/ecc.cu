@@ -19,7 +19,6 @@
 // memory (u16, i16): lanes of a warp with the same value are counted once by their leader
 // (__match_any_sync), which keeps background regions from serialising on one counter.
 
-#define ABSENT 0x7fffffff
 #define FULL 0xffffffffu
 // Rows of x per block (the launch's grid.y is ceil(ny / ROWS)).
 #define ROWS 8
@@ -31,55 +30,7 @@ struct Geo {
     int flags;          // bit 0: superlevel, bit 1: vertices construction
 };
 
-// Keys in the filtration's order. Narrow integer types: the value as an int, bitwise NOT for
-// superlevel sets. Wide types (u32, i32, f32, f64): an unsigned 64-bit key whose order is the
-// values' (floats: -0.0 folded into +0.0, sign-magnitude bits made monotone), bitwise NOT (of
-// the 32 or 64 bits) for superlevel sets; NaN is ABSENT. These match src/field/sample.rs.
-template <typename T> struct Keys;
-#define NARROW_KEYS(T)                                                                             \
-    template <> struct Keys<T> {                                                                   \
-        typedef int K;                                                                             \
-        static __device__ __forceinline__ K absent() { return ABSENT; }                           \
-        static __device__ __forceinline__ K key(T v, bool sup) { return sup ? ~(int)v : (int)v; } \
-    };
-NARROW_KEYS(unsigned char)
-NARROW_KEYS(signed char)
-NARROW_KEYS(unsigned short)
-NARROW_KEYS(short)
-#define ULL_MAX 0xffffffffffffffffull
-template <> struct Keys<unsigned int> {
-    typedef unsigned long long K;
-    static __device__ __forceinline__ K absent() { return ULL_MAX; }
-    static __device__ __forceinline__ K key(unsigned int v, bool sup) { return sup ? (K)(~v) : (K)v; }
-};
-template <> struct Keys<int> {
-    typedef unsigned long long K;
-    static __device__ __forceinline__ K absent() { return ULL_MAX; }
-    static __device__ __forceinline__ K key(int v, bool sup) {
-        const unsigned o = (unsigned)v ^ 0x80000000u;
-        return sup ? (K)(~o) : (K)o;
-    }
-};
-template <> struct Keys<float> {
-    typedef unsigned long long K;
-    static __device__ __forceinline__ K absent() { return ULL_MAX; }
-    static __device__ __forceinline__ K key(float v, bool sup) {
-        if (v != v) return ULL_MAX;
-        const unsigned b = __float_as_uint(__fadd_rn(v, 0.0f));
-        const unsigned o = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-        return sup ? (K)(~o) : (K)o;
-    }
-};
-template <> struct Keys<double> {
-    typedef unsigned long long K;
-    static __device__ __forceinline__ K absent() { return ULL_MAX; }
-    static __device__ __forceinline__ K key(double v, bool sup) {
-        if (v != v) return ULL_MAX;
-        const unsigned long long b = (unsigned long long)__double_as_longlong(__dadd_rn(v, 0.0));
-        const unsigned long long o = (b >> 63) ? ~b : (b | 0x8000000000000000ull);
-        return sup ? ~o : o;
-    }
-};
+#include "keys.cuh"
 
 // FLAGS and CHECK are compile-time so that the hot loop has no per-voxel tests of them: FLAGS
 // is g.flags; CHECK is false for blocks whose voxels and neighbours are all inside the volume.

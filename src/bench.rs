@@ -267,9 +267,13 @@ fn reset_peak_rss() -> bool {
 /// position of the viewer's simplification slider costs.
 ///
 /// A file the Morse-Smale complex cannot take (NaN, 1D, a flat axis) is refused before any row.
+///
+/// With `gpu`, each field also runs once more through [`Backend::msc`](crate::compute::backend::Backend::msc)
+/// (the gradient on the GPU, the rest on the largest thread count), the row named `cuda+N`.
 pub fn run_msc(
     fields: impl IntoIterator<Item = (String, ScalarField)>,
     threads: &[usize],
+    gpu: Option<&crate::compute::backend::Backend>,
     out: &mut dyn std::io::Write,
 ) -> Result<(), BenchError> {
     use crate::topo::msc::simplify::{Pairs, hierarchy_of};
@@ -296,13 +300,24 @@ pub fn run_msc(
     for (name, f) in fields {
         check_field(&f)?;
         let mut last = None;
-        for &t in threads {
+        let most = threads.iter().copied().max().unwrap_or(1);
+        let runs = threads.iter().map(|&t| (t, None)).chain(gpu.map(|g| (most, Some(g))));
+        for (t, gpu) in runs {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(t).build()?;
             // The previous run's complex goes first, or this run's peak would hold it too.
             drop(last.take());
             let reset = reset_peak_rss();
             let t0 = Instant::now();
-            let a = pool.install(|| analyse(&f, &Control::default()))?;
+            let a = match gpu {
+                Some(g) => {
+                    let (a, ran) = pool.install(|| g.msc(&f, &Control::default(), u64::MAX))?;
+                    if let Some(why) = ran.fallback {
+                        writeln!(out, "{name}: the GPU was not used: {why}")?;
+                    }
+                    a
+                }
+                None => pool.install(|| analyse(&f, &Control::default()))?,
+            };
             let total = t0.elapsed().as_secs_f64();
             let peak = if reset { peak_rss_mib().unwrap_or(f64::NAN) } else { f64::NAN };
             // The hierarchy again, cancelling extremum-saddle pairs only: what saddle-saddle pairs
@@ -318,9 +333,10 @@ pub fn run_msc(
             })
             .map_err(MscError::from)?;
             let extrema_only = t0.elapsed().as_secs_f64();
+            let label = if gpu.is_some() { format!("cuda+{t}") } else { t.to_string() };
             writeln!(
                 out,
-                "{name:<30} {t:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>9} {:>9.0} {:>9.1}",
+                "{name:<30} {label:>7} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>10} {:>8} {:>9} {:>9.0} {:>9.1}",
                 a.seconds[0],
                 a.seconds[1],
                 a.seconds[2],

@@ -13,6 +13,8 @@ use topoview::control::Control;
 use topoview::cuda::Gpu;
 use topoview::field::{Dtype, ScalarField};
 use topoview::topo::ecc::{Construction, EccOptions, Filtration, NanPolicy, ecc};
+use topoview::topo::msc::gradient::Gradient;
+use topoview::topo::msc::{analyse, cell_grid, discrete_gradient};
 use topoview::topo::smooth::{Smoothing, smooth};
 
 fn gpu() -> Option<Gpu> {
@@ -578,4 +580,92 @@ fn rips_apparent_pairs_on_the_device_equal_the_cpus() {
         assert_eq!(b.sorted().bars, common::ripser_bars(name), "{file} through the backend");
     }
     println!("{compared} columns compared");
+}
+
+/// The first cell whose gradient code differs between `gpu` and `cpu`, with both codes.
+fn first_difference(gpu: &Gradient, cpu: &Gradient) -> Option<(usize, u8, u8)> {
+    let (a, b) = (gpu.codes(), cpu.codes());
+    assert_eq!(a.len(), b.len(), "code arrays of different lengths");
+    let i = a.iter().zip(b).position(|(x, y)| x != y)?;
+    let nibble = if a[i] & 0xf != b[i] & 0xf { 0 } else { 1 };
+    Some((2 * i + nibble, a[i] >> (4 * nibble) & 0xf, b[i] >> (4 * nibble) & 0xf))
+}
+
+fn gradients_equal(g: &Gpu, f: &ScalarField, what: &str) {
+    let cpu = discrete_gradient(f).unwrap();
+    let (gpu, _) = g.msc_gradient(f, cell_grid(f)).unwrap();
+    if let Some((cell, a, b)) = first_difference(&gpu, &cpu) {
+        panic!("{what} {:?} {}: cell {cell} has code {a} on the GPU, {b} on the CPU", f.shape(), f.dtype());
+    }
+}
+
+#[test]
+fn the_morse_smale_gradient_equals_the_cpus_code_for_code() {
+    let Some(g) = gpu() else { return };
+    let shapes: &[&[usize]] = &[
+        &[2, 2],
+        &[2, 9],
+        &[37, 23],
+        &[256, 3],
+        &[2, 2, 2],
+        &[3, 3, 3],
+        &[2, 5, 3],
+        &[17, 9, 13],
+        &[64, 33, 21],
+    ];
+    let mut checked = 0;
+    for dtype in Dtype::ALL {
+        for (k, &shape) in shapes.iter().enumerate() {
+            let n = shape.iter().product();
+            // Few levels (plateaus: the index breaks the ties) and many.
+            for levels in [3, 1 << 20] {
+                let f = field_of(dtype, shape, &values(dtype, 31 + k as u64, n, levels));
+                gradients_equal(&g, &f, &format!("{levels} levels"));
+                checked += 1;
+            }
+        }
+    }
+    // Smooth fields rounded to a few levels: large plateaus; floats with signed zeros and
+    // infinities; the bundled volumes.
+    for dims in [vec![24, 20, 16], vec![60, 50], vec![31, 17, 23]] {
+        let grf = topoview::synthetic::gaussian_random_field(&dims, 2.0, 11, &Default::default()).unwrap();
+        let vals: Vec<f64> = (0..grf.len()).map(|i| (grf.samples().get_f64(i) * 24.0).round()).collect();
+        gradients_equal(&g, &field_of(Dtype::F64, &dims, &vals), "rounded GRF");
+        checked += 1;
+    }
+    let special = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, 1.5, -1.5, f64::MIN_POSITIVE, 1e300];
+    for dtype in [Dtype::F32, Dtype::F64] {
+        let vals: Vec<f64> =
+            xorshift_values(5, 19 * 11 * 7, 8).iter().map(|&i| special[i as usize]).collect();
+        gradients_equal(&g, &field_of(dtype, &[19, 11, 7], &vals), "signed zeros and infinities");
+        checked += 1;
+    }
+    for name in ["mni152_t1_09a.nii.gz", "pydicom_emri_small.nii.gz"] {
+        let f = topoview::io::open(&common::data(name), &Default::default()).unwrap();
+        gradients_equal(&g, &f, name);
+        checked += 1;
+    }
+    println!("{checked} GPU gradients equal to the CPU's");
+}
+
+#[test]
+fn the_backends_morse_smale_analysis_on_the_gpu_equals_the_cpus() {
+    let Some(_g) = gpu() else { return };
+    use topoview::compute::backend::{Backend, Choice};
+    let backend = Backend::new(Choice::Cuda, None).unwrap();
+    let mni = topoview::io::open(&common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
+    let noise = field_of(Dtype::U16, &[40, 30, 20], &values(Dtype::U16, 9, 40 * 30 * 20, 50));
+    for f in [&mni, &noise] {
+        let cpu = analyse(f, &Control::default()).unwrap();
+        let (gpu, ran) = backend.msc(f, &Control::default(), u64::MAX).unwrap();
+        assert!(ran.on_gpu && ran.fallback.is_none(), "{ran:?}");
+        assert!(first_difference(&gpu.complex.gradient, &cpu.complex.gradient).is_none());
+        assert_eq!(gpu.complex.critical, cpu.complex.critical);
+        assert_eq!(gpu.complex.arcs, cpu.complex.arcs);
+        assert_eq!(gpu.complex.basins, cpu.complex.basins);
+        assert_eq!(gpu.complex.mountains, cpu.complex.mountains);
+        assert_eq!(gpu.diagram, cpu.diagram);
+        assert_eq!(gpu.hierarchy.cancelled_at, cpu.hierarchy.cancelled_at);
+        assert_eq!(gpu.hierarchy.partner, cpu.hierarchy.partner);
+    }
 }

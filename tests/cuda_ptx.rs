@@ -18,6 +18,19 @@ fn sha256_hex(bytes: &[u8]) -> String {
     String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_string()
 }
 
+/// A kernel file followed by the headers it includes (`#include "x.cuh"`, from kernels/), in
+/// order, as scripts/build-ptx.py hashes it.
+fn source_with_headers(cu: &Path) -> Vec<u8> {
+    let src = std::fs::read(cu).unwrap();
+    let mut all = src.clone();
+    for line in String::from_utf8(src).unwrap().lines() {
+        if let Some(name) = line.strip_prefix("#include \"").and_then(|l| l.split('"').next()) {
+            all.extend(std::fs::read(cu.with_file_name(name)).unwrap());
+        }
+    }
+    all
+}
+
 #[test]
 fn ptx_is_generated_from_the_current_kernels() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
@@ -30,7 +43,7 @@ fn ptx_is_generated_from_the_current_kernels() {
         let ptx = std::fs::read_to_string(cu.with_extension("ptx"))
             .unwrap_or_else(|_| panic!("{} has no PTX: run python3 scripts/build-ptx.py", cu.display()));
         let recorded = ptx.lines().next().and_then(|l| l.strip_prefix("// source-sha256: ")).unwrap_or("");
-        let actual = sha256_hex(&std::fs::read(&cu).unwrap());
+        let actual = sha256_hex(&source_with_headers(&cu));
         assert_eq!(
             recorded,
             actual,

@@ -148,7 +148,10 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             None => None,
         };
         let fields = file.into_iter().chain(topoview::bench::msc_fields());
-        topoview::bench::run_msc(fields, &a.threads, &mut stdout())?;
+        // With a GPU, each field runs once more with the gradient there.
+        let gpu =
+            topoview::compute::backend::Backend::new(topoview::compute::backend::Choice::Cuda, None).ok();
+        topoview::bench::run_msc(fields, &a.threads, gpu.as_ref(), &mut stdout())?;
         return Ok(());
     }
     anyhow::ensure!(

@@ -5,11 +5,11 @@ use super::progress::Progress;
 use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use topoview::compute::backend::{Backend, Choice};
 use topoview::control::Control;
 use topoview::export::msc::{summary, vtp_critical_points, vtp_separatrices, write_json};
 use topoview::export::outputs;
 use topoview::io::nifti::nifti1_bytes;
-use topoview::topo::msc::analyse_within;
 use topoview::topo::msc::simplified::{LevelError, Simplified, threshold_of};
 
 #[derive(clap::Args, Debug)]
@@ -43,6 +43,11 @@ pub struct MscArgs {
     /// estimate made after the gradient. Default: 90% of the memory available when it starts.
     #[arg(long, value_name = "SIZE", value_parser = topoview::mem::parse_size)]
     pub max_memory: Option<usize>,
+    /// Where the discrete gradient runs (the later stages run on all CPU cores): auto, CUDA
+    /// when a device is usable, else the CPU; cuda: fail if no device; cpu. The result is the
+    /// same on either.
+    #[arg(long, value_enum, default_value_t = Choice::Auto)]
+    pub backend: Choice,
     #[command(flatten)]
     pub smoothing: super::SmoothArgs,
     #[command(flatten)]
@@ -112,15 +117,24 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         Err(e @ LevelError::Persistence(_)) => Err(anyhow::anyhow!("--persistence: {e}")),
         Ok(t) => Ok(t),
     }?;
+    let backend = Backend::new(args.backend, None)?;
     let bar = progress.bar(6, "Morse-Smale");
     let tick = |n: u64| progress.inc(&bar, n);
     let budget = match args.max_memory {
         Some(m) => m as u64,
         None => topoview::mem::available_bytes().map_or(u64::MAX, |a| a / 10 * 9),
     };
-    let a = analyse_within(&field, &Control { progress: Some(&tick), cancel: None }, budget)
+    let (a, ran) = backend
+        .msc(&field, &Control { progress: Some(&tick), cancel: None }, budget)
         .with_context(|| name.clone())?;
     bar.finish_and_clear();
+    if let Some(why) = &ran.fallback {
+        say!("note: {name}: gradient: {why}");
+    } else if args.backend == Choice::Auto
+        && let Some(why) = backend.why_cpu()
+    {
+        say!("note: {why}: the gradient ran on the CPU");
+    }
     let view = Simplified::new(&field, &a, threshold);
     // The outputs appear together, or none does.
     let mut staged = outputs::Staged::new();
@@ -157,7 +171,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         json(&mut w)?;
         w.flush()?;
     }
-    let mut lines = vec![summary(&what, &view)];
+    let mut lines = vec![summary(&what, &view), format!("gradient on {}", backend.where_ran(&ran))];
     if !written.is_empty() {
         let names: Vec<String> =
             written.iter().map(|p| outputs::one_line(&p.display().to_string())).collect();

@@ -14,6 +14,7 @@ use crate::io::Block;
 use crate::topo::betti::{self, Betti, BettiError};
 use crate::topo::cracks::{self, CrackError, CrackMap, CrackOptions, Image};
 use crate::topo::ecc::{self, Ecc, EccError, EccOptions, NanPolicy};
+use crate::topo::msc::{self, Analysis, MscError};
 use crate::topo::rips::{self, Barcode, Distances, RipsError, RipsOptions};
 use crate::topo::smooth::{self, SmoothError, Smoothing};
 #[cfg(feature = "cuda")]
@@ -403,6 +404,32 @@ impl Backend {
         }
         #[cfg(not(feature = "cuda"))]
         Ok((cpu()?, Ran::CPU))
+    }
+}
+
+impl Backend {
+    /// The Morse-Smale analysis of `field` ([`msc::analyse_within`]): its discrete gradient on
+    /// the GPU when there is one (equal to the CPU's code for code), the later stages on all CPU
+    /// cores; a field the GPU cannot hold takes the CPU, saying why.
+    pub fn msc(
+        &self,
+        field: &ScalarField,
+        ctl: &Control,
+        max_bytes: u64,
+    ) -> Result<(Analysis, Ran), MscError> {
+        #[cfg(feature = "cuda")]
+        {
+            let mut ran = Ran::CPU;
+            let analysis = msc::analyse_with(field, ctl, max_bytes, |order| {
+                let gpu = |g: &Gpu| Ok(g.msc_gradient(field, msc::cell_grid(field))?.0);
+                let (gradient, r) = self.run(true, Box::new(gpu), || msc::cpu_gradient(field, order, ctl))?;
+                ran = r;
+                Ok(gradient)
+            })?;
+            Ok((analysis, ran))
+        }
+        #[cfg(not(feature = "cuda"))]
+        Ok((msc::analyse_within(field, ctl, max_bytes)?, Ran::CPU))
     }
 }
 

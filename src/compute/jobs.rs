@@ -184,8 +184,9 @@ impl Job for Msc {
             cx.report(STAGES[k.min(STAGES.len() - 1)], n, STAGES.len() as u64);
         };
         cx.report(STAGES[0], 0, STAGES.len() as u64);
-        // The CPU computes the complex on every backend (the GPU complex is a later issue).
-        let analysis = crate::topo::msc::analyse_within(&self.field, &cx.control(&progress), self.max_bytes)?;
+        // The gradient runs on the GPU when there is one; the later stages on the CPU.
+        let (analysis, ran) = cx.backend.msc(&self.field, &cx.control(&progress), self.max_bytes)?;
+        cx.note(ran.fallback);
         Ok(MscScene::new(self.field, analysis))
     }
 }

@@ -11,6 +11,7 @@ mod betti;
 mod cracks;
 mod ecc;
 pub mod grid;
+mod msc;
 mod rips;
 mod smooth;
 mod wide;
@@ -21,6 +22,7 @@ use cudarc::nvrtc::Ptx;
 use std::sync::{Arc, OnceLock};
 
 pub use ecc::{GpuEccTimes, ecc_block_spread, ecc_spread};
+pub use msc::GradientTimes;
 
 /// A sample type as the kernels know it: every kernel for it is named with its
 /// [`crate::field::Dtype::name`] (`ecc_u8_3d`, `pairs_f32_2d`, `to_f32_i16`), and the types of
@@ -46,6 +48,7 @@ pub const SMOOTH_PTX: &str = include_str!("../../kernels/smooth.ptx");
 pub const CRACKS_PTX: &str = include_str!("../../kernels/cracks.ptx");
 pub const BETTI_PTX: &str = include_str!("../../kernels/betti.ptx");
 pub const RIPS_PTX: &str = include_str!("../../kernels/rips.ptx");
+pub const MSC_PTX: &str = include_str!("../../kernels/msc.ptx");
 
 /// Loads (and, the first time on a machine, has the driver JIT-compile) one kernel file; a panic
 /// in the driver binding becomes an error, as in [`Gpu::open`].
@@ -72,10 +75,12 @@ enum Kernels {
     Cracks,
     Betti,
     Rips,
+    Msc,
 }
 
 impl Kernels {
-    const ALL: [Kernels; 5] = [Kernels::Ecc, Kernels::Smooth, Kernels::Cracks, Kernels::Betti, Kernels::Rips];
+    const ALL: [Kernels; 6] =
+        [Kernels::Ecc, Kernels::Smooth, Kernels::Cracks, Kernels::Betti, Kernels::Rips, Kernels::Msc];
 
     fn ptx(self) -> &'static str {
         match self {
@@ -84,6 +89,7 @@ impl Kernels {
             Kernels::Cracks => CRACKS_PTX,
             Kernels::Betti => BETTI_PTX,
             Kernels::Rips => RIPS_PTX,
+            Kernels::Msc => MSC_PTX,
         }
     }
 
@@ -94,6 +100,7 @@ impl Kernels {
             Kernels::Cracks => "crack filter",
             Kernels::Betti => "Betti curve",
             Kernels::Rips => "Rips",
+            Kernels::Msc => "Morse-Smale",
         }
     }
 }

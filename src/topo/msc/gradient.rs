@@ -32,6 +32,17 @@ pub struct Gradient {
 const LIST_CHUNK: usize = 1 << 20;
 
 impl Gradient {
+    /// A gradient from its codes, as [`gradient`] lays them out (computed elsewhere: the GPU).
+    pub fn from_codes(grid: CellGrid, codes: Vec<u8>) -> Gradient {
+        assert_eq!(codes.len(), grid.n_cells().div_ceil(2), "4 bits a cell");
+        Gradient { grid, codes }
+    }
+
+    /// The codes, 4 bits a cell (cell `c` in the low nibble of byte `c / 2` when `c` is even).
+    pub fn codes(&self) -> &[u8] {
+        &self.codes
+    }
+
     #[inline]
     fn code(&self, c: Cell) -> u8 {
         self.codes[c / 2] >> (4 * (c % 2)) & 0xf

@@ -239,26 +239,49 @@ pub fn analyse_within(
     ctl: &crate::control::Control,
     max_bytes: u64,
 ) -> Result<Analysis, MscError> {
+    analyse_with(field, ctl, max_bytes, |order| cpu_gradient(field, order, ctl))
+}
+
+/// [`analyse_within`] with the discrete gradient made by `gradient` from the field's vertex
+/// order (the GPU's, see [`crate::compute::backend::Backend::msc`]); it must equal
+/// [`cpu_gradient`]'s, on which the rest of the pipeline runs.
+pub fn analyse_with(
+    field: &ScalarField,
+    ctl: &crate::control::Control,
+    max_bytes: u64,
+    gradient: impl FnOnce(&FieldOrder) -> Result<Gradient, MscError>,
+) -> Result<Analysis, MscError> {
     check_shape(field)?;
     check_size(field.shape())?;
     let t = std::time::Instant::now();
     let order = vertex_order(field)?;
     ctl.check()?;
-    let mut a = with_vertex_order!(order, o => analyse_ordered(field, o, ctl, max_bytes))?;
+    let g = gradient(&order)?;
+    debug_assert_eq!(morse_sum(&g), 1, "Morse equality on a box");
+    let mut a = with_vertex_order!(order, o => analyse_ordered(field, g, o, ctl, max_bytes))?;
     a.seconds[0] += t.elapsed().as_secs_f64() - a.seconds.iter().sum::<f64>();
     Ok(a)
 }
 
-/// [`analyse_within`] once the vertex order is known (monomorphised per key width).
+/// The discrete gradient of `field` in the vertex order `order`, on all CPU threads.
+pub fn cpu_gradient(
+    field: &ScalarField,
+    order: &FieldOrder,
+    ctl: &crate::control::Control,
+) -> Result<Gradient, MscError> {
+    Ok(with_vertex_order!(order, o => gradient::gradient_with(cell_grid(field), o, ctl))?)
+}
+
+/// [`analyse_with`] once the gradient and the vertex order are known (monomorphised per key
+/// width). Its first stage's seconds are the memory check's; the caller adds the gradient's.
 fn analyse_ordered(
     field: &ScalarField,
+    gradient: Gradient,
     order: &(impl VertexOrder + ?Sized),
     ctl: &crate::control::Control,
     max_bytes: u64,
 ) -> Result<Analysis, MscError> {
     let t = std::time::Instant::now();
-    let gradient = gradient::gradient_with(cell_grid(field), order, ctl)?;
-    debug_assert_eq!(morse_sum(&gradient), 1, "Morse equality on a box");
     let critical = gradient.count_critical();
     let estimate = memory_estimate(field.len(), critical);
     if estimate > max_bytes {
