@@ -218,3 +218,87 @@ GRADIENT(unsigned int, u32)
 GRADIENT(int, i32)
 GRADIENT(float, f32)
 GRADIENT(double, f64)
+
+// Manifold labels (the twin of basins and mountains in src/topo/msc/complex.rs): every vertex
+// (top cell) points to the next one on its descending (ascending) V-path, the paths are
+// shortened by pointer jumping until each element points at its extremum, and the extremum is
+// replaced by its critical point id.
+
+#define NO_LABEL 0xffffffffu
+
+__device__ __forceinline__ unsigned code_of(const unsigned* __restrict__ codes, long long c) {
+    return (codes[c >> 3] >> (4 * (c & 7))) & 0xfu;
+}
+
+// Per vertex, the vertex at the other end of the edge it pairs with (lower); itself at a minimum.
+extern "C" __global__ void basin_next(const unsigned* __restrict__ codes, unsigned* __restrict__ next, int nx, int ny,
+                                      int nz) {
+    const long long n = (long long)nx * ny * nz, cx = 2LL * nx - 1, cy = 2LL * ny - 1;
+    for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n; v += (long long)gridDim.x * blockDim.x) {
+        const long long x = v % nx, y = (v / nx) % ny, z = v / ((long long)nx * ny);
+        const unsigned k = code_of(codes, 2 * x + cx * (2 * y + cy * 2 * z));
+        if (k < PAIRED) {
+            next[v] = (unsigned)v;
+            continue;
+        }
+        const unsigned axis = (k - PAIRED) / 2;
+        const long long stride = axis == 0 ? 1 : axis == 1 ? nx : (long long)nx * ny;
+        next[v] = (unsigned)(((k - PAIRED) % 2 == 1) ? v + stride : v - stride);
+    }
+}
+
+// Per top cell of an `ndim`-dimensional grid (the dual grid: one fewer along each used axis),
+// the top cell across the facet it pairs with; itself at a maximum, NO_LABEL where that facet
+// is on the boundary.
+extern "C" __global__ void mountain_next(const unsigned* __restrict__ codes, unsigned* __restrict__ next, int nx, int ny,
+                                         int nz, int ndim) {
+    const long long dx = nx - 1, dy = ny - 1, dz = ndim == 3 ? nz - 1 : 1;
+    const long long n = dx * dy * dz, cx = 2LL * nx - 1, cy = 2LL * ny - 1;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const long long q[3] = {i % dx, (i / dx) % dy, i / (dx * dy)};
+        const long long c = (2 * q[0] + 1) + cx * ((2 * q[1] + 1) + cy * (ndim == 3 ? 2 * q[2] + 1 : 0));
+        const unsigned k = code_of(codes, c);
+        if (k < PAIRED) {
+            next[i] = (unsigned)i;
+            continue;
+        }
+        const unsigned axis = (k - PAIRED) / 2;
+        const long long dims[3] = {dx, dy, dz}, strides[3] = {1, dx, dx * dy};
+        // The partner facet lies on the side the code names; the next top cell beyond it.
+        const long long to = q[axis] + (((k - PAIRED) % 2 == 1) ? 1 : -1);
+        next[i] = (to < 0 || to >= dims[axis]) ? NO_LABEL : (unsigned)(i + (to - q[axis]) * strides[axis]);
+    }
+}
+
+// One round of pointer jumping: each element takes its successor's successor; `changed` is set
+// when any element moved.
+extern "C" __global__ void jump(unsigned* __restrict__ next, long long n, int* __restrict__ changed) {
+    bool moved = false;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const unsigned x = next[i];
+        if (x == NO_LABEL) continue;
+        const unsigned y = next[x];
+        if (y != x) {
+            next[i] = y;
+            moved = true;
+        }
+    }
+    if (__any_sync(0xffffffffu, moved) && (threadIdx.x & 31) == 0) *changed = 1;
+}
+
+// Each element's extremum (an element of the ascending list `roots`, of length m) becomes
+// `base` plus its place in the list.
+extern "C" __global__ void label(unsigned* __restrict__ next, long long n, const unsigned* __restrict__ roots, int m,
+                                 unsigned base) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const unsigned x = next[i];
+        if (x == NO_LABEL) continue;
+        int lo = 0, hi = m;
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (roots[mid] < x) lo = mid + 1;
+            else hi = mid;
+        }
+        next[i] = (lo < m && roots[lo] == x) ? base + (unsigned)lo : NO_LABEL;
+    }
+}

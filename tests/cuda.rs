@@ -593,7 +593,7 @@ fn first_difference(gpu: &Gradient, cpu: &Gradient) -> Option<(usize, u8, u8)> {
 
 fn gradients_equal(g: &Gpu, f: &ScalarField, what: &str) {
     let cpu = discrete_gradient(f).unwrap();
-    let (gpu, _) = g.msc_gradient(f, cell_grid(f)).unwrap();
+    let (gpu, _, _) = g.msc_gradient(f, cell_grid(f)).unwrap();
     if let Some((cell, a, b)) = first_difference(&gpu, &cpu) {
         panic!("{what} {:?} {}: cell {cell} has code {a} on the GPU, {b} on the CPU", f.shape(), f.dtype());
     }
@@ -654,8 +654,18 @@ fn the_backends_morse_smale_analysis_on_the_gpu_equals_the_cpus() {
     use topoview::compute::backend::{Backend, Choice};
     let backend = Backend::new(Choice::Cuda, None).unwrap();
     let mni = topoview::io::open(&common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
-    let noise = field_of(Dtype::U16, &[40, 30, 20], &values(Dtype::U16, 9, 40 * 30 * 20, 50));
-    for f in [&mni, &noise] {
+    let mut fields = vec![mni];
+    // Plateaus and noise, 2D and 3D, paths that leave the domain (mountains without a label).
+    for (k, shape) in
+        [vec![40, 30, 20], vec![2, 2, 2], vec![3, 7], vec![200, 150], vec![9, 2, 5]].iter().enumerate()
+    {
+        let n = shape.iter().product();
+        fields.push(field_of(Dtype::U16, shape, &values(Dtype::U16, 9 + k as u64, n, 50)));
+        fields.push(field_of(Dtype::F32, shape, &values(Dtype::F32, 90 + k as u64, n, 1 << 20)));
+    }
+    let grf = topoview::synthetic::gaussian_random_field(&[64, 48, 40], 3.0, 7, &Default::default()).unwrap();
+    fields.push(grf);
+    for f in &fields {
         let cpu = analyse(f, &Control::default()).unwrap();
         let (gpu, ran) = backend.msc(f, &Control::default(), u64::MAX).unwrap();
         assert!(ran.on_gpu && ran.fallback.is_none(), "{ran:?}");
@@ -668,4 +678,5 @@ fn the_backends_morse_smale_analysis_on_the_gpu_equals_the_cpus() {
         assert_eq!(gpu.hierarchy.cancelled_at, cpu.hierarchy.cancelled_at);
         assert_eq!(gpu.hierarchy.partner, cpu.hierarchy.partner);
     }
+    println!("{} analyses with the GPU's gradient and labels equal to the CPU's", fields.len());
 }

@@ -408,9 +408,10 @@ impl Backend {
 }
 
 impl Backend {
-    /// The Morse-Smale analysis of `field` ([`msc::analyse_within`]): its discrete gradient on
-    /// the GPU when there is one (equal to the CPU's code for code), the later stages on all CPU
-    /// cores; a field the GPU cannot hold takes the CPU, saying why.
+    /// The Morse-Smale analysis of `field` ([`msc::analyse_within`]): its grid-sized stages
+    /// (the discrete gradient, the manifold labels) on the GPU when there is one, equal to the
+    /// CPU's, the stages on the critical points on all CPU cores; a stage the GPU fails (a
+    /// field it cannot hold) takes the CPU, saying why.
     pub fn msc(
         &self,
         field: &ScalarField,
@@ -419,17 +420,52 @@ impl Backend {
     ) -> Result<(Analysis, Ran), MscError> {
         #[cfg(feature = "cuda")]
         {
-            let mut ran = Ran::CPU;
-            let analysis = msc::analyse_with(field, ctl, max_bytes, |order| {
-                let gpu = |g: &Gpu| Ok(g.msc_gradient(field, msc::cell_grid(field))?.0);
-                let (gradient, r) = self.run(true, Box::new(gpu), || msc::cpu_gradient(field, order, ctl))?;
-                ran = r;
-                Ok(gradient)
-            })?;
-            Ok((analysis, ran))
+            let mut stages = GpuStages { backend: self, field, ctl, device: None, ran: Ran::CPU };
+            let analysis = msc::analyse_with(field, ctl, max_bytes, &mut stages)?;
+            Ok((analysis, stages.ran))
         }
         #[cfg(not(feature = "cuda"))]
         Ok((msc::analyse_within(field, ctl, max_bytes)?, Ran::CPU))
+    }
+}
+
+/// The Morse-Smale stages of [`Backend::msc`]: on the GPU, each with the CPU's as its fallback.
+#[cfg(feature = "cuda")]
+struct GpuStages<'a> {
+    backend: &'a Backend,
+    field: &'a ScalarField,
+    ctl: &'a Control<'a>,
+    /// The gradient's codes on the device, for the labels.
+    device: Option<crate::cuda::DeviceGradient>,
+    /// Where the stages ran: on the GPU when the gradient did; the first fallback's reason.
+    ran: Ran,
+}
+
+#[cfg(feature = "cuda")]
+impl msc::Stages for GpuStages<'_> {
+    fn gradient(&mut self, order: &msc::order::FieldOrder) -> Result<msc::gradient::Gradient, MscError> {
+        let (field, ctl) = (self.field, self.ctl);
+        let gpu = |g: &Gpu| g.msc_gradient(field, msc::cell_grid(field)).map(|(gr, d, _)| (gr, Some(d)));
+        let cpu = || msc::cpu_gradient(field, order, ctl).map(|gr| (gr, None));
+        let ((gradient, device), ran) = self.backend.run(true, Box::new(gpu), cpu)?;
+        self.device = device;
+        self.ran = ran;
+        Ok(gradient)
+    }
+
+    fn labels(
+        &mut self,
+        g: &msc::gradient::Gradient,
+        critical: &[msc::complex::CriticalPoint],
+    ) -> Result<msc::complex::Labels, Cancelled> {
+        let cpu = || msc::complex::labels(g, critical, self.ctl);
+        let Some(device) = self.device.take() else { return cpu() };
+        let gpu = |gpu: &Gpu| gpu.msc_labels(&device, critical);
+        let (labels, ran) = self.backend.run(true, Box::new(gpu), cpu)?;
+        if self.ran.fallback.is_none() {
+            self.ran.fallback = ran.fallback;
+        }
+        Ok(labels)
     }
 }
 

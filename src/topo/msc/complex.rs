@@ -117,10 +117,17 @@ pub fn position(grid: &CellGrid, c: Cell) -> [f64; 3] {
     grid.coords(c).map(|x| x as f64 / 2.0)
 }
 
+/// Basins and mountains (see [`MorseSmale`]) of a gradient whose critical points are
+/// `critical`, as [`labels`] computes them.
+pub type Labels = (Vec<u32>, Vec<u32>);
+
+/// The complex of `gradient`, with the manifold labels made by `labels` (the CPU's [`labels`],
+/// or an equal computation elsewhere).
 pub fn build(
     gradient: Gradient,
     order: &(impl VertexOrder + ?Sized),
     value: impl Fn(usize) -> f64 + Sync,
+    labels: impl FnOnce(&Gradient, &[CriticalPoint]) -> Result<Labels, Cancelled>,
     ctl: &Control,
 ) -> Result<MorseSmale, Cancelled> {
     let g = &gradient;
@@ -145,9 +152,7 @@ pub fn build(
     let id_of = |c: Cell| id_in(&critical, &grid, c).expect("a V-path ends at a critical cell");
     ctl.tick(1);
     ctl.check()?;
-    let basins = basins(g, &critical);
-    ctl.check()?;
-    let mountains = mountains(g, &critical);
+    let (basins, mountains) = labels(g, &critical)?;
     ctl.tick(1);
     ctl.check()?;
     let nd = grid.ndim;
@@ -334,6 +339,13 @@ fn jump_to_labels(mut next: Vec<u32>) -> Vec<u32> {
         }
     });
     next
+}
+
+/// Basins and mountains of `g` (whose critical points are `critical`) on all CPU threads.
+pub fn labels(g: &Gradient, critical: &[CriticalPoint], ctl: &Control) -> Result<Labels, Cancelled> {
+    let b = basins(g, critical);
+    ctl.check()?;
+    Ok((b, mountains(g, critical)))
 }
 
 /// Ascending manifolds of minima: each vertex follows its gradient edge down to a minimum.

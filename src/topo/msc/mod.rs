@@ -239,26 +239,59 @@ pub fn analyse_within(
     ctl: &crate::control::Control,
     max_bytes: u64,
 ) -> Result<Analysis, MscError> {
-    analyse_with(field, ctl, max_bytes, |order| cpu_gradient(field, order, ctl))
+    analyse_with(field, ctl, max_bytes, &mut CpuStages { field, ctl })
 }
 
-/// [`analyse_within`] with the discrete gradient made by `gradient` from the field's vertex
-/// order (the GPU's, see [`crate::compute::backend::Backend::msc`]); it must equal
-/// [`cpu_gradient`]'s, on which the rest of the pipeline runs.
+/// The stages of [`analyse_with`] that may run elsewhere than on the CPU (the GPU's, see
+/// [`crate::compute::backend::Backend::msc`]). Each must give exactly what the CPU's does:
+/// the rest of the pipeline runs on its results.
+pub trait Stages {
+    /// The discrete gradient of the field, in the vertex order `order` ([`cpu_gradient`]).
+    fn gradient(&mut self, order: &FieldOrder) -> Result<Gradient, MscError>;
+    /// Basins and mountains of `g`, whose critical points are `critical`
+    /// ([`complex::labels`]).
+    fn labels(
+        &mut self,
+        g: &Gradient,
+        critical: &[complex::CriticalPoint],
+    ) -> Result<complex::Labels, Cancelled>;
+}
+
+/// Every stage on all CPU threads.
+pub struct CpuStages<'a> {
+    pub field: &'a ScalarField,
+    pub ctl: &'a crate::control::Control<'a>,
+}
+
+impl Stages for CpuStages<'_> {
+    fn gradient(&mut self, order: &FieldOrder) -> Result<Gradient, MscError> {
+        cpu_gradient(self.field, order, self.ctl)
+    }
+
+    fn labels(
+        &mut self,
+        g: &Gradient,
+        critical: &[complex::CriticalPoint],
+    ) -> Result<complex::Labels, Cancelled> {
+        complex::labels(g, critical, self.ctl)
+    }
+}
+
+/// [`analyse_within`] with the gradient and the manifold labels made by `stages`.
 pub fn analyse_with(
     field: &ScalarField,
     ctl: &crate::control::Control,
     max_bytes: u64,
-    gradient: impl FnOnce(&FieldOrder) -> Result<Gradient, MscError>,
+    stages: &mut impl Stages,
 ) -> Result<Analysis, MscError> {
     check_shape(field)?;
     check_size(field.shape())?;
     let t = std::time::Instant::now();
     let order = vertex_order(field)?;
     ctl.check()?;
-    let g = gradient(&order)?;
+    let g = stages.gradient(&order)?;
     debug_assert_eq!(morse_sum(&g), 1, "Morse equality on a box");
-    let mut a = with_vertex_order!(order, o => analyse_ordered(field, g, o, ctl, max_bytes))?;
+    let mut a = with_vertex_order!(order, o => analyse_ordered(field, g, o, stages, ctl, max_bytes))?;
     a.seconds[0] += t.elapsed().as_secs_f64() - a.seconds.iter().sum::<f64>();
     Ok(a)
 }
@@ -278,6 +311,7 @@ fn analyse_ordered(
     field: &ScalarField,
     gradient: Gradient,
     order: &(impl VertexOrder + ?Sized),
+    stages: &mut impl Stages,
     ctl: &crate::control::Control,
     max_bytes: u64,
 ) -> Result<Analysis, MscError> {
@@ -289,7 +323,8 @@ fn analyse_ordered(
     }
     ctl.tick(1);
     let t1 = t.elapsed().as_secs_f64();
-    let complex = complex::build(gradient, order, |v| field.samples().get_f64(v), ctl)?;
+    let labels = |g: &Gradient, critical: &[complex::CriticalPoint]| stages.labels(g, critical);
+    let complex = complex::build(gradient, order, |v| field.samples().get_f64(v), labels, ctl)?;
     let gradient = &complex.gradient;
     let t2 = t.elapsed().as_secs_f64();
     // The arcs already counted every V-path: the Morse boundary is their odd part.
