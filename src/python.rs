@@ -490,11 +490,13 @@ fn msc_level(
     f: &ScalarField,
     persistence: Option<f64>,
     relative: Option<f64>,
+    backend: &Backend,
     ctl: &Control,
-) -> Result<MscLevel, (bool, String)> {
+) -> Result<(MscLevel, crate::compute::backend::Ran), (bool, String)> {
     let threshold = threshold_of(f, persistence, relative).map_err(|e| (false, e.to_string()))?;
     let budget = crate::mem::available_bytes().map_or(u64::MAX, |a| a / 10 * 9);
-    let analysis = crate::topo::msc::analyse_within(f, ctl, budget)
+    let (analysis, ran) = backend
+        .msc(f, ctl, budget)
         .map_err(|e| (matches!(e, crate::topo::msc::MscError::Cancelled(_)), e.to_string()))?;
     let v = Simplified::new(f, &analysis, threshold);
     let (c, h) = (&analysis.complex, &analysis.hierarchy);
@@ -516,13 +518,13 @@ fn msc_level(
     let basins = labels(h.labels_at(&c.basins, steps));
     let mountains = labels(h.labels_at(&c.mountains, steps));
     drop(v);
-    Ok(MscLevel { analysis, nd, threshold, steps, blocked, alive, arcs, polylines, basins, mountains })
+    Ok((MscLevel { analysis, nd, threshold, steps, blocked, alive, arcs, polylines, basins, mountains }, ran))
 }
 
 /// `topoview.msc`'s work: a dict of flat arrays (critical points, arcs at the level, the
-/// diagram, the hierarchy, labels) and the level's threshold.
+/// diagram, the hierarchy, labels) and the level's threshold, and where its gradient ran.
 #[pyfunction]
-#[pyo3(signature = (data, dims, c_order, spacing, persistence, relative, progress))]
+#[pyo3(signature = (data, dims, c_order, spacing, persistence, relative, backend, progress))]
 #[allow(clippy::too_many_arguments)]
 fn msc<'py>(
     py: Python<'py>,
@@ -532,10 +534,12 @@ fn msc<'py>(
     spacing: Option<Vec<f64>>,
     persistence: Option<f64>,
     relative: Option<f64>,
+    backend: &str,
     progress: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<(Bound<'py, PyDict>, (String, Option<String>))> {
     let f = field(py, data, dims, c_order, spacing)?;
-    let m = run(py, 6, progress, move |ctl| msc_level(&f, persistence, relative, ctl))?
+    let b = self::backend(backend)?;
+    let (m, ran) = run(py, 6, progress, move |ctl| msc_level(&f, persistence, relative, b, ctl))?
         .map_err(|(cancelled, e)| failed(cancelled, e))?;
     let (c, h, nd) = (&m.analysis.complex, &m.analysis.hierarchy, m.nd);
     let d = PyDict::new(py);
@@ -583,7 +587,7 @@ fn msc<'py>(
     d.set_item("blocked", m.blocked)?;
     d.set_item("threshold", m.threshold)?;
     d.set_item("cancellations", m.steps)?;
-    Ok(d)
+    Ok((d, (where_ran(b, &ran), ran.fallback)))
 }
 
 /// `topoview.rips`'s work: the bars as arrays of dimension, birth and death (`inf` for an

@@ -58,3 +58,15 @@ def test_files_and_smoothing_on_the_gpu_equal_the_cpu(path):
     s_cpu = topoview.smooth(vol, 2.5, backend="cpu")
     # Bit for bit, as the command line's CUDA tests check.
     np.testing.assert_array_equal(s_gpu.view(np.uint32), s_cpu.view(np.uint32))
+
+
+@pytest.mark.parametrize("shape", [(40, 31), (17, 20, 23)])
+def test_msc_on_the_gpu_equals_the_cpu(shape):
+    a = np.random.default_rng(len(shape)).integers(0, 12, size=shape).astype(np.uint16)
+    gpu = on_gpu(topoview.msc(a, relative=0.1, backend="cuda"))
+    cpu = topoview.msc(a, relative=0.1, backend="cpu")
+    np.testing.assert_array_equal(gpu.critical_points, cpu.critical_points)
+    np.testing.assert_array_equal(gpu.arcs, cpu.arcs)
+    np.testing.assert_array_equal(gpu.diagram, cpu.diagram)
+    np.testing.assert_array_equal(gpu.basins, cpu.basins)
+    np.testing.assert_array_equal(gpu.mountains, cpu.mountains)

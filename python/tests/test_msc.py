@@ -1,5 +1,7 @@
 """topoview.msc against the command line's JSON export, and the axis convention."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -124,3 +126,17 @@ def test_levels():
 def test_bad_levels_and_fields(data, kwargs, message):
     with pytest.raises(topoview.TopoviewError, match=message):
         topoview.msc(data, **kwargs)
+
+
+def test_msc_takes_a_backend():
+    a = np.random.default_rng(3).integers(0, 9, size=(21, 17, 9)).astype(np.uint8)
+    cpu = topoview.msc(a, relative=0.05, backend="cpu")
+    assert topoview.last_ran().startswith("CPU")
+    with warnings.catch_warnings():
+        # Without a GPU, "auto" notes once that it computes on the CPU.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        auto = topoview.msc(a, relative=0.05)
+    np.testing.assert_array_equal(auto.critical_points, cpu.critical_points)
+    np.testing.assert_array_equal(auto.basins, cpu.basins)
+    with pytest.raises(topoview.TopoviewError, match="unknown backend"):
+        topoview.msc(a, backend="gpu")

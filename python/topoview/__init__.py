@@ -154,7 +154,7 @@ def _ran(where, backend: str):
 
 
 def last_ran():
-    """Where the last ``ecc`` or ``smooth`` call of this process ran, in words (``"CUDA: NVIDIA
+    """Where the last ``ecc``, ``smooth`` or ``msc`` call of this process ran, in words (``"CUDA: NVIDIA
     H100 80GB HBM3"``, ``"CPU, 16 threads"``), or None before the first."""
     return _LAST_RAN
 
@@ -259,18 +259,21 @@ class MorseSmale:
         return [int((alive["index"] == k).sum()) for k in range(self.ndim + 1)]
 
 
-def msc(data, persistence=None, relative=None, *, spacing=None, progress=None) -> MorseSmale:
+def msc(data, persistence=None, relative=None, *, spacing=None, backend: str = "auto", progress=None) -> MorseSmale:
     """The discrete Morse-Smale complex of a 2D or 3D array (lower-star filtration, ties broken
     by voxel index), its persistence diagram and simplification hierarchy, at the level
     ``persistence`` (in the data's units) or ``relative`` (a fraction of its value range);
-    unsimplified when neither is given. Runs on all CPU cores."""
+    unsimplified when neither is given. The grid-sized stages (the discrete gradient, the
+    manifold labels) run on the GPU when ``backend`` (``"auto"``, ``"cuda"``, ``"cpu"``) picks
+    one, the rest on all CPU cores; the result is the same on either."""
     if persistence is not None and relative is not None:
         raise TopoviewError("give persistence or relative, not both")
     flat, dims, c_order, sp, a = _field(data, spacing)
-    r = _topoview.msc(
+    r, where = _topoview.msc(
         flat, dims, c_order, sp, None if persistence is None else float(persistence),
-        None if relative is None else float(relative), progress,
+        None if relative is None else float(relative), backend, progress,
     )
+    _ran(where, backend)
     nd = a.ndim
     # Positions come x first: the array's axes in order.
     n = len(r["index"])

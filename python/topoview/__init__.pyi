@@ -74,6 +74,7 @@ def msc(
     relative: Optional[float] = ...,
     *,
     spacing: Optional[Sequence[float]] = ...,
+    backend: Backend = ...,
     progress: Progress = ...,
 ) -> MorseSmale: ...
 def rips(
