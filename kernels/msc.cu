@@ -271,7 +271,8 @@ extern "C" __global__ void mountain_next(const unsigned* __restrict__ codes, uns
 }
 
 // One round of pointer jumping: each element takes its successor's successor; `changed` is set
-// when any element moved.
+// when any element moved. Launched with whole warps (blocks of a multiple of 32 threads), which
+// all reach the vote after the loop.
 extern "C" __global__ void jump(unsigned* __restrict__ next, long long n, int* __restrict__ changed) {
     bool moved = false;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {

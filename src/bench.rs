@@ -269,7 +269,8 @@ fn reset_peak_rss() -> bool {
 /// A file the Morse-Smale complex cannot take (NaN, 1D, a flat axis) is refused before any row.
 ///
 /// With `gpu`, each field also runs once more through [`Backend::msc`](crate::compute::backend::Backend::msc)
-/// (the gradient on the GPU, the rest on the largest thread count), the row named `cuda+N`.
+/// (the gradient and the labels on the GPU, the rest on the largest thread count), the row named
+/// `cuda+N`.
 pub fn run_msc(
     fields: impl IntoIterator<Item = (String, ScalarField)>,
     threads: &[usize],

@@ -536,7 +536,7 @@ fn msc<'py>(
     relative: Option<f64>,
     backend: &str,
     progress: Option<&Bound<'py, PyAny>>,
-) -> PyResult<(Bound<'py, PyDict>, (String, Option<String>))> {
+) -> PyResult<(Bound<'py, PyDict>, Where)> {
     let f = field(py, data, dims, c_order, spacing)?;
     let b = self::backend(backend)?;
     let (m, ran) = run(py, 6, progress, move |ctl| msc_level(&f, persistence, relative, b, ctl))?

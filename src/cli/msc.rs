@@ -43,9 +43,9 @@ pub struct MscArgs {
     /// estimate made after the gradient. Default: 90% of the memory available when it starts.
     #[arg(long, value_name = "SIZE", value_parser = topoview::mem::parse_size)]
     pub max_memory: Option<usize>,
-    /// Where the discrete gradient runs (the later stages run on all CPU cores): auto, CUDA
-    /// when a device is usable, else the CPU; cuda: fail if no device; cpu. The result is the
-    /// same on either.
+    /// Where the grid-sized stages (the discrete gradient, the manifold labels) run; the others
+    /// run on all CPU cores. auto: CUDA when a device is usable, else the CPU; cuda: fail if no
+    /// device; cpu. The result is the same on either.
     #[arg(long, value_enum, default_value_t = Choice::Auto)]
     pub backend: Choice,
     #[command(flatten)]
@@ -129,11 +129,11 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         .with_context(|| name.clone())?;
     bar.finish_and_clear();
     if let Some(why) = &ran.fallback {
-        say!("note: {name}: gradient: {why}");
+        say!("note: {name}: {why}");
     } else if args.backend == Choice::Auto
         && let Some(why) = backend.why_cpu()
     {
-        say!("note: {why}: the gradient ran on the CPU");
+        say!("note: {why}: the gradient and the labels ran on the CPU");
     }
     let view = Simplified::new(&field, &a, threshold);
     // The outputs appear together, or none does.
@@ -171,7 +171,8 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         json(&mut w)?;
         w.flush()?;
     }
-    let mut lines = vec![summary(&what, &view), format!("gradient on {}", backend.where_ran(&ran))];
+    let mut lines =
+        vec![summary(&what, &view), format!("gradient and labels on {}", backend.where_ran(&ran))];
     if !written.is_empty() {
         let names: Vec<String> =
             written.iter().map(|p| outputs::one_line(&p.display().to_string())).collect();

@@ -437,7 +437,8 @@ struct GpuStages<'a> {
     ctl: &'a Control<'a>,
     /// The gradient's codes on the device, for the labels.
     device: Option<crate::cuda::DeviceGradient>,
-    /// Where the stages ran: on the GPU when the gradient did; the first fallback's reason.
+    /// Where the stages ran: on the GPU when the gradient did; why a stage took the CPU (the
+    /// labels take it when the gradient did, without a reason of their own).
     ran: Ran,
 }
 
@@ -445,11 +446,11 @@ struct GpuStages<'a> {
 impl msc::Stages for GpuStages<'_> {
     fn gradient(&mut self, order: &msc::order::FieldOrder) -> Result<msc::gradient::Gradient, MscError> {
         let (field, ctl) = (self.field, self.ctl);
-        let gpu = |g: &Gpu| g.msc_gradient(field, msc::cell_grid(field)).map(|(gr, d, _)| (gr, Some(d)));
+        let gpu = |g: &Gpu| g.msc_gradient(field, msc::cell_grid(field)).map(|(gr, d)| (gr, Some(d)));
         let cpu = || msc::cpu_gradient(field, order, ctl).map(|gr| (gr, None));
         let ((gradient, device), ran) = self.backend.run(true, Box::new(gpu), cpu)?;
         self.device = device;
-        self.ran = ran;
+        self.ran = Ran { on_gpu: ran.on_gpu, fallback: ran.fallback.map(|why| format!("gradient: {why}")) };
         Ok(gradient)
     }
 
@@ -460,10 +461,10 @@ impl msc::Stages for GpuStages<'_> {
     ) -> Result<msc::complex::Labels, Cancelled> {
         let cpu = || msc::complex::labels(g, critical, self.ctl);
         let Some(device) = self.device.take() else { return cpu() };
-        let gpu = |gpu: &Gpu| gpu.msc_labels(&device, critical);
+        let gpu = |gpu: &Gpu| gpu.msc_labels(&device, critical, self.ctl);
         let (labels, ran) = self.backend.run(true, Box::new(gpu), cpu)?;
-        if self.ran.fallback.is_none() {
-            self.ran.fallback = ran.fallback;
+        if let Some(why) = ran.fallback {
+            self.ran.fallback = Some(format!("manifold labels: {why}"));
         }
         Ok(labels)
     }

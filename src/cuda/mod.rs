@@ -3,7 +3,8 @@
 //! binary runs everywhere: without a driver or a device, [`Gpu::open`] says why and the caller
 //! uses the CPU.
 //!
-//! Every result is checked against the CPU reference in `tests/cuda.rs` (exactly for the ECC,
+//! Every result is checked against the CPU reference in `tests/cuda.rs` (exactly for the ECC
+//! and the Morse-Smale gradient and labels,
 //! bit for bit for smoothing and the crack filter); those tests skip, saying why, where no device is usable.
 
 pub mod bench;
@@ -22,7 +23,7 @@ use cudarc::nvrtc::Ptx;
 use std::sync::{Arc, OnceLock};
 
 pub use ecc::{GpuEccTimes, ecc_block_spread, ecc_spread};
-pub use msc::{DeviceGradient, GradientTimes};
+pub use msc::DeviceGradient;
 
 /// A sample type as the kernels know it: every kernel for it is named with its
 /// [`crate::field::Dtype::name`] (`ecc_u8_3d`, `pairs_f32_2d`, `to_f32_i16`), and the types of

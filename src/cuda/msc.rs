@@ -5,20 +5,13 @@
 //! the CPU on these results.
 
 use super::{DeviceSample, Gpu, GpuError, Kernels};
+use crate::control::Control;
 use crate::field::ScalarField;
 use crate::topo::msc::complex::{CriticalPoint, Labels};
 use crate::topo::msc::gradient::Gradient;
 use crate::topo::msc::grid::CellGrid;
 use crate::with_samples;
 use cudarc::driver::{CudaSlice, PushKernelArg};
-
-/// Seconds spent by [`Gpu::msc_gradient`]: the field's upload, the kernel, the codes' download.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct GradientTimes {
-    pub upload: f64,
-    pub kernel: f64,
-    pub download: f64,
-}
 
 /// A gradient's codes left on the device for the labels (32-bit words, 8 cells each).
 pub struct DeviceGradient {
@@ -35,7 +28,12 @@ impl Gpu {
         &self,
         field: &ScalarField,
         grid: CellGrid,
-    ) -> Result<(Gradient, DeviceGradient, GradientTimes), GpuError> {
+    ) -> Result<(Gradient, DeviceGradient), GpuError> {
+        // The kernels index cells with 64-bit integers but take the grid's sides as 32-bit
+        // ones; the complex's ids are 32-bit (see `MscError::TooLarge`).
+        if grid.n_cells() > i32::MAX as usize {
+            return Err(GpuError::TooLarge(format!("{} cells: more than 2^31", grid.n_cells())));
+        }
         with_samples!(field.samples(), v => self.gradient_of(v, grid))
     }
 
@@ -43,7 +41,7 @@ impl Gpu {
         &self,
         v: &[T],
         grid: CellGrid,
-    ) -> Result<(Gradient, DeviceGradient, GradientTimes), GpuError> {
+    ) -> Result<(Gradient, DeviceGradient), GpuError> {
         self.ctx.bind_to_thread()?;
         let st = &self.stream;
         // The kernel ors 4-bit codes into 32-bit words: the buffer is whole words, of which the
@@ -58,14 +56,8 @@ impl Gpu {
                 free >> 20
             )));
         }
-        let mut times = GradientTimes::default();
-        let t = std::time::Instant::now();
         let field = st.clone_htod(v)?;
         let mut codes: CudaSlice<u8> = st.alloc_zeros(bytes)?;
-        st.synchronize()?;
-        times.upload = t.elapsed().as_secs_f64();
-
-        let t = std::time::Instant::now();
         let f = self.function(Kernels::Msc, &format!("gradient_{}", T::NAME))?;
         let [nx, ny, nz] = grid.vdims.map(|d| d as i32);
         let mut l = st.launch_builder(&f);
@@ -74,68 +66,66 @@ impl Gpu {
         // the (2nx-1)(2ny-1)(2nz-1) grid (whole words); the kernel is a grid-stride loop over the
         // vertices and writes only cells of their lower stars, which lie on the grid.
         unsafe { l.launch(self.grid(v.len())) }?;
-        st.synchronize()?;
-        times.kernel = t.elapsed().as_secs_f64();
-
-        let t = std::time::Instant::now();
         let mut out = st.clone_dtoh(&codes)?;
         out.truncate(grid.n_cells().div_ceil(2));
-        times.download = t.elapsed().as_secs_f64();
-        Ok((Gradient::from_codes(grid, out), DeviceGradient { codes, grid }, times))
+        Ok((Gradient::from_codes(grid, out), DeviceGradient { codes, grid }))
     }
 
     /// Basins and mountains of the gradient `d`, whose critical points are `critical` (sorted
     /// by index, then cell, as the complex holds them): equal to
-    /// [`crate::topo::msc::complex::labels`]'s.
-    pub fn msc_labels(&self, d: &DeviceGradient, critical: &[CriticalPoint]) -> Result<Labels, GpuError> {
+    /// [`crate::topo::msc::complex::labels`]'s. `ctl` is checked between rounds.
+    pub fn msc_labels(
+        &self,
+        d: &DeviceGradient,
+        critical: &[CriticalPoint],
+        ctl: &Control,
+    ) -> Result<Labels, GpuError> {
         self.ctx.bind_to_thread()?;
+        let st = &self.stream;
         let grid = d.grid;
-        let nd = grid.ndim;
+        let [nx, ny, nz] = grid.vdims.map(|n| n as i32);
         // Extrema in cell order are in vertex (dual) order too: the grids are nested.
         let minima: Vec<u32> =
             critical.iter().take_while(|p| p.index == 0).map(|p| grid.cell_vertex(p.cell) as u32).collect();
-        let first_max = critical.iter().position(|p| p.index as usize == nd).unwrap_or(critical.len());
-        let dual: [usize; 3] = std::array::from_fn(|a| if a < nd { grid.vdims[a] - 1 } else { 1 });
-        let maxima: Vec<u32> = critical[first_max..]
-            .iter()
-            .map(|p| {
-                let c = grid.coords(p.cell);
-                let q: [usize; 3] = std::array::from_fn(|a| if a < nd { c[a] / 2 } else { 0 });
-                (q[0] + dual[0] * (q[1] + dual[1] * q[2])) as u32
-            })
-            .collect();
-        let basins = self.jump_to_labels("basin_next", d, grid.vdims.iter().product(), &minima, 0)?;
-        let mountains =
-            self.jump_to_labels("mountain_next", d, dual.iter().product(), &maxima, first_max as u32)?;
+        let first_max = critical.iter().position(|p| p.index as usize == grid.ndim).unwrap_or(critical.len());
+        let maxima: Vec<u32> = critical[first_max..].iter().map(|p| grid.dual_index(p.cell) as u32).collect();
+
+        let n: usize = grid.vdims.iter().product();
+        let mut next: CudaSlice<u32> = st.alloc_zeros(n)?;
+        let f = self.function(Kernels::Msc, "basin_next")?;
+        let mut l = st.launch_builder(&f);
+        l.arg(&d.codes).arg(&mut next).arg(&nx).arg(&ny).arg(&nz);
+        // SAFETY: `codes` holds the grid's codes, `next` one entry per vertex; the kernel is a
+        // grid-stride loop over the vertices.
+        unsafe { l.launch(self.grid(n)) }?;
+        let basins = self.jump_to_labels(next, &minima, 0, ctl)?;
+
+        let n: usize = grid.dual_dims().iter().product();
+        let mut next: CudaSlice<u32> = st.alloc_zeros(n)?;
+        let f = self.function(Kernels::Msc, "mountain_next")?;
+        let ndim = grid.ndim as i32;
+        let mut l = st.launch_builder(&f);
+        l.arg(&d.codes).arg(&mut next).arg(&nx).arg(&ny).arg(&nz).arg(&ndim);
+        // SAFETY: as above, one entry per top cell (the dual grid's n elements).
+        unsafe { l.launch(self.grid(n)) }?;
+        let mountains = self.jump_to_labels(next, &maxima, first_max as u32, ctl)?;
         Ok((basins, mountains))
     }
 
-    /// One label array: the successors by `kernel` on `n` elements, pointer-jumped to their
-    /// extrema, which become `base` plus their place in `roots`.
+    /// Pointer-jumps the successors `next` (each an index into it, itself at an extremum, or
+    /// NO_LABEL) to their extrema, which become `base` plus their place in `roots`.
     fn jump_to_labels(
         &self,
-        kernel: &str,
-        d: &DeviceGradient,
-        n: usize,
+        mut next: CudaSlice<u32>,
         roots: &[u32],
         base: u32,
+        ctl: &Control,
     ) -> Result<Vec<u32>, GpuError> {
         let st = &self.stream;
+        let n = next.len();
         if n == 0 {
             return Ok(Vec::new());
         }
-        let [nx, ny, nz] = d.grid.vdims.map(|v| v as i32);
-        let ndim = d.grid.ndim as i32;
-        let mut next: CudaSlice<u32> = st.alloc_zeros(n)?;
-        let f = self.function(Kernels::Msc, kernel)?;
-        let mut l = st.launch_builder(&f);
-        l.arg(&d.codes).arg(&mut next).arg(&nx).arg(&ny).arg(&nz);
-        if kernel == "mountain_next" {
-            l.arg(&ndim);
-        }
-        // SAFETY: `codes` holds the grid's codes, `next` one entry per vertex (basin_next) or
-        // top cell (mountain_next); both kernels are grid-stride loops over those elements.
-        unsafe { l.launch(self.grid(n)) }?;
         let jump = self.function(Kernels::Msc, "jump")?;
         let n64 = n as i64;
         let mut changed: CudaSlice<i32> = st.alloc_zeros(1)?;
@@ -143,6 +133,7 @@ impl Gpu {
         // rounds end with one that changes nothing.
         let mut rounds = 0;
         loop {
+            ctl.check()?;
             if rounds == 33 {
                 return Err(GpuError::Driver("pointer jumping did not converge".into()));
             }

@@ -368,20 +368,16 @@ fn basins(g: &Gradient, critical: &[CriticalPoint]) -> Vec<u32> {
 fn mountains(g: &Gradient, critical: &[CriticalPoint]) -> Vec<u32> {
     let grid = &g.grid;
     let d = grid.ndim;
-    let dual: Vec<usize> = (0..3).map(|a| if a < d { grid.vdims[a] - 1 } else { 1 }).collect();
+    let dual = grid.dual_dims();
     let n: usize = dual.iter().product();
-    if n == 0 || dual.contains(&0) {
+    if n == 0 {
         return Vec::new();
     }
     let top_cell = |i: usize| -> Cell {
         let p = [i % dual[0], (i / dual[0]) % dual[1], i / (dual[0] * dual[1])];
         grid.id(std::array::from_fn(|a| if a < d { 2 * p[a] + 1 } else { 0 }))
     };
-    let dual_index = |c: Cell| -> usize {
-        let p = grid.coords(c);
-        let q: [usize; 3] = std::array::from_fn(|a| if a < d { p[a] / 2 } else { 0 });
-        q[0] + dual[0] * (q[1] + dual[1] * q[2])
-    };
+    let dual_index = |c: Cell| grid.dual_index(c);
     let mut next: Vec<u32> = (0..n)
         .into_par_iter()
         .map(|i| match up_step(g, top_cell(i)) {

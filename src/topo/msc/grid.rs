@@ -54,6 +54,21 @@ impl CellGrid {
         p[0] / 2 + self.vdims[0] * (p[1] / 2 + self.vdims[1] * (p[2] / 2))
     }
 
+    /// Top cells per axis (the dual grid: one fewer than the vertices along each used axis, 1
+    /// along an unused one).
+    pub fn dual_dims(&self) -> [usize; 3] {
+        std::array::from_fn(|a| if a < self.ndim { self.vdims[a] - 1 } else { 1 })
+    }
+
+    /// The index on the dual grid of the top cell `c` (x fastest).
+    #[inline]
+    pub fn dual_index(&self, c: Cell) -> usize {
+        let [dx, dy, _] = self.dual_dims();
+        let p = self.coords(c);
+        let q: [usize; 3] = std::array::from_fn(|a| if a < self.ndim { p[a] / 2 } else { 0 });
+        q[0] + dx * (q[1] + dy * q[2])
+    }
+
     /// Step from `c` by `sign` (+1 or -1) along `axis`, if it stays on the grid.
     #[inline]
     pub fn step(&self, c: Cell, axis: usize, sign: i8) -> Option<Cell> {
