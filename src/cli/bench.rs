@@ -148,9 +148,15 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             None => None,
         };
         let fields = file.into_iter().chain(topoview::bench::msc_fields());
-        // With a GPU, each field runs once more with the gradient there.
+        // With a GPU, each field runs once more with the gradient and the labels there.
         let gpu =
-            topoview::compute::backend::Backend::new(topoview::compute::backend::Choice::Cuda, None).ok();
+            match topoview::compute::backend::Backend::new(topoview::compute::backend::Choice::Cuda, None) {
+                Ok(b) => Some(b),
+                Err(why) => {
+                    println!("no cuda+N rows: {why}");
+                    None
+                }
+            };
         topoview::bench::run_msc(fields, &a.threads, gpu.as_ref(), &mut stdout())?;
         return Ok(());
     }
