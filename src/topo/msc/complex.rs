@@ -127,7 +127,7 @@ pub fn build(
     gradient: Gradient,
     order: &(impl VertexOrder + ?Sized),
     value: impl Fn(usize) -> f64 + Sync,
-    labels: impl FnOnce(&Gradient, &[CriticalPoint]) -> Result<Labels, Cancelled>,
+    labels: impl FnOnce(&Gradient, &[CriticalPoint]) -> Result<Labels, Cancelled> + Send,
     ctl: &Control,
 ) -> Result<MorseSmale, Cancelled> {
     let g = &gradient;
@@ -152,42 +152,50 @@ pub fn build(
     let id_of = |c: Cell| id_in(&critical, &grid, c).expect("a V-path ends at a critical cell");
     ctl.tick(1);
     ctl.check()?;
-    let (basins, mountains) = labels(g, &critical)?;
-    ctl.tick(1);
-    ctl.check()?;
-    let nd = grid.ndim;
-    // Every arc has the critical point that traces it as one end (a saddle), so its parallel
-    // arcs are all among that point's: merged there, every arc has distinct ends. (Collected
-    // through rayon's large per-thread chunks, which go back to the system once joined: a list
-    // per point left 40 MB of small freed blocks resident through the hierarchy.)
-    let mut arcs: Vec<Arc> = critical
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(i, p)| {
-            let mut out = Vec::new();
-            // Once cancelled, the remaining points are skipped and the result thrown away.
-            if ctl.cancelled() {
-                return out;
-            }
-            let k = p.index as usize;
-            if k == 1 {
-                out.extend(saddle_to_minima(g, i, p.cell, &id_of));
-            }
-            if k + 1 == nd {
-                out.extend(saddle_to_maxima(g, i, p.cell, &id_of));
-            }
-            if k == 2 && nd == 3 {
-                // Between saddles V-paths split and merge: count them on the DAG.
-                out.extend(descending(g, p.cell).into_iter().map(|(t, m, path)| Arc {
-                    upper: i,
-                    lower: id_of(t),
-                    multiplicity: m,
-                    path: Path::Cells(path.into_iter().map(|c| c as u32).collect()),
-                }));
-            }
-            merge(out)
-        })
-        .collect();
+    // The labels and the arcs need only the gradient and the critical points, so they run side
+    // by side (the GPU's labels, transfers included, then hide behind the arcs).
+    let find_labels = || {
+        let l = labels(g, &critical);
+        ctl.tick(1);
+        l
+    };
+    let find_arcs = || {
+        let nd = grid.ndim;
+        // Every arc has the critical point that traces it as one end (a saddle), so its parallel
+        // arcs are all among that point's: merged there, every arc has distinct ends. (Collected
+        // through rayon's large per-thread chunks, which go back to the system once joined: a list
+        // per point left 40 MB of small freed blocks resident through the hierarchy.)
+        critical
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(i, p)| {
+                let mut out = Vec::new();
+                // Once cancelled, the remaining points are skipped and the result thrown away.
+                if ctl.cancelled() {
+                    return out;
+                }
+                let k = p.index as usize;
+                if k == 1 {
+                    out.extend(saddle_to_minima(g, i, p.cell, &id_of));
+                }
+                if k + 1 == nd {
+                    out.extend(saddle_to_maxima(g, i, p.cell, &id_of));
+                }
+                if k == 2 && nd == 3 {
+                    // Between saddles V-paths split and merge: count them on the DAG.
+                    out.extend(descending(g, p.cell).into_iter().map(|(t, m, path)| Arc {
+                        upper: i,
+                        lower: id_of(t),
+                        multiplicity: m,
+                        path: Path::Cells(path.into_iter().map(|c| c as u32).collect()),
+                    }));
+                }
+                merge(out)
+            })
+            .collect::<Vec<Arc>>()
+    };
+    let (found, mut arcs) = rayon::join(find_labels, find_arcs);
+    let (basins, mountains) = found?;
     ctl.check()?;
     // Ends are distinct now, so the in-place unstable sort (no buffer) is deterministic.
     arcs.par_sort_unstable_by_key(|a| (a.upper, a.lower));

@@ -82,14 +82,7 @@ pub fn cell_grid(field: &ScalarField) -> CellGrid {
 
 /// The discrete gradient of `field` (see [`gradient`]).
 pub fn discrete_gradient(field: &ScalarField) -> Result<Gradient, MscError> {
-    Ok(gradient_of(field, &vertex_order(field)?))
-}
-
-/// The gradient for the vertex order `order`, with the Morse equality checked in debug builds.
-fn gradient_of(field: &ScalarField, order: &FieldOrder) -> Gradient {
-    let g = with_vertex_order!(order, o => gradient::gradient(cell_grid(field), o));
-    debug_assert_eq!(morse_sum(&g), 1, "Morse equality on a box");
-    g
+    cpu_gradient(field, &vertex_order(field)?, &Default::default())
 }
 
 /// The alternating sum of critical cells, which equals chi of the domain (1 for a box).
@@ -244,8 +237,9 @@ pub fn analyse_within(
 
 /// The stages of [`analyse_with`] that may run elsewhere than on the CPU (the GPU's, see
 /// [`crate::compute::backend::Backend::msc`]). Each must give exactly what the CPU's does:
-/// the rest of the pipeline runs on its results.
-pub trait Stages {
+/// the rest of the pipeline runs on its results. The labels run beside the arcs, on another
+/// thread.
+pub trait Stages: Send {
     /// The discrete gradient of the field, in the vertex order `order` ([`cpu_gradient`]).
     fn gradient(&mut self, order: &FieldOrder) -> Result<Gradient, MscError>;
     /// Basins and mountains of `g`, whose critical points are `critical`
@@ -296,13 +290,16 @@ pub fn analyse_with(
     Ok(a)
 }
 
-/// The discrete gradient of `field` in the vertex order `order`, on all CPU threads.
+/// The discrete gradient of `field` in the vertex order `order`, on all CPU threads, with the
+/// Morse equality checked in debug builds.
 pub fn cpu_gradient(
     field: &ScalarField,
     order: &FieldOrder,
     ctl: &crate::control::Control,
 ) -> Result<Gradient, MscError> {
-    Ok(with_vertex_order!(order, o => gradient::gradient_with(cell_grid(field), o, ctl))?)
+    let g = with_vertex_order!(order, o => gradient::gradient_with(cell_grid(field), o, ctl))?;
+    debug_assert_eq!(morse_sum(&g), 1, "Morse equality on a box");
+    Ok(g)
 }
 
 /// [`analyse_with`] once the gradient and the vertex order are known (monomorphised per key
