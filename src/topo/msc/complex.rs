@@ -385,18 +385,17 @@ fn mountains(g: &Gradient, critical: &[CriticalPoint]) -> Vec<u32> {
         let p = [i % dual[0], (i / dual[0]) % dual[1], i / (dual[0] * dual[1])];
         grid.id(std::array::from_fn(|a| if a < d { 2 * p[a] + 1 } else { 0 }))
     };
-    let dual_index = |c: Cell| grid.dual_index(c);
     let mut next: Vec<u32> = (0..n)
         .into_par_iter()
         .map(|i| match up_step(g, top_cell(i)) {
             UpStep::Critical => i as u32,
-            UpStep::Next(_, b) => dual_index(b) as u32,
+            UpStep::Next(_, b) => grid.dual_index(b) as u32,
             UpStep::Out => NO_LABEL,
         })
         .collect();
     // Maxima come last among the critical points.
     for (id, p) in critical.iter().enumerate().rev().take_while(|(_, p)| p.index as usize == d) {
-        next[dual_index(p.cell)] = id as u32 | FINAL;
+        next[grid.dual_index(p.cell)] = id as u32 | FINAL;
     }
     jump_to_labels(next)
 }
