@@ -198,6 +198,371 @@ ECC_KERNELS(signed char, i8, 256)
 ECC_KERNELS(unsigned short, u16, 0)
 ECC_KERNELS(short, i16, 0)
 
+// ---- 8-bit fields, four voxels a thread (the packed kernels) --------------------------------
+// The same per-voxel changes and histogram as above, for u8 and i8 fields whose rows are whole
+// 32-bit words (nx a multiple of 4), at a fraction of the integer work per voxel:
+// * a thread holds four consecutive voxels of a row in one word and walks along z (y in 2D),
+//   keeping the 3x3 rows of the planes around it in registers: one plane of loads per step;
+// * each of the 26 (8) comparisons is made for the four voxels at once, in bit 7 of each byte
+//   (a SIMD-within-a-register compare: three operations for four voxels);
+// * the conjunctions are bitwise, and the count of the changes' terms is a bit-sliced adder
+//   tree over bit 7, so a voxel's change costs no branch and no per-voxel compare.
+// Neighbours outside the volume (the collar, ABSENT in the scalar kernels) do not compare:
+// B is fixed to "precedes" for them by a patch of the affected bytes.
+// The histogram is one 32-bit shared counter per value: (voxels << 18) + sum of (change + 13),
+// which holds a block's 8192 voxels (14 bits of count, 26 * 8192 < 2^18 of sum).
+
+// Threads per block along x (words) and y (rows), and steps (planes in 3D, rows in 2D) a
+// thread walks; a block covers at most 32 * 8 * 4 * 8 = 8192 voxels (see the packing above).
+#define PW 32
+#define PH 8
+#define PSTEPS 8
+#define PCOUNT 18
+#define HI 0x80808080u
+
+// lop3 with its truth table spelt out: LUT is an expression of A, B, C (the operands' roles),
+// so that negations and three-input functions cost one instruction whatever the compiler does.
+enum { LA = 0xf0, LB = 0xcc, LC = 0xaa };
+template <int LUT>
+__device__ __forceinline__ unsigned lop3(unsigned a, unsigned b, unsigned c) {
+    unsigned r;
+    asm("lop3.b32 %0, %1, %2, %3, %4;" : "=r"(r) : "r"(a), "r"(b), "r"(c), "n"(LUT & 0xff));
+    return r;
+}
+
+// The centre word c's forms for its comparisons: c | HI, and that minus one in every byte.
+struct Centre {
+    unsigned raw, hi, hi1;
+    __device__ __forceinline__ explicit Centre(unsigned c) : raw(c), hi(c | HI), hi1((c | HI) - 0x01010101u) {}
+};
+
+// B (bit 7 of each byte) for the four voxels of c against the neighbour word n (raw, and
+// low = n & ~HI), earlier or later in memory: keys NOT the values for superlevel sets, and NOT
+// B for the vertices construction (as EARLIER and LATER above).
+// The low seven bits compare without a borrow between bytes: bit 7 of c.hi - low is
+// low7(c) >= low7(n), of c.hi1 - low is low7(c) > low7(n); the top bits decide where they differ
+// (unsigned: a clear top bit is smaller; signed: a set one).
+// key c < key n is c < n (sublevel) or n < c (superlevel); key c <= key n is NOT key n < key c.
+template <bool SIGNED, int FLAGS, bool LATER>
+__device__ __forceinline__ unsigned precedes4(const Centre& c, unsigned n, unsigned low) {
+    // c < n: (top c < top n) or (tops equal and NOT low7(c) >= low7(n)).
+    constexpr int C_LT_N = SIGNED ? ((LA & ~LB) | (~(LA ^ LB) & ~LC)) : ((~LA & LB) | (~(LA ^ LB) & ~LC));
+    // n < c: (top n < top c) or (tops equal and low7(c) > low7(n)).
+    constexpr int N_LT_C = SIGNED ? ((LB & ~LA) | (~(LA ^ LB) & LC)) : ((~LB & LA) | (~(LA ^ LB) & LC));
+    constexpr bool super = (FLAGS & 1) != 0, vert = (FLAGS & 2) != 0;
+    // Earlier: key c < key n. Later: NOT key n < key c.
+    constexpr bool c_lt_n = LATER == super;
+    constexpr bool negate = LATER != vert;
+    constexpr int lut = c_lt_n ? C_LT_N : N_LT_C;
+    return lop3<negate ? ~lut : lut>(c.raw, n, (c_lt_n ? c.hi : c.hi1) - low);
+}
+
+// B towards a neighbour outside the volume is "precedes" (ABSENT is larger than every key),
+// XOR the vertices construction: bytes of `out` (bit 7) are set to that.
+template <int FLAGS>
+__device__ __forceinline__ unsigned patch(unsigned b, unsigned out) {
+    return (FLAGS & 2) ? (b & ~out) : (b | out);
+}
+
+__device__ __forceinline__ void full_add(unsigned a, unsigned b, unsigned c, unsigned& s, unsigned& carry) {
+    s = lop3<LA ^ LB ^ LC>(a, b, c);
+    carry = lop3<(LA & LB) | (LA & LC) | (LB & LC)>(a, b, c);
+}
+
+// The same for NOT a, NOT b, NOT c.
+__device__ __forceinline__ void full_add_not(unsigned a, unsigned b, unsigned c, unsigned& s, unsigned& carry) {
+    s = lop3<~(LA ^ LB ^ LC)>(a, b, c);
+    carry = lop3<~((LA & LB) | (LA & LC) | (LB & LC))>(a, b, c);
+}
+
+// Bit 7 of bits[0..5) (weights 1..16) to a five-bit number per byte.
+__device__ __forceinline__ unsigned gather_count(unsigned b0, unsigned b1, unsigned b2, unsigned b3, unsigned b4) {
+    return ((b0 >> 7) & 0x01010101u) | ((b1 >> 6) & 0x02020202u) | ((b2 >> 5) & 0x04040404u) |
+           ((b3 >> 4) & 0x08080808u) | ((b4 >> 3) & 0x10101010u);
+}
+
+// The count of set bits among NOT a[0..6) and a[6..26) (bit 7 of each byte), by a tree of
+// full adders.
+__device__ __forceinline__ unsigned count26(const unsigned (&a)[26]) {
+    unsigned s[12], k[13];
+    full_add_not(a[0], a[1], a[2], s[0], k[0]);
+    full_add_not(a[3], a[4], a[5], s[1], k[1]);
+#pragma unroll
+    for (int i = 2; i < 8; i++) full_add(a[3 * i], a[3 * i + 1], a[3 * i + 2], s[i], k[i]);
+    full_add(s[0], s[1], s[2], s[8], k[8]);
+    full_add(s[3], s[4], s[5], s[9], k[9]);
+    full_add(s[6], s[7], a[24], s[10], k[10]);
+    full_add(s[8], s[9], s[10], s[11], k[11]);
+    const unsigned b0 = s[11] ^ a[25];
+    k[12] = s[11] & a[25];
+    unsigned t[5], m[6];
+    full_add(k[0], k[1], k[2], t[0], m[0]);
+    full_add(k[3], k[4], k[5], t[1], m[1]);
+    full_add(k[6], k[7], k[8], t[2], m[2]);
+    full_add(k[9], k[10], k[11], t[3], m[3]);
+    full_add(t[0], t[1], t[2], t[4], m[4]);
+    unsigned b1;
+    full_add(t[3], k[12], t[4], b1, m[5]);
+    unsigned v0, v1, n0, n1;
+    full_add(m[0], m[1], m[2], v0, n0);
+    full_add(m[3], m[4], m[5], v1, n1);
+    const unsigned b2 = v0 ^ v1, n2 = v0 & v1;
+    unsigned b3, b4;
+    full_add(n0, n1, n2, b3, b4);
+    return gather_count(b0, b1, b2, b3, b4);
+}
+
+// The count of set bits among 8 (bit 7 of each byte).
+__device__ __forceinline__ unsigned count8(const unsigned (&a)[8]) {
+    unsigned s0, s1, s2, k0, k1, k2;
+    full_add(a[0], a[1], a[2], s0, k0);
+    full_add(a[3], a[4], a[5], s1, k1);
+    full_add(s0, s1, a[6], s2, k2);
+    const unsigned b0 = s2 ^ a[7], k3 = s2 & a[7];
+    unsigned s3, m0;
+    full_add(k0, k1, k2, s3, m0);
+    const unsigned b1 = s3 ^ k3, m1 = s3 & k3;
+    return gather_count(b0, b1, m0 ^ m1, m0 & m1, 0);
+}
+
+// The words of the 3x3 rows around a thread's word in one plane: raw[dy][dx] holds the voxels
+// at (x + dx - 1, y + dy - 1) byte for byte, low the same with bit 7 of each byte cleared.
+struct Plane {
+    unsigned raw[3][3], low[3][3];
+};
+
+// g = change + 13 (0..26) for the four voxels of the centre word of p[1] (p[dz]: the plane at
+// z + dz - 1). out[dz][dy] marks rows outside the volume, xl / xr the first / last voxel of a row.
+template <bool SIGNED, int FLAGS>
+__device__ __forceinline__ unsigned change4_3d(const Plane (&p)[3], bool edge, const bool (&out)[3][3], bool xl,
+                                                bool xr) {
+    const Centre c(p[1].raw[1][1]);
+#define E(z, y, x) precedes4<SIGNED, FLAGS, false>(c, p[z].raw[y][x], p[z].low[y][x])
+#define L(z, y, x) precedes4<SIGNED, FLAGS, true>(c, p[z].raw[y][x], p[z].low[y][x])
+    unsigned b[3][3][3] = {{{E(0, 0, 0), E(0, 0, 1), E(0, 0, 2)}, {E(0, 1, 0), E(0, 1, 1), E(0, 1, 2)}, {E(0, 2, 0), E(0, 2, 1), E(0, 2, 2)}},
+                           {{E(1, 0, 0), E(1, 0, 1), E(1, 0, 2)}, {E(1, 1, 0), 0u, L(1, 1, 2)}, {L(1, 2, 0), L(1, 2, 1), L(1, 2, 2)}},
+                           {{L(2, 0, 0), L(2, 0, 1), L(2, 0, 2)}, {L(2, 1, 0), L(2, 1, 1), L(2, 1, 2)}, {L(2, 2, 0), L(2, 2, 1), L(2, 2, 2)}}};
+#undef E
+#undef L
+    if (edge) {
+#pragma unroll
+        for (int z = 0; z < 3; z++)
+#pragma unroll
+            for (int y = 0; y < 3; y++) {
+                const unsigned row = out[z][y] ? HI : 0u;
+                b[z][y][0] = patch<FLAGS>(b[z][y][0], row | (xl ? 0x80u : 0u));
+                b[z][y][1] = patch<FLAGS>(b[z][y][1], row);
+                b[z][y][2] = patch<FLAGS>(b[z][y][2], row | (xr ? 0x80000000u : 0u));
+            }
+    }
+    const unsigned dd = b[0][1][1], u = b[2][1][1], no = b[1][0][1], so = b[1][2][1], w_ = b[1][1][0], e = b[1][1][2];
+    const unsigned nw = b[1][0][0] & no & w_, ne = b[1][0][2] & no & e;
+    const unsigned sw = b[1][2][0] & so & w_, se = b[1][2][2] & so & e;
+    const unsigned dw = b[0][1][0] & dd & w_, de = b[0][1][2] & dd & e;
+    const unsigned uw = b[2][1][0] & u & w_, ue = b[2][1][2] & u & e;
+    const unsigned dn = b[0][0][1] & dd & no, ds = b[0][2][1] & dd & so;
+    const unsigned un = b[2][0][1] & u & no, us = b[2][2][1] & u & so;
+    // f = 1 - singles + pairs - corners = (NOT singles + pairs + NOT corners) - 13; count26
+    // negates the first six.
+    const unsigned terms[26] = {dd, u, no, so, w_, e, nw, ne, sw, se, dw, de, uw, ue, dn, ds, un, us,
+                                ~(b[0][0][0] & nw & dw & dn), ~(b[0][0][2] & ne & de & dn),
+                                ~(b[0][2][0] & sw & dw & ds), ~(b[0][2][2] & se & de & ds),
+                                ~(b[2][0][0] & nw & uw & un), ~(b[2][0][2] & ne & ue & un),
+                                ~(b[2][2][0] & sw & uw & us), ~(b[2][2][2] & se & ue & us)};
+    const unsigned count = count26(terms);
+    // change = f (vertices) or -f (top-cells): g = count or 26 - count.
+    return (FLAGS & 2) ? count : 0x1a1a1a1au - count;
+}
+
+// g = change + 13 for the four voxels of the centre word of p (the rows y - 1, y, y + 1) in 2D.
+template <bool SIGNED, int FLAGS>
+__device__ __forceinline__ unsigned change4_2d(const Plane& p, bool edge, const bool (&out)[3], bool xl, bool xr) {
+    const Centre c(p.raw[1][1]);
+#define E(y, x) precedes4<SIGNED, FLAGS, false>(c, p.raw[y][x], p.low[y][x])
+#define L(y, x) precedes4<SIGNED, FLAGS, true>(c, p.raw[y][x], p.low[y][x])
+    unsigned b[3][3] = {{E(0, 0), E(0, 1), E(0, 2)}, {E(1, 0), 0u, L(1, 2)}, {L(2, 0), L(2, 1), L(2, 2)}};
+#undef E
+#undef L
+    if (edge) {
+#pragma unroll
+        for (int y = 0; y < 3; y++) {
+            const unsigned row = out[y] ? HI : 0u;
+            b[y][0] = patch<FLAGS>(b[y][0], row | (xl ? 0x80u : 0u));
+            b[y][1] = patch<FLAGS>(b[y][1], row);
+            b[y][2] = patch<FLAGS>(b[y][2], row | (xr ? 0x80000000u : 0u));
+        }
+    }
+    const unsigned t = b[0][1], l = b[1][0], r = b[1][2], bo = b[2][1];
+    // f = 1 - singles + pairs = (NOT singles + pairs) - 3; change = f in 2D for both constructions.
+    const unsigned terms[8] = {~t, ~l, ~r, ~bo, b[0][0] & t & l, b[0][2] & t & r, b[2][0] & bo & l, b[2][2] & bo & r};
+    return count8(terms) + 0x0a0a0a0au;
+}
+
+// Row dy of `plane` from the row at `p` (a pointer to the thread's word): the voxels at x - 1,
+// x and x + 1 byte for byte. The slab is padded so that the words before the first and after
+// the last voxel can be read; what they hold is patched out.
+__device__ __forceinline__ void row3(const unsigned char* __restrict__ p, Plane& plane, int dy) {
+    const unsigned* q = reinterpret_cast<const unsigned*>(p);
+    const unsigned left = __ldg(q - 1), mid = __ldg(q), right = __ldg(q + 1);
+    plane.raw[dy][0] = __byte_perm(left, mid, 0x6543);
+    plane.raw[dy][1] = mid;
+    plane.raw[dy][2] = __byte_perm(mid, right, 0x4321);
+#pragma unroll
+    for (int dx = 0; dx < 3; dx++) plane.low[dy][dx] = plane.raw[dy][dx] & ~HI;
+}
+
+// Adds the four voxels of word `c` (raw samples) with their g to the shared histogram; a warp
+// whose 128 voxels hold one value adds once.
+template <bool SIGNED>
+__device__ __forceinline__ void add4(unsigned* s_hist, unsigned c, unsigned g, bool valid) {
+    const unsigned c0 = __shfl_sync(FULL, c, 0);
+    const bool same = valid && c == c0 && c == (c & 0xffu) * 0x01010101u;
+    if (__all_sync(FULL, same)) {
+        // The four g of a word sum without carries (at most 4 * 26 < 256) into its top byte.
+        unsigned s = (g * 0x01010101u) >> 24;
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL, s, o);
+        if ((threadIdx.x & 31) == 0) atomicAdd(&s_hist[(c & 0xffu) ^ (SIGNED ? 0x80u : 0u)], (128u << PCOUNT) + s);
+    } else if (valid) {
+        const unsigned bins = SIGNED ? c ^ HI : c;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            // (1 << PCOUNT) + byte i of g, by one byte permutation: byte 2 of the constant is 4.
+            atomicAdd(&s_hist[__byte_perm(bins, 0, 0x4440 + i)], __byte_perm(g, 1u << PCOUNT, 0x4640 + i));
+        }
+    }
+}
+
+// The block's histogram into the global one: counts, and sums of changes = sum of g - 13 * count.
+__device__ __forceinline__ void flush(const unsigned* s_hist, unsigned long long* __restrict__ counts,
+                                      unsigned long long* __restrict__ sums) {
+    __syncthreads();
+    for (int i = threadIdx.y * PW + threadIdx.x; i < 256; i += PW * PH) {
+        const unsigned h = s_hist[i];
+        if (h == 0) continue;
+        const long long n = h >> PCOUNT, sum = (long long)(h & ((1u << PCOUNT) - 1)) - 13 * n;
+        atomicAdd(&counts[i], (unsigned long long)n);
+        if (sum != 0) atomicAdd(&sums[i], (unsigned long long)sum);
+    }
+}
+
+// Planes [z0 + blockIdx.z * PSTEPS, + PSTEPS) (up to z1) of rows blockIdx.y * PH + threadIdx.y.
+template <bool SIGNED, int FLAGS>
+__device__ void packed_3d_impl(const unsigned char* __restrict__ d, const Geo& g, int z1,
+                               unsigned long long* __restrict__ counts, unsigned long long* __restrict__ sums,
+                               unsigned* s_hist) {
+    const int x = (blockIdx.x * PW + threadIdx.x) * 4, y = blockIdx.y * PH + threadIdx.y;
+    const bool valid = x < g.nx && y < g.ny;
+    // Threads past the field's edge load the edge's words (their results are dropped).
+    const int xc = min(x, g.nx - 4), yc = min(y, g.ny - 1);
+    const bool xl = xc == 0, xr = xc + 4 == g.nx, yl = yc == 0, yr = yc == g.ny - 1;
+    const bool edge_xy = xl || xr || yl || yr;
+    size_t rows[3];
+#pragma unroll
+    for (int dy = 0; dy < 3; dy++) rows[dy] = (size_t)min(max(yc + dy - 1, 0), g.ny - 1) * g.nx + xc;
+    const size_t plane = (size_t)g.nx * g.ny;
+    const int zb = g.z0 + blockIdx.z * PSTEPS;
+    // The buffer holds planes [zs, ze); outside the volume the nearest plane is read, and patched.
+    const int ze = min(g.nz, z1 + 1);
+    Plane p[3];
+#pragma unroll
+    for (int dz = 0; dz < 2; dz++)
+#pragma unroll
+        for (int dy = 0; dy < 3; dy++)
+            row3(d + (size_t)(min(max(zb + dz - 1, g.zs), ze - 1) - g.zs) * plane + rows[dy], p[dz + 1], dy);
+#pragma unroll
+    for (int k = 0; k < PSTEPS; k++) {
+        const int z = zb + k;
+        if (z >= z1) break;  // uniform across the block
+        p[0] = p[1];
+        p[1] = p[2];
+        const unsigned char* next = d + (size_t)(min(z + 1, ze - 1) - g.zs) * plane;
+#pragma unroll
+        for (int dy = 0; dy < 3; dy++) row3(next + rows[dy], p[2], dy);
+        const bool zl = z == 0, zr = z + 1 == g.nz;
+        const bool out[3][3] = {{zl || yl, zl, zl || yr}, {yl, false, yr}, {zr || yl, zr, zr || yr}};
+        add4<SIGNED>(s_hist, p[1].raw[1][1], change4_3d<SIGNED, FLAGS>(p, edge_xy || zl || zr, out, xl, xr), valid);
+    }
+    flush(s_hist, counts, sums);
+}
+
+// Rows [blockIdx.y * PH * PSTEPS + threadIdx.y * PSTEPS, + PSTEPS) of a 2D field.
+template <bool SIGNED, int FLAGS>
+__device__ void packed_2d_impl(const unsigned char* __restrict__ d, const Geo& g,
+                               unsigned long long* __restrict__ counts, unsigned long long* __restrict__ sums,
+                               unsigned* s_hist) {
+    const int x = (blockIdx.x * PW + threadIdx.x) * 4;
+    const int yb = (blockIdx.y * PH + threadIdx.y) * PSTEPS;
+    const int xc = min(x, g.nx - 4);
+    const bool xl = xc == 0, xr = xc + 4 == g.nx;
+    // Rows y - 1, y, y + 1 as the planes of the 3D kernel's rows.
+    Plane p;
+#pragma unroll
+    for (int dy = 0; dy < 2; dy++) row3(d + (size_t)min(max(yb + dy - 1, 0), g.ny - 1) * g.nx + xc, p, dy + 1);
+#pragma unroll
+    for (int k = 0; k < PSTEPS; k++) {
+        const int y = yb + k;
+        // Not uniform across the block (rows differ by thread), but every lane of a warp has the
+        // same y, so the warp's shuffles below stay whole.
+        if (y >= g.ny) break;
+#pragma unroll
+        for (int dx = 0; dx < 3; dx++) {
+            p.raw[0][dx] = p.raw[1][dx];
+            p.raw[1][dx] = p.raw[2][dx];
+            p.low[0][dx] = p.low[1][dx];
+            p.low[1][dx] = p.low[2][dx];
+        }
+        row3(d + (size_t)min(y + 1, g.ny - 1) * g.nx + xc, p, 2);
+        const bool out[3] = {y == 0, false, y + 1 == g.ny};
+        const bool edge = xl || xr || y == 0 || y + 1 == g.ny;
+        add4<SIGNED>(s_hist, p.raw[1][1], change4_2d<SIGNED, FLAGS>(p, edge, out, xl, xr), x < g.nx);
+    }
+    flush(s_hist, counts, sums);
+}
+
+#define PACKED_FLAGS(CALL)                                                                         \
+    switch (g.flags) {                                                                             \
+    case 0: CALL(0); break;                                                                        \
+    case 1: CALL(1); break;                                                                        \
+    case 2: CALL(2); break;                                                                        \
+    default: CALL(3); break;                                                                       \
+    }
+
+template <bool SIGNED>
+__device__ void packed_3d(const unsigned char* d, const Geo& g, int z1, unsigned long long* counts,
+                          unsigned long long* sums) {
+    __shared__ unsigned s_hist[256];
+    for (int i = threadIdx.y * PW + threadIdx.x; i < 256; i += PW * PH) s_hist[i] = 0;
+    __syncthreads();
+#define P3(F) packed_3d_impl<SIGNED, F>(d, g, z1, counts, sums, s_hist)
+    PACKED_FLAGS(P3)
+#undef P3
+}
+
+template <bool SIGNED>
+__device__ void packed_2d(const unsigned char* d, const Geo& g, unsigned long long* counts, unsigned long long* sums) {
+    __shared__ unsigned s_hist[256];
+    for (int i = threadIdx.y * PW + threadIdx.x; i < 256; i += PW * PH) s_hist[i] = 0;
+    __syncthreads();
+#define P2(F) packed_2d_impl<SIGNED, F>(d, g, counts, sums, s_hist)
+    PACKED_FLAGS(P2)
+#undef P2
+}
+
+// d: the slab with at least 4 readable bytes before its first and after its last sample; the
+// launch covers planes [g.z0, z1) in 3D (blocks of PW x PH threads, ceil(planes / PSTEPS) in z).
+#define PACKED_KERNELS(NAME, SIGNED)                                                               \
+    extern "C" __global__ void __launch_bounds__(PW * PH) packed_##NAME##_3d(                     \
+        const unsigned char* d, Geo g, int z1, unsigned long long* counts, unsigned long long* sums) { \
+        packed_3d<SIGNED>(d, g, z1, counts, sums);                                                 \
+    }                                                                                              \
+    extern "C" __global__ void __launch_bounds__(PW * PH) packed_##NAME##_2d(                     \
+        const unsigned char* d, Geo g, int z1, unsigned long long* counts, unsigned long long* sums) { \
+        packed_2d<SIGNED>(d, g, counts, sums);                                                     \
+    }
+
+PACKED_KERNELS(u8, false)
+PACKED_KERNELS(i8, true)
+
 // ---- Wide types (u32, i32, f32, f64): any number of distinct values -------------------------
 // Each voxel's (key, change) pair is appended to a list (NaN voxels are left out); the list is
 // sorted by key (kernels below), and the changes of equal keys are summed. Order in the list

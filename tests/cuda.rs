@@ -58,6 +58,13 @@ const SHAPES: &[&[usize]] = &[
     &[17, 9, 13],
     &[1, 5, 7],
     &[64, 33, 21],
+    // Rows of whole 32-bit words: the packed kernels for 8-bit types (both x edges in one word;
+    // several blocks along x, y and z; runs of planes and rows cut short).
+    &[4, 1],
+    &[4, 4, 4],
+    &[8, 5, 3],
+    &[132, 17, 19],
+    &[16, 70],
 ];
 
 #[test]
@@ -91,6 +98,36 @@ fn ecc_equals_the_cpu_reference() {
         }
     }
     println!("{checked} GPU curves equal to the CPU's");
+}
+
+#[test]
+fn constant_and_two_level_8_bit_fields_match() {
+    // Whole warps of one value take the packed kernels' one-add path; a field constant in the
+    // left half of each row and of three levels in the right half mixes it with the per-voxel
+    // path within a block.
+    let Some(g) = gpu() else { return };
+    for dtype in [Dtype::U8, Dtype::I8] {
+        for dims in [&[512, 20, 9][..], &[1024, 70], &[256, 8, 8]] {
+            let n: usize = dims.iter().product();
+            for half in [false, true] {
+                let mut v = values(dtype, 5, n, 3);
+                let constant = v[0];
+                v.iter_mut()
+                    .enumerate()
+                    .filter(|(i, _)| !half || i % dims[0] < dims[0] / 2)
+                    .for_each(|(_, x)| *x = constant);
+                let f = field_of(dtype, dims, &v);
+                for construction in [Construction::TopCells, Construction::Vertices] {
+                    for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
+                        let opts = EccOptions { construction, filtration, ..Default::default() };
+                        let cpu = ecc(&f, &opts, &Control::default()).unwrap();
+                        let (gpu, _) = g.ecc(&f, &opts, None, &Control::default()).unwrap();
+                        assert_eq!(gpu, cpu, "{dtype:?} {dims:?} half constant {half} {opts:?}");
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[test]

@@ -9,7 +9,7 @@ use crate::control::Control;
 use crate::field::{Dtype, ScalarField};
 use crate::topo::ecc::{Construction, Ecc, EccOptions, Filtration};
 use crate::with_samples;
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -39,6 +39,89 @@ impl Geo {
     pub(super) fn new(dims: [usize; 3], zs: usize, z0: usize, flags: i32) -> Geo {
         let [nx, ny, nz] = dims.map(|d| d as i32);
         Geo { nx, ny, nz, zs: zs as i32, z0: z0 as i32, flags }
+    }
+}
+
+/// Bytes of a slab's buffer before (and after) its samples: the packed kernels read the words
+/// beside a row's first and last (and ignore what they hold).
+const PAD: usize = 256;
+
+/// The histogram kernel of a narrow type, launched over planes of a slab: for 8-bit samples in
+/// rows of whole 32-bit words the packed one (kernels/ecc.cu: four voxels a thread, walking
+/// along z), else one voxel a thread.
+struct Hist {
+    func: CudaFunction,
+    packed: bool,
+    dims: [usize; 3],
+    three_d: bool,
+    lo: i32,
+    flags: i32,
+}
+
+/// The packed kernels' blocks (`PW`, `PH`, `PSTEPS` in kernels/ecc.cu).
+const PACKED_BLOCK: (u32, u32) = (32, 8);
+const PACKED_STEPS: u32 = 8;
+
+impl Hist {
+    /// `packed`: None picks the packed kernel where it applies; Some(false) forces the other
+    /// (the benchmark times both).
+    fn new<T: DeviceSample>(
+        gpu: &Gpu,
+        shape: &[usize],
+        opts: &EccOptions,
+        packed: Option<bool>,
+    ) -> Result<Hist, GpuError> {
+        let (name, Some(lo)) = (T::NAME, T::LOWEST) else { return Err(GpuError::Unsupported(T::NAME)) };
+        let dims = crate::field::padded_dims(shape);
+        let fits = std::mem::size_of::<T>() == 1 && dims[0] % 4 == 0;
+        let packed = packed.unwrap_or(true) && fits;
+        let three_d = shape.len() == 3;
+        let kind = if packed { "packed" } else { "ecc" };
+        let func =
+            gpu.function(Kernels::Ecc, &format!("{kind}_{name}_{}", if three_d { "3d" } else { "2d" }))?;
+        let flags = (opts.filtration == Filtration::Superlevel) as i32
+            | ((opts.construction == Construction::Vertices) as i32) << 1;
+        Ok(Hist { func, packed, dims, three_d, lo, flags })
+    }
+
+    /// Queues the histogram of planes `z0..z1` of the volume on `st`; `slab` holds planes `zs..`
+    /// (up to z1 and its collar) from its byte `PAD` on.
+    #[allow(clippy::too_many_arguments)]
+    fn launch(
+        &self,
+        st: &CudaStream,
+        slab: &CudaSlice<u8>,
+        zs: usize,
+        z0: usize,
+        z1: usize,
+        counts: &mut CudaSlice<u64>,
+        sums: &mut CudaSlice<u64>,
+    ) -> Result<(), GpuError> {
+        let [nx, ny, _] = self.dims;
+        let geo = Geo::new(self.dims, zs, z0, self.flags);
+        let planes = (z1 - z0) as u32;
+        let (cfg, last) = if self.packed {
+            let (w, h) = PACKED_BLOCK;
+            let grid = if self.three_d {
+                ((nx as u32 / 4).div_ceil(w), (ny as u32).div_ceil(h), planes.div_ceil(PACKED_STEPS))
+            } else {
+                ((nx as u32 / 4).div_ceil(w), (ny as u32).div_ceil(h * PACKED_STEPS), 1)
+            };
+            (LaunchConfig { grid_dim: grid, block_dim: (w, h, 1), shared_mem_bytes: 0 }, z1 as i32)
+        } else {
+            let grid = ((nx as u32).div_ceil(BLOCK_X), (ny as u32).div_ceil(ROWS), planes);
+            (LaunchConfig { grid_dim: grid, block_dim: (BLOCK_X, 1, 1), shared_mem_bytes: 0 }, self.lo)
+        };
+        let data = slab.slice(PAD..);
+        let mut b = st.launch_builder(&self.func);
+        // The packed kernels take the end plane where the others take the lowest value.
+        b.arg(&data).arg(&geo).arg(&last).arg(counts).arg(sums);
+        // SAFETY: the arguments match the kernel's signature; the grid covers planes z0..z1 of a
+        // slab holding zs..min(z1 + 1, nz) after PAD bytes, with PAD bytes after them: every
+        // index the kernels form is clamped into the slab (the packed ones read at most 4 bytes
+        // beyond a row).
+        unsafe { b.launch(cfg) }?;
+        Ok(())
     }
 }
 
@@ -83,13 +166,15 @@ impl Gpu {
     }
 
     /// Median seconds of the ECC kernel alone over `field` resident on the GPU (narrow types,
-    /// the whole field one slab): the "data resident" figure of the benchmark.
+    /// the whole field one slab): the "data resident" figure of the benchmark. For 8-bit fields
+    /// whose rows are whole words, the packed kernel's and then the one-voxel-a-thread kernel's,
+    /// each with its name.
     pub fn time_ecc_kernel(
         &self,
         field: &ScalarField,
         opts: &EccOptions,
         reps: usize,
-    ) -> Result<f64, GpuError> {
+    ) -> Result<Vec<(&'static str, f64)>, GpuError> {
         with_samples!(field.samples(), v => self.time_kernel(field.shape(), v, opts, reps))
     }
 
@@ -99,45 +184,41 @@ impl Gpu {
         data: &[T],
         opts: &EccOptions,
         reps: usize,
-    ) -> Result<f64, GpuError> {
-        let (name, Some(lo)) = (T::NAME, T::LOWEST) else { return Err(GpuError::Unsupported(T::NAME)) };
+    ) -> Result<Vec<(&'static str, f64)>, GpuError> {
         self.ctx.bind_to_thread()?;
         let s = &self.stream;
         let dims = crate::field::padded_dims(shape);
         if dims[1] > 65_535 * ROWS as usize || dims[2] > MAX_PLANES {
             return Err(GpuError::TooLarge("too large for one launch".into()));
         }
-        let func = self
-            .function(Kernels::Ecc, &format!("ecc_{name}_{}", if shape.len() == 3 { "3d" } else { "2d" }))?;
-        let d = s.clone_htod(data)?;
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let mut d: CudaSlice<u8> = s.alloc_zeros(bytes.len() + 2 * PAD)?;
+        s.memcpy_htod(bytes, &mut d.slice_mut(PAD..PAD + bytes.len()))?;
         let bins = 1usize << (8 * std::mem::size_of::<T>());
         let mut counts: CudaSlice<u64> = s.alloc_zeros(bins)?;
         let mut sums: CudaSlice<u64> = s.alloc_zeros(bins)?;
-        let flags = (opts.filtration == Filtration::Superlevel) as i32
-            | ((opts.construction == Construction::Vertices) as i32) << 1;
-        let geo = Geo::new(dims, 0, 0, flags);
-        let cfg = LaunchConfig {
-            grid_dim: ((dims[0] as u32).div_ceil(BLOCK_X), (dims[1] as u32).div_ceil(ROWS), dims[2] as u32),
-            block_dim: (BLOCK_X, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut times = Vec::new();
-        for r in 0..=reps.max(1) {
-            s.memset_zeros(&mut counts)?;
-            s.memset_zeros(&mut sums)?;
-            s.synchronize()?;
-            let t = Instant::now();
-            let mut b = s.launch_builder(&func);
-            b.arg(&d).arg(&geo).arg(&lo).arg(&mut counts).arg(&mut sums);
-            // SAFETY: as in ecc_narrow, with the whole field as one slab.
-            unsafe { b.launch(cfg) }?;
-            s.synchronize()?;
-            if r > 0 {
-                times.push(t.elapsed().as_secs_f64()); // the first run is the warm-up
+        let mut out = Vec::new();
+        for packed in [true, false] {
+            let hist = Hist::new::<T>(self, shape, opts, Some(packed))?;
+            if hist.packed != packed {
+                continue;
             }
+            let mut times = Vec::new();
+            for r in 0..=reps.max(1) {
+                s.memset_zeros(&mut counts)?;
+                s.memset_zeros(&mut sums)?;
+                s.synchronize()?;
+                let t = Instant::now();
+                hist.launch(s, &d, 0, 0, dims[2], &mut counts, &mut sums)?;
+                s.synchronize()?;
+                if r > 0 {
+                    times.push(t.elapsed().as_secs_f64()); // the first run is the warm-up
+                }
+            }
+            times.sort_by(f64::total_cmp);
+            out.push((if packed { "packed" } else { "one voxel a thread" }, times[times.len() / 2]));
         }
-        times.sort_by(f64::total_cmp);
-        Ok(times[times.len() / 2])
+        Ok(out)
     }
 
     /// The histogram of voxel counts and chi changes of planes `planes` of a narrow-type field
@@ -154,11 +235,9 @@ impl Gpu {
         ctl: &Control,
         stop: &AtomicBool,
     ) -> Result<Bins, GpuError> {
-        let (name, Some(lo)) = (T::NAME, T::LOWEST) else { return Err(GpuError::Unsupported(T::NAME)) };
         self.ctx.bind_to_thread()?;
         let s = &self.stream;
-        let func = self
-            .function(Kernels::Ecc, &format!("ecc_{name}_{}", if shape.len() == 3 { "3d" } else { "2d" }))?;
+        let hist = Hist::new::<T>(self, shape, opts, None)?;
         let dims = crate::field::padded_dims(shape);
         let [nx, ny, nz] = dims;
         let plane = nx * ny;
@@ -187,8 +266,6 @@ impl Gpu {
         let held = (per_slab + 2).min(span + collars);
         let mut counts: CudaSlice<u64> = s.alloc_zeros(bins)?;
         let mut sums: CudaSlice<u64> = s.alloc_zeros(bins)?;
-        let flags = (opts.filtration == Filtration::Superlevel) as i32
-            | ((opts.construction == Construction::Vertices) as i32) << 1;
         // Two streams, each with its pinned staging buffer and device slab: while one slab's
         // planes are copied in (host to pinned, pinned to device), the other's kernel runs.
         let slab_bytes = held * plane_bytes;
@@ -213,19 +290,9 @@ impl Gpu {
             let bytes = (ze - zs) * plane_bytes;
             let host: &mut [T] = bytemuck::cast_slice_mut(&mut staging[i].as_mut_slice()?[..bytes]);
             data.fill(host, zs * plane)?;
-            let mut dst = slabs[i].slice_mut(0..bytes);
+            let mut dst = slabs[i].slice_mut(PAD..PAD + bytes);
             st.memcpy_htod(&staging[i].as_slice()?[..bytes], &mut dst)?;
-            let geo = Geo::new(dims, zs, z0, flags);
-            let cfg = LaunchConfig {
-                grid_dim: ((nx as u32).div_ceil(BLOCK_X), (ny as u32).div_ceil(ROWS), (z1 - z0) as u32),
-                block_dim: (BLOCK_X, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let mut b = st.launch_builder(&func);
-            b.arg(&slabs[i]).arg(&geo).arg(&lo).arg(&mut counts).arg(&mut sums);
-            // SAFETY: the arguments match the kernel's signature; the grid covers planes
-            // z0..z1 of a slab holding zs..ze, and every index the kernel forms is bounds-checked.
-            unsafe { b.launch(cfg) }?;
+            hist.launch(st, &slabs[i], zs, z0, z1, &mut counts, &mut sums)?;
             chunks += 1;
             ctl.tick(((z1 - z0) * plane) as u64);
             z0 = z1;
@@ -446,10 +513,10 @@ impl Staging {
     /// Makes both pairs of buffers (pinned and device) at least `bytes` long.
     pub(super) fn ensure(&mut self, gpu: &Gpu, bytes: usize) -> Result<(), GpuError> {
         self.ensure_pinned(gpu, bytes)?;
-        if self.slabs.first().is_none_or(|s| s.len() < bytes) {
+        if self.slabs.first().is_none_or(|s| s.len() < bytes + 2 * PAD) {
             self.slabs.clear();
             for _ in 0..2 {
-                self.slabs.push(gpu.stream.alloc_zeros(bytes)?);
+                self.slabs.push(gpu.stream.alloc_zeros(bytes + 2 * PAD)?);
             }
         }
         Ok(())
