@@ -73,7 +73,7 @@ impl Hist {
     ) -> Result<Hist, GpuError> {
         let (name, Some(lo)) = (T::NAME, T::LOWEST) else { return Err(GpuError::Unsupported(T::NAME)) };
         let dims = crate::field::padded_dims(shape);
-        let fits = std::mem::size_of::<T>() == 1 && dims[0] % 4 == 0;
+        let fits = std::mem::size_of::<T>() == 1 && dims[0].is_multiple_of(4);
         let packed = packed.unwrap_or(true) && fits;
         let three_d = shape.len() == 3;
         let kind = if packed { "packed" } else { "ecc" };
