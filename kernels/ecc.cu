@@ -275,10 +275,12 @@ __device__ __forceinline__ void full_add_not(unsigned a, unsigned b, unsigned c,
     carry = lop3<~((LA & LB) | (LA & LC) | (LB & LC))>(a, b, c);
 }
 
-// Bit 7 of bits[0..5) (weights 1..16) to a five-bit number per byte.
+// Bit 7 of bits[0..5) (weights 1..16) to a five-bit number per byte. Each bit moves down by a
+// multiply-high ((b & HI) * 2^(25 + k) >> 32 = (b & HI) >> (7 - k)), which the integer
+// multiply-add unit does, beside the logic unit that the rest of the kernel keeps busy.
 __device__ __forceinline__ unsigned gather_count(unsigned b0, unsigned b1, unsigned b2, unsigned b3, unsigned b4) {
-    return ((b0 >> 7) & 0x01010101u) | ((b1 >> 6) & 0x02020202u) | ((b2 >> 5) & 0x04040404u) |
-           ((b3 >> 4) & 0x08080808u) | ((b4 >> 3) & 0x10101010u);
+    return __umulhi(b0 & HI, 1u << 25) + __umulhi(b1 & HI, 1u << 26) + __umulhi(b2 & HI, 1u << 27) +
+           __umulhi(b3 & HI, 1u << 28) + __umulhi(b4 & HI, 1u << 29);
 }
 
 // The count of set bits among NOT a[0..6) and a[6..26) (bit 7 of each byte), by a tree of
@@ -333,13 +335,15 @@ struct Plane {
 
 // g = change + 13 (0..26) for the four voxels of the centre word of p[1] (p[dz]: the plane at
 // z + dz - 1). out[dz][dy] marks rows outside the volume, xl / xr the first / last voxel of a row.
+// `up` is B towards the voxels above (z + 1): the voxels below see it from the other side in
+// the next step, B = NOT up, which `below` brings when `have_below` (not on a thread's first step).
 template <bool SIGNED, int FLAGS>
 __device__ __forceinline__ unsigned change4_3d(const Plane (&p)[3], bool edge, const bool (&out)[3][3], bool xl,
-                                                bool xr) {
+                                                bool xr, bool have_below, unsigned below, unsigned& up) {
     const Centre c(p[1].raw[1][1]);
 #define E(z, y, x) precedes4<SIGNED, FLAGS, false>(c, p[z].raw[y][x], p[z].low[y][x])
 #define L(z, y, x) precedes4<SIGNED, FLAGS, true>(c, p[z].raw[y][x], p[z].low[y][x])
-    unsigned b[3][3][3] = {{{E(0, 0, 0), E(0, 0, 1), E(0, 0, 2)}, {E(0, 1, 0), E(0, 1, 1), E(0, 1, 2)}, {E(0, 2, 0), E(0, 2, 1), E(0, 2, 2)}},
+    unsigned b[3][3][3] = {{{E(0, 0, 0), E(0, 0, 1), E(0, 0, 2)}, {E(0, 1, 0), have_below ? below : E(0, 1, 1), E(0, 1, 2)}, {E(0, 2, 0), E(0, 2, 1), E(0, 2, 2)}},
                            {{E(1, 0, 0), E(1, 0, 1), E(1, 0, 2)}, {E(1, 1, 0), 0u, L(1, 1, 2)}, {L(1, 2, 0), L(1, 2, 1), L(1, 2, 2)}},
                            {{L(2, 0, 0), L(2, 0, 1), L(2, 0, 2)}, {L(2, 1, 0), L(2, 1, 1), L(2, 1, 2)}, {L(2, 2, 0), L(2, 2, 1), L(2, 2, 2)}}};
 #undef E
@@ -356,6 +360,7 @@ __device__ __forceinline__ unsigned change4_3d(const Plane (&p)[3], bool edge, c
             }
     }
     const unsigned dd = b[0][1][1], u = b[2][1][1], no = b[1][0][1], so = b[1][2][1], w_ = b[1][1][0], e = b[1][1][2];
+    up = u;
     const unsigned nw = b[1][0][0] & no & w_, ne = b[1][0][2] & no & e;
     const unsigned sw = b[1][2][0] & so & w_, se = b[1][2][2] & so & e;
     const unsigned dw = b[0][1][0] & dd & w_, de = b[0][1][2] & dd & e;
@@ -464,6 +469,7 @@ __device__ void packed_3d_impl(const unsigned char* __restrict__ d, const Geo& g
     // The buffer holds planes [zs, ze); outside the volume the nearest plane is read, and patched.
     const int ze = min(g.nz, z1 + 1);
     Plane p[3];
+    unsigned up = 0;
 #pragma unroll
     for (int dz = 0; dz < 2; dz++)
 #pragma unroll
@@ -480,7 +486,8 @@ __device__ void packed_3d_impl(const unsigned char* __restrict__ d, const Geo& g
         for (int dy = 0; dy < 3; dy++) row3(next + rows[dy], p[2], dy);
         const bool zl = z == 0, zr = z + 1 == g.nz;
         const bool out[3][3] = {{zl || yl, zl, zl || yr}, {yl, false, yr}, {zr || yl, zr, zr || yr}};
-        add4<SIGNED>(s_hist, p[1].raw[1][1], change4_3d<SIGNED, FLAGS>(p, edge_xy || zl || zr, out, xl, xr), valid);
+        const unsigned g3 = change4_3d<SIGNED, FLAGS>(p, edge_xy || zl || zr, out, xl, xr, k > 0, ~up, up);
+        add4<SIGNED>(s_hist, p[1].raw[1][1], g3, valid);
     }
     flush(s_hist, counts, sums);
 }
