@@ -74,6 +74,30 @@ proptest! {
     }
 
     #[test]
+    fn eight_bit_fields_full_of_extremes_equal_naive(
+        (dt, dims, vals) in (prop::sample::select(vec![Dtype::U8, Dtype::I8]), 1usize..=3, 2u32..=3)
+            .prop_flat_map(|(dt, ndim, levels)| {
+                // Rows up to 70 long: the vector kernel's 32 voxels at a time, and the rest.
+                let max = if ndim == 3 { 4 } else { 6 };
+                (1usize..=70, prop::collection::vec(1usize..=max, ndim - 1)).prop_flat_map(move |(x, rest)| {
+                    let dims: Vec<usize> = std::iter::once(x).chain(rest).collect();
+                    let n = dims.iter().product();
+                    (Just(dt), Just(dims), values(dt, n, levels))
+                })
+            }),
+        chunk in 1usize..60,
+    ) {
+        // The 8-bit kernel shares its largest key with the collar (src/topo/ecc/narrow.rs): two
+        // or three levels spread over the type's range put the extremes beside every face.
+        let f = field_of(dt, &dims, &vals);
+        for opts in all_options(chunk) {
+            let fast = ecc::ecc(&f, &opts, &Control::default()).unwrap();
+            let slow = naive::ecc(&f, opts.construction, opts.filtration);
+            prop_assert_eq!(&fast, &slow, "{:?} {:?} {:?}", dt, dims, opts);
+        }
+    }
+
+    #[test]
     fn nan_voxels_are_absent(
         (dims, vals, nan_mask) in (1usize..=3).prop_flat_map(|nd| prop::collection::vec(1usize..=4, nd))
             .prop_flat_map(|dims| {

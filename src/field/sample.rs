@@ -100,6 +100,7 @@ macro_rules! impl_key {
         }
     };
 }
+impl_key!(i8);
 impl_key!(i16);
 impl_key!(i32);
 impl_key!(i64);

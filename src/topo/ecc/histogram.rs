@@ -45,14 +45,26 @@ impl Histogram {
 
     #[inline(always)]
     pub(super) fn add<K: Key>(&mut self, keys: &[K], changes: &[i8]) {
+        let lo = self.lo;
+        self.add_by(keys, changes, |k| (k.to_i64() - lo) as usize);
+    }
+
+    /// [`Self::add`] for the 8-bit keys of [`super::narrow`]: key `k` is bin `k + 128`.
+    #[inline(always)]
+    pub(super) fn add_8bit(&mut self, keys: &[i8], changes: &[i8]) {
+        debug_assert_eq!(self.bins, 256);
+        self.add_by(keys, changes, |k| (k as i16 + 128) as usize);
+    }
+
+    #[inline(always)]
+    fn add_by<K: Copy>(&mut self, keys: &[K], changes: &[i8], bin: impl Fn(K) -> usize) {
         // A line can be longer than FLUSH_AT (a long 1D field is a single line).
         for (keys, changes) in keys.chunks(Self::FLUSH_AT).zip(changes.chunks(Self::FLUSH_AT)) {
             if self.pending + keys.len() > Self::FLUSH_AT {
                 self.flush();
             }
             self.pending += keys.len();
-            let word =
-                |k: K, ch: i8| ((k.to_i64() - self.lo) as usize, (1u64 << 32) + (ch as i64 + 16) as u64);
+            let word = |k: K, ch: i8| (bin(k), (1u64 << 32) + (ch as i64 + 16) as u64);
             if self.lanes == LANES {
                 let (b, p) = (self.bins, &mut self.packed);
                 let mut quads = keys.chunks_exact(LANES).zip(changes.chunks_exact(LANES));

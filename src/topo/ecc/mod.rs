@@ -15,7 +15,7 @@
 //!
 //! The computation follows the paper: each voxel adds to the histogram bin of its own value the
 //! signed count of the cells it introduces ([`kernel`]); the curve is the prefix sum of that
-//! histogram. The field is streamed in slabs of whole planes with a one-voxel collar, slabs in
+//! histogram; u8 and i8 fields run on 8-bit keys ([`narrow`]). The field is streamed in slabs of whole planes with a one-voxel collar, slabs in
 //! parallel on all threads of the current rayon pool. Memory beyond the field: per thread, one
 //! padded slab of keys and (for fields of at most 2^16 distinct possible values) a histogram; for
 //! u32, i32, f32 and f64 fields, which may have as many distinct values as voxels, one packed
@@ -27,6 +27,7 @@ pub mod crossings;
 mod histogram;
 mod kernel;
 pub mod naive;
+mod narrow;
 pub mod stream;
 
 use crate::control::Control;
@@ -437,6 +438,9 @@ where
     T::Key: EccKey,
 {
     let new = || empty_histogram::<T, SUP>();
+    if T::BINS.is_some_and(|(_, bins)| bins == 256) {
+        return histogram8_of::<T, VERT, SUP>(held, geo, pc, ctl);
+    }
     (0..held.n_chunks(pc))
         .into_par_iter()
         .try_fold(
@@ -455,11 +459,43 @@ where
         .try_reduce(new, |a, b| Ok(a.merge(b)))
 }
 
+/// [`histogram_of`] for 8-bit types, on 8-bit keys ([`narrow`]).
+fn histogram8_of<T: Sample, const VERT: bool, const SUP: bool>(
+    held: Held<T>,
+    geo: &Geometry,
+    pc: usize,
+    ctl: &Control,
+) -> Result<histogram::Histogram, EccError> {
+    let new = || empty_histogram::<T, SUP>();
+    (0..held.n_chunks(pc))
+        .into_par_iter()
+        .try_fold(
+            || (narrow::Scratch8::default(), new()),
+            |(mut scratch, mut hist), c| {
+                if ctl.cancelled() {
+                    return Err(EccError::Cancelled);
+                }
+                let (p0, p1) = held.chunk_planes(pc, c);
+                scratch.run::<T, VERT, SUP>(held, geo, p0, p1, |keys, changes| hist.add_8bit(keys, changes));
+                ctl.tick(((p1 - p0) * geo.plane_voxels()) as u64);
+                Ok((scratch, hist))
+            },
+        )
+        .map(|r| r.map(|(_, h)| h))
+        .try_reduce(new, |a, b| Ok(a.merge(b)))
+}
+
 /// An empty histogram over every key of `T` in the filtration's order.
 fn empty_histogram<T: Sample, const SUP: bool>() -> histogram::Histogram {
+    let (_, bins) = T::BINS.expect("a type with a histogram");
+    histogram::Histogram::new(key_origin::<T, SUP>(), bins)
+}
+
+/// The smallest key of `T` in the filtration's order: histogram bin 0.
+fn key_origin<T: Sample, const SUP: bool>() -> i64 {
     let (lo, bins) = T::BINS.expect("a type with a histogram");
     // Superlevel keys are bitwise NOTs, which maps [lo, lo + bins) onto [-lo - bins, -lo).
-    histogram::Histogram::new(if SUP { -lo - bins as i64 } else { lo }, bins)
+    if SUP { -lo - bins as i64 } else { lo }
 }
 
 /// Per-thread buffers: one padded slab of keys and one line of changes.
