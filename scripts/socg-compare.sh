@@ -20,7 +20,8 @@ kernel_us() { # regex, command...: the summed duration of the matching kernels, 
     shift
     ncu --clock-control none --metrics gpu__time_duration.sum -k "regex:$re" "$@" 2>/dev/null |
         awk '$1 == "gpu__time_duration.sum" { v = $3; gsub(",", "", v); if ($2 == "ms") v *= 1000; if ($2 == "s") v *= 1e6; if ($2 == "ns") v /= 1000; t += v; n++ }
-             END { printf "%.1f us (%d launches)", t, n }'
+             END { printf "%.1f us (%d launches)", t, n; exit n == 0 }' ||
+        { echo "no kernel matching $re ran" >&2; exit 1; }
 }
 seconds() { # command...: wall seconds
     local t0 t1
@@ -58,9 +59,17 @@ out = []
 for c in ["top-cells", "vertices"]:
     rows = [l.split(",") for l in open(f"/tmp/ours-{c}.csv") if l[0].isdigit() or l[0] == "-"]
     ours = {float(t): int(x) for t, x in rows}
-    # The SoCG tool lists the thresholds where chi changes, chi printed with 6 significant digits.
+    # The SoCG tool lists the thresholds where chi changes, chi printed with 6 significant
+    # digits: both ways, ours where chi changes must be its thresholds, and its chi ours.
+    changes, last = set(), 0
+    for t in sorted(ours):
+        if ours[t] != last:
+            changes.add(t)
+        last = ours[t]
+    same_steps = changes == {float(t) for t, _ in theirs}
     err = max(abs(ours.get(float(t), np.inf) - x) / max(1.0, abs(x)) for t, x in theirs)
-    out.append(f"{c}: {'equal' if err < 5e-6 else 'DIFFERENT'} (max rel. diff {err:.1e})")
+    ok = same_steps and err < 5e-6
+    out.append(f"{c}: {'equal' if ok else 'DIFFERENT'} (same steps: {same_steps}, max rel. diff {err:.1e})")
 print(f"at its {len(theirs)} thresholds, " + "; ".join(out))
 PY
 )

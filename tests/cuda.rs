@@ -121,13 +121,34 @@ fn constant_and_two_level_8_bit_fields_match() {
                     for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
                         let opts = EccOptions { construction, filtration, ..Default::default() };
                         let cpu = ecc(&f, &opts, &Control::default()).unwrap();
-                        let (gpu, _) = g.ecc(&f, &opts, None, &Control::default()).unwrap();
-                        assert_eq!(gpu, cpu, "{dtype:?} {dims:?} half constant {half} {opts:?}");
+                        // Whole, and in slabs of a plane (three held with the collar).
+                        let plane = dims[0] * dims.get(1).unwrap_or(&1);
+                        for limit in [None, Some(3 * plane)] {
+                            let (gpu, _) = g.ecc(&f, &opts, limit, &Control::default()).unwrap();
+                            assert_eq!(
+                                gpu, cpu,
+                                "{dtype:?} {dims:?} half constant {half} {opts:?} {limit:?}"
+                            );
+                        }
                     }
                 }
             }
         }
     }
+}
+
+#[test]
+fn the_packed_kernels_take_8_bit_rows_of_whole_words() {
+    // The tests above pass on either kernel; this one checks which ran.
+    let Some(g) = gpu() else { return };
+    let kernels = |dtype: Dtype, dims: &[usize]| -> Vec<&'static str> {
+        let f = field_of(dtype, dims, &values(dtype, 3, dims.iter().product(), 50));
+        g.time_ecc_kernel(&f, &EccOptions::default(), 1).unwrap().into_iter().map(|(name, _)| name).collect()
+    };
+    assert_eq!(kernels(Dtype::U8, &[64, 33, 21]), ["packed", "one voxel a thread"]);
+    assert_eq!(kernels(Dtype::I8, &[1024, 70]), ["packed", "one voxel a thread"]);
+    assert_eq!(kernels(Dtype::U8, &[37, 23]), ["one voxel a thread"]);
+    assert_eq!(kernels(Dtype::U16, &[64, 33, 21]), ["one voxel a thread"]);
 }
 
 #[test]

@@ -73,10 +73,9 @@ impl Hist {
     ) -> Result<Hist, GpuError> {
         let (name, Some(lo)) = (T::NAME, T::LOWEST) else { return Err(GpuError::Unsupported(T::NAME)) };
         let dims = crate::field::padded_dims(shape);
-        // (A plane of less than 2^32 bytes: the packed kernels step between planes in 32 bits.)
-        let fits = std::mem::size_of::<T>() == 1
-            && dims[0].is_multiple_of(4)
-            && dims[0].checked_mul(dims[1]).is_some_and(|p| p < 1 << 32);
+        // (Their x, rounded up to a block of 128 voxels, is a 32-bit int.)
+        let fits =
+            std::mem::size_of::<T>() == 1 && dims[0].is_multiple_of(4) && dims[0] + 128 <= i32::MAX as usize;
         let packed = packed.unwrap_or(true) && fits;
         let three_d = shape.len() == 3;
         let kind = if packed { "packed" } else { "ecc" };

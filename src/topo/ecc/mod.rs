@@ -15,8 +15,9 @@
 //!
 //! The computation follows the paper: each voxel adds to the histogram bin of its own value the
 //! signed count of the cells it introduces ([`kernel`]); the curve is the prefix sum of that
-//! histogram; u8 and i8 fields run on 8-bit keys ([`narrow`]). The field is streamed in slabs of whole planes with a one-voxel collar, slabs in
-//! parallel on all threads of the current rayon pool. Memory beyond the field: per thread, one
+//! histogram (u8 and i8 fields on 8-bit keys: [`narrow`]). The field is streamed in slabs of
+//! whole planes with a one-voxel collar, slabs in parallel on all threads of the current rayon
+//! pool. Memory beyond the field: per thread, one
 //! padded slab of keys and (for fields of at most 2^16 distinct possible values) a histogram; for
 //! u32, i32, f32 and f64 fields, which may have as many distinct values as voxels, one packed
 //! (key, change) entry per voxel (8 bytes, 16 for u32/i32/f64; see [`buckets`]) and the curve
@@ -437,46 +438,37 @@ fn histogram_of<T: Sample, const VERT: bool, const SUP: bool>(
 where
     T::Key: EccKey,
 {
-    let new = || empty_histogram::<T, SUP>();
     if T::BINS.is_some_and(|(_, bins)| bins == 256) {
-        return histogram8_of::<T, VERT, SUP>(held, geo, pc, ctl);
+        // 8-bit types on 8-bit keys.
+        return slab_histograms::<T, SUP, narrow::Scratch8>(held, geo, pc, ctl, |scratch, hist, p0, p1| {
+            scratch.run::<T, VERT, SUP>(held, geo, p0, p1, |keys, changes| hist.add_8bit(keys, changes))
+        });
     }
-    (0..held.n_chunks(pc))
-        .into_par_iter()
-        .try_fold(
-            || (Scratch::default(), new()),
-            |(mut scratch, mut hist), c| {
-                if ctl.cancelled() {
-                    return Err(EccError::Cancelled);
-                }
-                let (p0, p1) = held.chunk_planes(pc, c);
-                scratch.run::<T, VERT, SUP>(held, geo, p0, p1, |_, keys, changes| hist.add(keys, changes));
-                ctl.tick(((p1 - p0) * geo.plane_voxels()) as u64);
-                Ok((scratch, hist))
-            },
-        )
-        .map(|r| r.map(|(_, h)| h))
-        .try_reduce(new, |a, b| Ok(a.merge(b)))
+    slab_histograms::<T, SUP, Scratch<T::Key>>(held, geo, pc, ctl, |scratch, hist, p0, p1| {
+        scratch.run::<T, VERT, SUP>(held, geo, p0, p1, |_, keys, changes| hist.add(keys, changes))
+    })
 }
 
-/// [`histogram_of`] for 8-bit types, on 8-bit keys ([`narrow`]).
-fn histogram8_of<T: Sample, const VERT: bool, const SUP: bool>(
+/// The histograms of `held`'s slabs of `pc` planes, each added by `slab(scratch, histogram,
+/// p0, p1)` on a thread with its own scratch `S`, summed.
+fn slab_histograms<T: Sample, const SUP: bool, S: Default + Send>(
     held: Held<T>,
     geo: &Geometry,
     pc: usize,
     ctl: &Control,
+    slab: impl Fn(&mut S, &mut histogram::Histogram, usize, usize) + Sync,
 ) -> Result<histogram::Histogram, EccError> {
     let new = || empty_histogram::<T, SUP>();
     (0..held.n_chunks(pc))
         .into_par_iter()
         .try_fold(
-            || (narrow::Scratch8::default(), new()),
+            || (S::default(), new()),
             |(mut scratch, mut hist), c| {
                 if ctl.cancelled() {
                     return Err(EccError::Cancelled);
                 }
                 let (p0, p1) = held.chunk_planes(pc, c);
-                scratch.run::<T, VERT, SUP>(held, geo, p0, p1, |keys, changes| hist.add_8bit(keys, changes));
+                slab(&mut scratch, &mut hist, p0, p1);
                 ctl.tick(((p1 - p0) * geo.plane_voxels()) as u64);
                 Ok((scratch, hist))
             },

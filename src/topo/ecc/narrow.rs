@@ -9,7 +9,7 @@
 //! collar is `i16::MAX` (the whole line for lines along the field's faces, the end voxels for
 //! the others); every other voxel's change is already exact.
 
-use super::kernel::{line_2d, line_3d};
+use super::kernel::{Lines2, Lines3, line_2d, line_3d};
 use super::{Geometry, Held, filtration_key, key_origin};
 use crate::field::{Key, Sample};
 
@@ -24,6 +24,28 @@ pub(super) struct Scratch8 {
 
 /// The largest 8-bit key, which the collar shares.
 const TOP: i8 = i8::MAX;
+
+/// The 3D line kernel on 8-bit keys: by hand with AVX2 where the caller runs with it (`AVX2`).
+#[inline(always)]
+fn kernel_3d<const VERT: bool, const AVX2: bool>(lines: Lines3<'_, i8>, out: &mut [i8]) {
+    #[cfg(target_arch = "x86_64")]
+    if AVX2 {
+        // SAFETY: AVX2 is there (the caller's promise).
+        return unsafe { avx2::line_3d::<VERT>(lines, out) };
+    }
+    line_3d::<i8, VERT>(lines, out)
+}
+
+/// The 2D line kernel on 8-bit keys, as [`kernel_3d`].
+#[inline(always)]
+fn kernel_2d<const VERT: bool, const AVX2: bool>(rows: Lines2<'_, i8>, out: &mut [i8]) {
+    #[cfg(target_arch = "x86_64")]
+    if AVX2 {
+        // SAFETY: as in `kernel_3d`.
+        return unsafe { avx2::line_2d::<VERT>(rows, out) };
+    }
+    line_2d::<i8, VERT>(rows, out)
+}
 
 impl Scratch8 {
     /// Computes the changes of planes `p0..p1` and hands each line to `emit` as (8-bit keys of
@@ -78,54 +100,47 @@ impl Scratch8 {
                 let l = li + pad;
                 let slab = &self.slab;
                 let line = |p: usize, l: usize| &slab[(p * lp + l) * row..][..row];
-                let out = &mut self.changes;
                 if geo.three_d {
                     let lines = [0, 1, 2].map(|dp| [0, 1, 2].map(|dl| line(p + dp - 1, l + dl - 1)));
-                    #[cfg(target_arch = "x86_64")]
-                    if AVX2 {
-                        // SAFETY: AVX2 is there (the caller's promise).
-                        unsafe { avx2::line_3d::<VERT>(lines, out) };
-                    } else {
-                        line_3d::<i8, VERT>(lines, out);
-                    }
-                    #[cfg(not(target_arch = "x86_64"))]
-                    line_3d::<i8, VERT>(lines, out);
+                    kernel_3d::<VERT, AVX2>(lines, &mut self.changes);
                 } else {
-                    let rows = [0, 1, 2].map(|dp| line(p + dp - 1, l));
-                    #[cfg(target_arch = "x86_64")]
-                    if AVX2 {
-                        // SAFETY: as above.
-                        unsafe { avx2::line_2d::<VERT>(rows, out) };
-                    } else {
-                        line_2d::<i8, VERT>(rows, out);
-                    }
-                    #[cfg(not(target_arch = "x86_64"))]
-                    line_2d::<i8, VERT>(rows, out);
+                    kernel_2d::<VERT, AVX2>([0, 1, 2].map(|dp| line(p + dp - 1, l)), &mut self.changes);
                 }
-                let face = plane == 0
-                    || plane + 1 == geo.planes
-                    || (geo.three_d && (li == 0 || li + 1 == geo.lines));
+                // Collar voxels earlier in memory: the plane before, the line before, and in 3D
+                // the line after in the plane before; the ends of every line. (The last plane's
+                // collar is all later in memory, where the comparison is right.)
+                let face = plane == 0 || (geo.three_d && (li == 0 || li + 1 == geo.lines));
                 let start = (p * lp + l) * row + 1;
-                // Lines along a face touch the collar everywhere, the others at their ends.
-                let ends = [0, n - 1];
-                let touching: &mut dyn Iterator<Item = usize> =
-                    if face { &mut (0..n) } else { &mut ends.into_iter().take(if n > 1 { 2 } else { 1 }) };
-                for x in touching {
-                    if self.slab[start + x] == TOP {
-                        self.changes[x] = self.exact::<VERT>(geo, plane, p, l, x);
+                if face {
+                    if self.slab[start..start + n].contains(&TOP) {
+                        self.exact::<VERT>(geo, plane, p, l, 0..n);
+                    }
+                } else {
+                    for x in [0, n - 1] {
+                        if self.slab[start + x] == TOP {
+                            self.exact::<VERT>(geo, plane, p, l, x..x + 1);
+                        }
                     }
                 }
-                let slab = &self.slab;
-                emit(&slab[(p * lp + l) * row + 1..][..n], &self.changes);
+                emit(&self.slab[start..start + n], &self.changes);
             }
         }
     }
 
-    /// The change of voxel `x` of padded line `l` of slab plane `p` (the field's plane `plane`)
-    /// on i16 keys, with the collar `i16::MAX`.
-    fn exact<const VERT: bool>(&mut self, geo: &Geometry, plane: usize, p: usize, l: usize, x: usize) -> i8 {
+    /// The changes of voxels `xs` of padded line `l` of slab plane `p` (the field's plane
+    /// `plane`) on i16 keys, with the collar `i16::MAX`, into `changes`.
+    fn exact<const VERT: bool>(
+        &mut self,
+        geo: &Geometry,
+        plane: usize,
+        p: usize,
+        l: usize,
+        xs: std::ops::Range<usize>,
+    ) {
         let (row, n) = (geo.x + 2, geo.x);
         let (lp, pad) = geo.padded_lines();
+        // The padded window of the run: its voxels and one either side.
+        let width = xs.len() + 2;
         // 2D fields have one line a plane: only the planes around count.
         let lines = if geo.three_d { 0..3 } else { 1..2 };
         self.wide.clear();
@@ -134,23 +149,22 @@ impl Scratch8 {
                 let plane_out = plane + dp < 1 || plane + dp > geo.planes;
                 let line_out = l + dl < pad + 1 || l + dl > pad + geo.lines;
                 let src = ((p + dp - 1) * lp + l + dl - 1) * row;
-                for px in x..x + 3 {
+                for px in xs.start..xs.end + 2 {
                     let collar = plane_out || line_out || px == 0 || px == n + 1;
                     self.wide.push(if collar { i16::ABSENT } else { self.slab[src + px] as i16 });
                 }
             }
         }
         let w = &self.wide;
-        let mut out = [0i8];
+        let out = &mut self.changes[xs];
         if geo.three_d {
             line_3d::<i16, VERT>(
-                [0, 1, 2].map(|dp| [0, 1, 2].map(|dl| &w[(dp * 3 + dl) * 3..][..3])),
-                &mut out,
+                [0, 1, 2].map(|dp| [0, 1, 2].map(|dl| &w[(dp * 3 + dl) * width..][..width])),
+                out,
             );
         } else {
-            line_2d::<i16, VERT>([0, 1, 2].map(|dp| &w[dp * 3..][..3]), &mut out);
+            line_2d::<i16, VERT>([0, 1, 2].map(|dp| &w[dp * width..][..width]), out);
         }
-        out[0]
     }
 
     /// Copies planes `p0 - 1 ..= p1` as 8-bit keys into the slab, `TOP` for the collar.
@@ -296,5 +310,55 @@ mod avx2 {
             unsafe { _mm256_storeu_si256(o.as_mut_ptr().cast(), f) };
         }
         super::line_2d::<i8, VERT>(r.map(|r| &r[full..]), &mut out[full..]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines of 8-bit keys from few levels (ties), the extremes among them.
+    fn lines(seed: u64, len: usize) -> Vec<Vec<i8>> {
+        let mut s = seed | 1;
+        let levels = [-128i8, -1, 0, 5, 127];
+        (0..9)
+            .map(|_| {
+                (0..len)
+                    .map(|_| {
+                        s ^= s << 13;
+                        s ^= s >> 7;
+                        s ^= s << 17;
+                        levels[(s % levels.len() as u64) as usize]
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The AVX2 kernels equal the portable ones on 8-bit keys, voxel for voxel, for lines of
+    /// every length up to three vectors and a half (the portable kernel finishes each line).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_vector_kernels_equal_the_portable_ones() {
+        if !std::is_x86_feature_detected!("avx2") {
+            eprintln!("skipped: no AVX2 here");
+            return;
+        }
+        fn check<const VERT: bool>(n: usize, seed: u64) {
+            let l = lines(seed, n + 2);
+            let l3: Lines3<'_, i8> = [0, 1, 2].map(|z| [0, 1, 2].map(|y| &l[z * 3 + y][..]));
+            let l2: Lines2<'_, i8> = [0, 1, 2].map(|y| &l[y][..]);
+            let (mut a, mut b) = (vec![0i8; n], vec![0i8; n]);
+            kernel_3d::<VERT, true>(l3, &mut a);
+            kernel_3d::<VERT, false>(l3, &mut b);
+            assert_eq!(a, b, "3D, n {n}, VERT {VERT}");
+            kernel_2d::<VERT, true>(l2, &mut a);
+            kernel_2d::<VERT, false>(l2, &mut b);
+            assert_eq!(a, b, "2D, n {n}, VERT {VERT}");
+        }
+        for n in 1..=112 {
+            check::<true>(n, n as u64);
+            check::<false>(n, 1000 + n as u64);
+        }
     }
 }
