@@ -571,20 +571,35 @@ impl<K: EccKey> Scratch<K> {
         p0: usize,
         p1: usize,
     ) {
-        let row = geo.x + 2;
-        let (lp, pad) = geo.padded_lines();
-        self.slab.clear();
-        self.slab.resize(row * lp * (p1 - p0 + 2), K::ABSENT);
-        for (pi, p) in (p0 as isize - 1..=p1 as isize).enumerate() {
-            if p < 0 || p as usize >= geo.planes {
-                continue;
-            }
-            for l in 0..geo.lines {
-                let src = &held.data[((p as usize - held.base) * geo.lines + l) * geo.x..][..geo.x];
-                let dst = &mut self.slab[(pi * lp + l + pad) * row + 1..][..geo.x];
-                for (d, &s) in dst.iter_mut().zip(src) {
-                    *d = filtration_key::<T, SUP>(s);
-                }
+        fill_slab(&mut self.slab, held, geo, p0, p1, K::ABSENT, filtration_key::<T, SUP>);
+    }
+}
+
+/// Copies planes `p0 - 1 ..= p1` of `held` into `slab` as keys (`key` of each sample), padded
+/// lines with `collar` around and for the planes outside the field.
+#[inline(always)]
+fn fill_slab<T: Copy, K: Copy>(
+    slab: &mut Vec<K>,
+    held: Held<T>,
+    geo: &Geometry,
+    p0: usize,
+    p1: usize,
+    collar: K,
+    key: impl Fn(T) -> K,
+) {
+    let row = geo.x + 2;
+    let (lp, pad) = geo.padded_lines();
+    slab.clear();
+    slab.resize(row * lp * (p1 - p0 + 2), collar);
+    for (pi, p) in (p0 as isize - 1..=p1 as isize).enumerate() {
+        if p < 0 || p as usize >= geo.planes {
+            continue;
+        }
+        for l in 0..geo.lines {
+            let src = &held.data[((p as usize - held.base) * geo.lines + l) * geo.x..][..geo.x];
+            let dst = &mut slab[(pi * lp + l + pad) * row + 1..][..geo.x];
+            for (d, &s) in dst.iter_mut().zip(src) {
+                *d = key(s);
             }
         }
     }

@@ -10,7 +10,7 @@
 //! the others); every other voxel's change is already exact.
 
 use super::kernel::{Lines2, Lines3, line_2d, line_3d};
-use super::{Geometry, Held, filtration_key, key_origin};
+use super::{Geometry, Held, fill_slab, filtration_key, key_origin};
 use crate::field::{Key, Sample};
 
 /// Per-thread buffers: one padded slab of 8-bit keys, one line of changes, and the i16 lines
@@ -170,24 +170,11 @@ impl Scratch8 {
     /// Copies planes `p0 - 1 ..= p1` as 8-bit keys into the slab, `TOP` for the collar.
     #[inline(always)]
     fn fill<T: Sample, const SUP: bool>(&mut self, held: Held<T>, geo: &Geometry, p0: usize, p1: usize) {
-        let row = geo.x + 2;
-        let (lp, pad) = geo.padded_lines();
         // Key k is bin k - origin of the histogram; as i8, bin - 128.
         let origin = key_origin::<T, SUP>() + 128;
-        self.slab.clear();
-        self.slab.resize(row * lp * (p1 - p0 + 2), TOP);
-        for (pi, p) in (p0 as isize - 1..=p1 as isize).enumerate() {
-            if p < 0 || p as usize >= geo.planes {
-                continue;
-            }
-            for l in 0..geo.lines {
-                let src = &held.data[((p as usize - held.base) * geo.lines + l) * geo.x..][..geo.x];
-                let dst = &mut self.slab[(pi * lp + l + pad) * row + 1..][..geo.x];
-                for (d, &s) in dst.iter_mut().zip(src) {
-                    *d = (filtration_key::<T, SUP>(s).to_i64() - origin) as i8;
-                }
-            }
-        }
+        fill_slab(&mut self.slab, held, geo, p0, p1, TOP, |s| {
+            (filtration_key::<T, SUP>(s).to_i64() - origin) as i8
+        });
     }
 }
 
