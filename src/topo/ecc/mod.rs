@@ -17,8 +17,8 @@
 //! signed count of the cells it introduces ([`kernel`]); the curve is the prefix sum of that
 //! histogram (u8 and i8 fields on 8-bit keys: [`narrow`]). The field is streamed in slabs of
 //! whole planes with a one-voxel collar, slabs in parallel on all threads of the current rayon
-//! pool. Memory beyond the field: per thread, one
-//! padded slab of keys and (for fields of at most 2^16 distinct possible values) a histogram; for
+//! pool. Memory beyond the field: per thread, one padded slab of keys and (for fields of at
+//! most 2^16 distinct possible values) a histogram; for
 //! u32, i32, f32 and f64 fields, which may have as many distinct values as voxels, one packed
 //! (key, change) entry per voxel (8 bytes, 16 for u32/i32/f64; see [`buckets`]) and the curve
 //! itself (16 bytes per distinct value).
