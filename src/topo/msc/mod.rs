@@ -159,21 +159,6 @@ fn diagram_of_pairs(
     out
 }
 
-/// Per critical point id of `c`, the other end of its persistence pair in `pairs` (pairs of
-/// its critical cells), [`simplify::UNPAIRED`] for an essential class.
-fn partners(c: &complex::MorseSmale, pairs: &[persistence::CellPair]) -> Vec<usize> {
-    let id = |cell| c.id_of(cell).expect("persistence pairs critical cells");
-    let mut partner = vec![simplify::UNPAIRED; c.critical.len()];
-    for p in pairs {
-        if let Some(d) = p.death {
-            let (b, d) = (id(p.birth), id(d));
-            partner[b] = d;
-            partner[d] = b;
-        }
-    }
-    partner
-}
-
 /// Everything `topoview msc` computes for a field.
 pub struct Analysis {
     /// The complex, with the gradient it was built from.
@@ -324,19 +309,7 @@ fn analyse_ordered(
     let complex = complex::build(gradient, order, |v| field.samples().get_f64(v), labels, ctl)?;
     let gradient = &complex.gradient;
     let t2 = t.elapsed().as_secs_f64();
-    // The arcs already counted every V-path: the Morse boundary is their odd part.
-    let mut boundary: Vec<Vec<grid::Cell>> = vec![Vec::new(); complex.critical.len()];
-    for arc in complex.arcs.iter().filter(|a| a.multiplicity.is_odd()) {
-        boundary[arc.upper].push(complex.critical[arc.lower].cell);
-    }
-    let pairs = morse::persistence_with(
-        gradient,
-        order,
-        |c| complex.id_of(c).map(|i| boundary[i].clone()).unwrap_or_default(),
-        ctl,
-    )?;
-    drop(boundary);
-    let partner = partners(&complex, &pairs);
+    let (partner, pairs) = morse::complex_persistence(&complex, order, ctl)?;
     let diagram = diagram_of_pairs(field, gradient, order, pairs);
     ctl.tick(1);
     ctl.check()?;

@@ -7,10 +7,13 @@
 //! can grow exponentially), so they are counted on the DAG in topological order, never
 //! enumerated.
 
+use super::complex::MorseSmale;
 use super::gradient::Gradient;
 use super::grid::Cell;
 use super::order::VertexOrder;
-use super::persistence::{CellPair, reduce_by_dimension, top_vertex};
+use super::persistence::{CellPair, cell_pairs, filtration_cmp, reduce_by_dimension, top_vertex};
+use super::simplify::UNPAIRED;
+use crate::control::{Cancelled, Control};
 use rayon::prelude::*;
 // Cell ids hash well with a multiply; SipHash took a fifth of the arcs' time.
 use rustc_hash::FxHashMap as HashMap;
@@ -167,13 +170,7 @@ pub fn filtration_order(g: &Gradient, order: &(impl VertexOrder + ?Sized)) -> Ve
         .flat_map_iter(|cells| cells.iter())
         .map(|&c| (c, top_vertex(&g.grid, order, c)))
         .collect();
-    crit.par_sort_by(|&(a, ta), &(b, tb)| {
-        if ta != tb {
-            if order.less(ta, tb) { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater }
-        } else {
-            (g.grid.dim(a), a).cmp(&(g.grid.dim(b), b))
-        }
-    });
+    crit.par_sort_by(|&a, &b| filtration_cmp(&g.grid, order, a, b));
     crit
 }
 
@@ -210,13 +207,41 @@ pub fn persistence_with(
     drop(by_cell);
     ctl.check()?;
     let dims: Vec<usize> = crit.iter().map(|&(c, _)| g.grid.dim(c)).collect();
-    let (pairs, essential) = reduce_by_dimension(columns, &dims, ctl)?;
-    let dim = |i: usize| dims[i];
-    let mut out: Vec<CellPair> = pairs
-        .into_iter()
-        .map(|(b, d)| CellPair { dim: dim(b), birth: crit[b].0, death: Some(crit[d].0) })
-        .chain(essential.into_iter().map(|e| CellPair { dim: dim(e), birth: crit[e].0, death: None }))
-        .collect();
-    out.sort();
-    Ok(out)
+    let reduced = reduce_by_dimension(columns, &dims, ctl)?;
+    Ok(cell_pairs(&reduced, |i| crit[i].0, |i| dims[i]))
+}
+
+/// The persistence pairs of a Morse-Smale complex's critical points, from its arcs (which
+/// counted every V-path: the Morse boundary is their odd part), and each point's partner by id
+/// ([`UNPAIRED`] for an essential class). Equal to [`persistence`] on its gradient; positions
+/// are found through an array by id, not by searching cells.
+pub fn complex_persistence(
+    c: &MorseSmale,
+    order: &(impl VertexOrder + ?Sized),
+    ctl: &Control,
+) -> Result<(Vec<usize>, Vec<CellPair>), Cancelled> {
+    let p = &c.critical;
+    // Critical point ids in filtration order, and each id's position in it.
+    let mut by_pos: Vec<usize> = (0..p.len()).collect();
+    by_pos.par_sort_unstable_by(|&a, &b| {
+        filtration_cmp(&c.grid, order, (p[a].cell, p[a].vertex), (p[b].cell, p[b].vertex))
+    });
+    let mut pos = vec![0usize; p.len()];
+    for (k, &id) in by_pos.iter().enumerate() {
+        pos[id] = k;
+    }
+    let mut columns = vec![Vec::new(); p.len()];
+    for a in c.arcs.iter().filter(|a| a.multiplicity.is_odd()) {
+        columns[pos[a.upper]].push(pos[a.lower]);
+    }
+    drop(pos);
+    ctl.check()?;
+    let dims: Vec<usize> = by_pos.iter().map(|&id| p[id].index as usize).collect();
+    let reduced = reduce_by_dimension(columns, &dims, ctl)?;
+    let mut partner = vec![UNPAIRED; p.len()];
+    for &(b, d) in &reduced.0 {
+        partner[by_pos[b]] = by_pos[d];
+        partner[by_pos[d]] = by_pos[b];
+    }
+    Ok((partner, cell_pairs(&reduced, |i| p[by_pos[i]].cell, |i| dims[i])))
 }
