@@ -149,7 +149,19 @@ pub fn build(
         })
         .collect();
     drop(crit_cells);
-    let id_of = |c: Cell| id_in(&critical, &grid, c).expect("a V-path ends at a critical cell");
+    // The arcs look up the id of every V-path's end. The points are sorted by (index, cell), so
+    // the ids of index k are a run, searched here as packed u32 cells rather than in the 80-byte
+    // points (check_size keeps cells below 2^31). On 128^3 white noise (2-core VM) the arcs and
+    // manifolds took 2.28-2.36 s searching the points, 1.98-2.01 s so.
+    let cells: Vec<u32> = critical.par_iter().map(|p| p.cell as u32).collect();
+    let mut starts = [critical.len(); 5];
+    for k in (0..4).rev() {
+        starts[k] = critical.partition_point(|p| (p.index as usize) < k);
+    }
+    let id_of = |c: Cell| {
+        let (a, b) = (starts[grid.dim(c)], starts[grid.dim(c) + 1]);
+        a + cells[a..b].binary_search(&(c as u32)).expect("a V-path ends at a critical cell")
+    };
     ctl.tick(1);
     ctl.check()?;
     // The labels and the arcs need only the gradient and the critical points, so they run side

@@ -140,8 +140,9 @@ fn diagram_of_pairs(
     pairs: Vec<persistence::CellPair>,
 ) -> Vec<DiagramPoint> {
     let value = |c: grid::Cell| field.samples().get_f64(persistence::top_vertex(&g.grid, order, c));
+    use rayon::prelude::*;
     let mut out: Vec<DiagramPoint> = pairs
-        .into_iter()
+        .into_par_iter()
         .map(|p| DiagramPoint {
             dim: p.dim,
             birth: value(p.birth),
@@ -151,7 +152,8 @@ fn diagram_of_pairs(
         })
         .filter(|p| p.death != Some(p.birth))
         .collect();
-    out.sort_by(|a, b| {
+    // Stable: points of equal values keep the cell order of `pairs`.
+    out.par_sort_by(|a, b| {
         (a.dim, a.birth, a.death.unwrap_or(f64::INFINITY))
             .partial_cmp(&(b.dim, b.birth, b.death.unwrap_or(f64::INFINITY)))
             .expect("finite values")
