@@ -159,7 +159,8 @@ pub fn build(
         starts[k] = critical.partition_point(|p| (p.index as usize) < k);
     }
     let id_of = |c: Cell| {
-        let (a, b) = (starts[grid.dim(c)], starts[grid.dim(c) + 1]);
+        let d = grid.dim(c);
+        let (a, b) = (starts[d], starts[d + 1]);
         a + cells[a..b].binary_search(&(c as u32)).expect("a V-path ends at a critical cell")
     };
     ctl.tick(1);

@@ -208,7 +208,7 @@ mod tests {
     /// small fields with many ties, reduced with it and without.
     #[test]
     fn clearing_gives_the_plain_reductions_pairs() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut random = crate::synthetic::noise(7);
         for (vdims, ndim, levels) in [
             ([5, 4, 3], 3, 3u64),
             ([4, 4, 4], 3, 256),
@@ -217,14 +217,8 @@ mod tests {
             ([3, 3, 3], 3, 1),
         ] {
             let grid = CellGrid::new(vdims, ndim);
-            let values: Vec<u8> = (0..vdims.iter().product::<usize>())
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    (state % levels) as u8
-                })
-                .collect();
+            let values: Vec<u8> =
+                (0..vdims.iter().product::<usize>()).map(|_| (random() % levels) as u8).collect();
             let (cells, columns) = whole_complex(&grid, values.as_slice());
             let dims: Vec<usize> = cells.iter().map(|&c| grid.dim(c)).collect();
             let (mut want, want_essential) = reduce(columns.clone());
