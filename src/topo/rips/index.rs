@@ -249,6 +249,12 @@ impl<'a> Coboundary<'a> {
     /// yields cofacets beyond the threshold (the caller skips them); sparse, none.
     #[inline]
     pub fn next_entry(&mut self) -> Entry {
+        self.next_cofacet().0
+    }
+
+    /// As [`Coboundary::next_entry`], with the vertex the cofacet adds to the simplex.
+    #[inline]
+    pub fn next_cofacet(&mut self) -> (Entry, usize) {
         let table = self.c.table;
         let n_vertices = self.vertices.len();
         let (w, diameter) = match self.pending.take() {
@@ -270,7 +276,7 @@ impl<'a> Coboundary<'a> {
             }
         };
         let k = n_vertices - self.above;
-        Entry { diameter, index: self.idx_above + table.get(w, k + 1) + self.idx_below }
+        (Entry { diameter, index: self.idx_above + table.get(w, k + 1) + self.idx_below }, w)
     }
 }
 

@@ -9,6 +9,7 @@
 //! so bars equal Ripser's bar for bar when it is given the same distances. [`naive`] is the
 //! textbook boundary-matrix reduction the tests hold this against.
 
+pub mod apparent;
 pub mod embed;
 pub mod image_points;
 pub mod index;
@@ -16,6 +17,7 @@ pub mod naive;
 mod reduce;
 
 use crate::control::{Cancelled, Control};
+use reduce::Apparent;
 
 /// A finite metric space: the distances between `n` points, lower triangle stored row by row
 /// (`d(i, j)` for `i > j` at `i (i - 1) / 2 + j`).
@@ -276,7 +278,7 @@ pub fn apparent_on_cpu(cols: &Columns, ctl: &Control) -> Result<Vec<Option<index
         .par_chunks(16384)
         .map(|chunk| {
             ctl.check()?;
-            Ok(chunk.iter().map(|s| reduce::apparent_cofacet(c, *s, cols.dim)).collect::<Vec<_>>())
+            Ok(chunk.iter().map(|s| apparent::cofacet(c, *s, cols.dim)).collect::<Vec<_>>())
         })
         .collect::<Result<Vec<_>, Cancelled>>()?
         .concat())
@@ -329,10 +331,14 @@ pub fn barcode_with(
     let (mut columns, mut simplices) = reduce::dim0(&c, &mut bars);
     ctl.check()?;
     for dim in 1..=opts.maxdim {
-        let pivots = reduce::reduce(&c, dim, &columns, &mut bars, finder, ctl)?;
+        // The highest dimension's apparent pairs clear nothing: above dimension 1 (whose
+        // columns come listed from dimension 0) they are left out as its columns are listed.
+        let apparent =
+            if dim == opts.maxdim && dim > 1 { Apparent::LeftOut } else { Apparent::Found(&mut *finder) };
+        let pivots = reduce::reduce(&c, dim, &columns, &mut bars, apparent, ctl)?;
         if dim < opts.maxdim {
-            let keep = dim + 1 < opts.maxdim;
-            (columns, simplices) = reduce::next_columns(&c, dim, &simplices, &pivots, keep, ctl)?;
+            let (keep, top) = (dim + 1 < opts.maxdim, dim + 1 == opts.maxdim);
+            (columns, simplices) = reduce::next_columns(&c, dim, &simplices, &pivots, (keep, top), ctl)?;
         }
     }
     Ok(Barcode { maxdim: opts.maxdim, points: n, bars })

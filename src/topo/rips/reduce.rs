@@ -9,14 +9,17 @@
 //! cofacet has it as youngest facet, at the same diameter, pairs with that cofacet whatever
 //! the other columns do; no column reduced before it can hold that cofacet (it is the first
 //! column whose coboundary has it), so all of them enter the pivots before the reduction of
-//! the rest. In dense data most columns are apparent.
+//! the rest. In dense data most columns are apparent. In the highest dimension, where no
+//! pivot clears anything, they are not even listed (Ripser 1.2's way): a pivot that no
+//! column has is tested for an apparent facet when it turns up, and that facet's coboundary
+//! added.
 //!
 //! The rest are reduced chunk by chunk (after giotto-ph's parallel reduction, in a simpler
 //! form): a chunk's columns first on all cores against the columns paired before it, then
 //! finished in order against each other.
 
 use super::index::{Coboundary, Complex, Entry};
-use super::{Bar, RipsError};
+use super::{Bar, RipsError, apparent};
 use crate::control::Control;
 use rayon::prelude::*;
 use std::collections::{BinaryHeap, HashMap};
@@ -103,55 +106,6 @@ pub fn dim0(c: &Complex, bars: &mut Vec<Bar>) -> (Vec<Entry>, Vec<Entry>) {
     (columns, edges)
 }
 
-/// The diameter of the simplex with vertices `vs`.
-fn diameter_of(c: &Complex, vs: &[usize]) -> f32 {
-    let mut m = 0f32;
-    for (i, &a) in vs.iter().enumerate() {
-        for &b in &vs[i + 1..] {
-            m = m.max(c.d.get(a, b));
-        }
-    }
-    m
-}
-
-/// The cofacet with which column `s` (dimension `dim`) forms an apparent pair of zero
-/// persistence: its earliest cofacet (smallest diameter, then largest number; cofacets come
-/// largest number first), of the same diameter, whose youngest facet (of its diameter,
-/// smallest number) is `s`.
-pub fn apparent_cofacet(c: &Complex, s: Entry, dim: usize) -> Option<Entry> {
-    let mut buf = [0usize; super::MAX_DIM + 2];
-    let mut vertices = Vec::with_capacity(dim + 1);
-    c.table.vertices(s.index, dim, c.d.len(), &mut vertices);
-    let mut cob = Coboundary::new(c, s, &vertices);
-    let t = loop {
-        if !cob.has_next(true) {
-            return None;
-        }
-        let t = cob.next_entry();
-        if t.diameter == s.diameter {
-            break t;
-        }
-    };
-    // The facets of t: its vertices (s's and the one added) without one each.
-    let mut tv = [0usize; super::MAX_DIM + 2];
-    let n = dim + 2;
-    c.table.vertices_into(t.index, dim + 1, c.d.len(), &mut tv[..n]);
-    let mut youngest = u64::MAX;
-    for skip in 0..n {
-        let mut k = 0;
-        for (i, &v) in tv[..n].iter().enumerate() {
-            if i != skip {
-                buf[k] = v;
-                k += 1;
-            }
-        }
-        if diameter_of(c, &buf[..k]) == t.diameter {
-            youngest = youngest.min(c.table.index_of(&buf[..k]));
-        }
-    }
-    (youngest == s.index).then_some(t)
-}
-
 /// A heap entry: the heap's top is the earliest cofacet (smallest diameter, then largest
 /// number), the pivot of a column in Ripser's order.
 #[derive(Clone, Copy, PartialEq)]
@@ -213,6 +167,16 @@ fn push_coboundary(
     }
 }
 
+/// How a dimension's apparent pairs are paired.
+pub enum Apparent<'a, 'f> {
+    /// Found among the columns by the finder and entered in the pivots, where they clear
+    /// the next dimension's columns.
+    Found(&'a mut super::ApparentFinder<'f>),
+    /// Left out of the columns when they were listed ([`next_columns`]); a pivot that no
+    /// column has is tested for an apparent facet as it turns up.
+    LeftOut,
+}
+
 /// Reduces the columns of dimension `dim` (in their order) and adds their bars; returns the
 /// pivots found (cofacet number to column), which clear the next dimension's columns.
 ///
@@ -224,34 +188,41 @@ pub fn reduce(
     dim: usize,
     columns: &[Entry],
     bars: &mut Vec<Bar>,
-    finder: &mut super::ApparentFinder,
+    apparent: Apparent,
     ctl: &Control,
 ) -> Result<Pivots, RipsError> {
-    let mut pivots = Pivots::with_capacity_and_hasher(columns.len(), Default::default());
-    let apparent = finder(&super::Columns { complex: c, dim, columns })?;
-    if apparent.len() != columns.len() {
-        return Err(RipsError::Invalid(format!(
-            "{} apparent pairs were found for {} columns",
-            apparent.len(),
-            columns.len()
-        )));
-    }
-    for (i, t) in apparent.iter().enumerate() {
-        if let Some(t) = t {
-            pivots.insert(t.index, i);
+    let mut pivots = Pivots::default();
+    let r = Reducer { c, dim, columns, on_the_fly: matches!(apparent, Apparent::LeftOut) };
+    let todo: Vec<usize> = match apparent {
+        Apparent::LeftOut => (0..columns.len()).collect(),
+        Apparent::Found(finder) => {
+            let found = finder(&super::Columns { complex: c, dim, columns })?;
+            if found.len() != columns.len() {
+                return Err(RipsError::Invalid(format!(
+                    "{} apparent pairs were found for {} columns",
+                    found.len(),
+                    columns.len()
+                )));
+            }
+            pivots.reserve(columns.len());
+            for (i, t) in found.iter().enumerate() {
+                if let Some(t) = t {
+                    pivots.insert(t.index, i);
+                }
+            }
+            ctl.tick(found.iter().filter(|a| a.is_some()).count() as u64);
+            (0..columns.len()).filter(|&i| found[i].is_none()).collect()
         }
-    }
-    ctl.tick(apparent.iter().filter(|a| a.is_some()).count() as u64);
+    };
     let mut v =
         Reduction { starts: vec![0; columns.len()], ends: vec![0; columns.len()], entries: Vec::new() };
-    let todo: Vec<usize> = (0..columns.len()).filter(|&i| apparent[i].is_none()).collect();
     let mut scratch = Vec::with_capacity(dim + 2);
     for part in todo.chunks(CHUNK_PER_THREAD * rayon::current_num_threads()) {
         ctl.check()?;
         // On all cores: each column reduced by the columns paired before this chunk.
         let started: Vec<Working> = part
             .par_iter()
-            .map_init(|| Vec::with_capacity(dim + 2), |sc, &i| start(c, dim, columns, i, &pivots, &v, sc))
+            .map_init(|| Vec::with_capacity(dim + 2), |sc, &i| r.start(i, &pivots, &v, sc))
             .collect();
         // In order: each finished with the columns of the chunk before it, then paired.
         for (mut w, &i) in started.into_iter().zip(part) {
@@ -262,7 +233,7 @@ pub fn reduce(
                 push_coboundary(c, dim, col, &mut scratch, &mut w.heap);
                 w.pivot = get_pivot(&mut w.heap);
             }
-            add_known(c, dim, columns, &mut w, &pivots, &v, &mut scratch);
+            r.add_known(&mut w, &pivots, &v, &mut scratch);
             v.starts[i] = v.entries.len();
             let Some(p) = w.pivot else {
                 bars.push(Bar {
@@ -311,78 +282,94 @@ struct Working {
     shortcut: bool,
 }
 
-/// Column `i`'s coboundary, stopping at the first cofacet of the column's own diameter when
-/// no column has it as pivot yet (the column pairs with it as it stands), reduced by the
-/// columns of `pivots`.
-fn start(
-    c: &Complex,
+/// One dimension's reduction: its columns, and whether apparent pivots are looked for as
+/// they turn up ([`Apparent::LeftOut`]).
+struct Reducer<'a> {
+    c: &'a Complex<'a>,
     dim: usize,
-    columns: &[Entry],
-    i: usize,
-    pivots: &Pivots,
-    v: &Reduction,
-    scratch: &mut Vec<usize>,
-) -> Working {
-    let col = columns[i];
-    let mut vertices = Vec::with_capacity(dim + 1);
-    c.table.vertices(col.index, dim, c.d.len(), &mut vertices);
-    let mut w = Working { heap: BinaryHeap::new(), added: Vec::new(), pivot: None, shortcut: false };
-    let mut check_emergent = true;
-    let mut cofacets = Vec::new();
-    let mut cob = Coboundary::new(c, col, &vertices);
-    while cob.has_next(true) {
-        let e = cob.next_entry();
-        if e.diameter > c.threshold {
-            continue;
-        }
-        cofacets.push(e);
-        if check_emergent && e.diameter == col.diameter {
-            if !pivots.contains_key(&e.index) {
-                w.pivot = Some(e);
-                w.shortcut = true;
-                return w;
-            }
-            check_emergent = false;
-        }
-    }
-    w.heap.extend(cofacets.iter().map(|e| Earliest(*e)));
-    w.pivot = get_pivot(&mut w.heap);
-    add_known(c, dim, columns, &mut w, pivots, v, scratch);
-    w
+    columns: &'a [Entry],
+    on_the_fly: bool,
 }
 
-/// Adds to `w` the columns of `pivots` (their simplices and their reductions) while its pivot
-/// is one of theirs.
-fn add_known(
-    c: &Complex,
-    dim: usize,
-    columns: &[Entry],
-    w: &mut Working,
-    pivots: &Pivots,
-    v: &Reduction,
-    scratch: &mut Vec<usize>,
-) {
-    while let Some(&j) = w.pivot.and_then(|p| pivots.get(&p.index)) {
-        w.added.push(columns[j]);
-        push_coboundary(c, dim, columns[j], scratch, &mut w.heap);
-        for &s in &v.entries[v.starts[j]..v.ends[j]] {
-            w.added.push(s);
-            push_coboundary(c, dim, s, scratch, &mut w.heap);
+impl Reducer<'_> {
+    /// Column `i`'s coboundary, stopping at the first cofacet of the column's own diameter
+    /// when no column has it as pivot yet (the column pairs with it as it stands), reduced by
+    /// the columns of `pivots`.
+    fn start(&self, i: usize, pivots: &Pivots, v: &Reduction, scratch: &mut Vec<usize>) -> Working {
+        let (c, dim) = (self.c, self.dim);
+        let col = self.columns[i];
+        let mut vertices = Vec::with_capacity(dim + 1);
+        c.table.vertices(col.index, dim, c.d.len(), &mut vertices);
+        let mut w = Working { heap: BinaryHeap::new(), added: Vec::new(), pivot: None, shortcut: false };
+        let mut check_emergent = true;
+        let mut cofacets = Vec::new();
+        let mut cob = Coboundary::new(c, col, &vertices);
+        while cob.has_next(true) {
+            let (e, added) = cob.next_cofacet();
+            if e.diameter > c.threshold {
+                continue;
+            }
+            cofacets.push(e);
+            if check_emergent && e.diameter == col.diameter {
+                if !pivots.contains_key(&e.index) && !self.apparent_pivot(&vertices, added, e) {
+                    w.pivot = Some(e);
+                    w.shortcut = true;
+                    return w;
+                }
+                check_emergent = false;
+            }
         }
+        w.heap.extend(cofacets.iter().map(|e| Earliest(*e)));
         w.pivot = get_pivot(&mut w.heap);
+        self.add_known(&mut w, pivots, v, scratch);
+        w
+    }
+
+    /// Whether cofacet `e`, the simplex `vertices` with `added`, is the pivot of a left-out
+    /// apparent pair.
+    fn apparent_pivot(&self, vertices: &[usize], added: usize, e: Entry) -> bool {
+        if !self.on_the_fly {
+            return false;
+        }
+        let mut us = [0; super::MAX_DIM + 2];
+        let k = apparent::with_vertex(vertices, added, &mut us);
+        apparent::facet_of_vertices(self.c, &us[..k], e.diameter).is_some()
+    }
+
+    /// Adds to `w` the columns of `pivots` (their simplices and their reductions), and the
+    /// left-out apparent columns, while its pivot is one of theirs.
+    fn add_known(&self, w: &mut Working, pivots: &Pivots, v: &Reduction, scratch: &mut Vec<usize>) {
+        let (c, dim) = (self.c, self.dim);
+        while let Some(p) = w.pivot {
+            if let Some(&j) = pivots.get(&p.index) {
+                w.added.push(self.columns[j]);
+                push_coboundary(c, dim, self.columns[j], scratch, &mut w.heap);
+                for &s in &v.entries[v.starts[j]..v.ends[j]] {
+                    w.added.push(s);
+                    push_coboundary(c, dim, s, scratch, &mut w.heap);
+                }
+            } else if let Some(f) = self.on_the_fly.then(|| apparent::facet(c, p, dim + 1)).flatten() {
+                // An apparent column's reduced column is its coboundary.
+                w.added.push(f);
+                push_coboundary(c, dim, f, scratch, &mut w.heap);
+            } else {
+                return;
+            }
+            w.pivot = get_pivot(&mut w.heap);
+        }
     }
 }
 
 /// The columns of dimension `dim + 1`: its simplices within the threshold (each met once,
-/// from its facet without the largest vertex) that are no pivot of dimension `dim`; and,
-/// when `keep`, all those simplices (for the dimension after).
-#[allow(clippy::too_many_arguments)]
+/// from its facet without the largest vertex) that are no pivot of dimension `dim` (and,
+/// with `leave_out_apparent`, in no apparent pair: see [`Apparent::LeftOut`]); and, when
+/// `keep`, all those simplices (for the dimension after).
 pub fn next_columns(
     c: &Complex,
     dim: usize,
     simplices: &[Entry],
     pivots: &Pivots,
-    keep: bool,
+    (keep, leave_out_apparent): (bool, bool),
     ctl: &Control,
 ) -> Result<(Vec<Entry>, Vec<Entry>), RipsError> {
     use rayon::prelude::*;
@@ -394,16 +381,24 @@ pub fn next_columns(
         ctl.check()?;
         let (mut columns, mut next) = (Vec::new(), Vec::new());
         let mut vertices = Vec::with_capacity(dim + 2);
+        let mut cofacet = [0; super::MAX_DIM + 2];
         for s in part {
             c.table.vertices(s.index, dim, c.d.len(), &mut vertices);
+            cofacet[1..=dim + 1].copy_from_slice(&vertices);
             let mut cob = Coboundary::new(c, *s, &vertices);
             while cob.has_next(false) {
-                let e = cob.next_entry();
+                let (e, added) = cob.next_cofacet();
                 if e.diameter <= c.threshold {
                     if keep {
                         next.push(e);
                     }
-                    if !pivots.contains_key(&e.index) {
+                    // The added vertex is above the simplex's: the cofacet's vertices are it
+                    // and then theirs.
+                    cofacet[0] = added;
+                    if !pivots.contains_key(&e.index)
+                        && !(leave_out_apparent
+                            && apparent::cofacet_vertex(c, &cofacet[..dim + 2], e.diameter).is_some())
+                    {
                         columns.push(e);
                     }
                 }

@@ -1,0 +1,210 @@
+//! Apparent pairs (Ripser++'s; Bauer's "zero apparent pairs" in Ripser 1.2): a simplex `s` and
+//! its cofacet `t` of the same diameter such that `t` is the first cofacet of `s` in
+//! coboundary order with that diameter (its zero pivot) and `s` the smallest numbered facet of
+//! `t` with it. No reduction changes such a pair, and it makes no bar.
+//!
+//! Both tests work on vertices, not numbers: a cofacet of `s` of the diameter of `s` adds a
+//! vertex within that diameter of every vertex of `s`, and coboundary order tries the added
+//! vertex from the largest down; the facet of `s + w` that trades `s`'s vertex `v` for `w` is
+//! numbered below `s` exactly when `w < v` (colexicographic order).
+
+use super::index::{Complex, Entry};
+
+/// The most vertices of a simplex tested (a cofacet of the highest dimension computed).
+const MAX_VERTICES: usize = super::MAX_DIM + 2;
+
+/// Whether `w` is within `diameter` of every vertex of `vs`.
+#[inline]
+fn joins(c: &Complex, w: usize, vs: &[usize], diameter: f32) -> bool {
+    vs.iter().all(|&v| c.d.get(w, v) <= diameter)
+}
+
+/// The largest vertex, not one of `vs` (largest first) and not below `floor`, within
+/// `diameter` of every vertex of `vs`: the vertex added by the first cofacet of diameter
+/// `diameter` in coboundary order.
+fn first_joining(c: &Complex, vs: &[usize], diameter: f32, floor: usize) -> Option<usize> {
+    match c.neighbors {
+        // Within the diameter of every vertex is within the threshold of the first: its list
+        // (by increasing index) holds every candidate.
+        Some(nb) => nb
+            .of(vs[0])
+            .iter()
+            .rev()
+            .take_while(|e| e.0 as usize >= floor)
+            .map(|e| e.0 as usize)
+            .find(|&w| !vs.contains(&w) && joins(c, w, vs, diameter)),
+        None => {
+            let mut own = vs.iter().copied().peekable();
+            (floor..c.d.len()).rev().find(|&w| {
+                // `vs` is largest first, as the candidates: pass those above `w`.
+                while own.next_if(|&v| v > w).is_some() {}
+                own.peek() != Some(&w) && joins(c, w, vs, diameter)
+            })
+        }
+    }
+}
+
+/// The diameter of the vertices `vs` with `vs[skip]` left out.
+#[inline]
+fn diameter_without(c: &Complex, vs: &[usize], skip: usize) -> f32 {
+    let mut m = 0f32;
+    for i in (0..vs.len()).filter(|&i| i != skip) {
+        for j in (i + 1..vs.len()).filter(|&j| j != skip) {
+            m = m.max(c.d.get(vs[i], vs[j]));
+        }
+    }
+    m
+}
+
+/// `vs` (largest first) with `w` (not among them) put in its place.
+#[inline]
+pub fn with_vertex(vs: &[usize], w: usize, out: &mut [usize; MAX_VERTICES]) -> usize {
+    let at = vs.iter().take_while(|&&v| v > w).count();
+    out[..at].copy_from_slice(&vs[..at]);
+    out[at] = w;
+    out[at + 1..=vs.len()].copy_from_slice(&vs[at..]);
+    vs.len() + 1
+}
+
+/// The vertex that the apparent cofacet of the simplex `vs` (largest first, of diameter
+/// `diameter`) adds, if the simplex has one.
+pub fn cofacet_vertex(c: &Complex, vs: &[usize], diameter: f32) -> Option<usize> {
+    let w = first_joining(c, vs, diameter, 0)?;
+    // Every facet of `vs + w` is within `diameter`: `vs` must be the smallest numbered of
+    // those that reach it. Trading `v` for `w` numbers the facet below `vs` when `w < v`.
+    let mut tv = [0usize; MAX_VERTICES];
+    let k = with_vertex(vs, w, &mut tv);
+    let at = vs.iter().take_while(|&&v| v > w).count();
+    // The facet leaving out `vs[i]` is `tv` without position `i` (`i < at`: above `w`).
+    (0..at).all(|i| diameter_without(c, &tv[..k], i) < diameter).then_some(w)
+}
+
+/// The apparent cofacet of simplex `s` of dimension `dim`, if it has one.
+pub fn cofacet(c: &Complex, s: Entry, dim: usize) -> Option<Entry> {
+    let mut vs = Vec::with_capacity(dim + 1);
+    c.table.vertices(s.index, dim, c.d.len(), &mut vs);
+    let w = cofacet_vertex(c, &vs, s.diameter)?;
+    let mut tv = [0usize; MAX_VERTICES];
+    let k = with_vertex(&vs, w, &mut tv);
+    Some(Entry { diameter: s.diameter, index: c.table.index_of(&tv[..k]) })
+}
+
+/// The apparent facet of the simplex `us` (largest first, of diameter `diameter`), if it has
+/// one.
+pub fn facet_of_vertices(c: &Complex, us: &[usize], diameter: f32) -> Option<Entry> {
+    // The smallest numbered facet of the same diameter: leaving out the largest vertex gives
+    // the smallest number, then the next largest, and so on.
+    let skip = (0..us.len()).find(|&i| diameter_without(c, us, i) == diameter)?;
+    let mut f = [0usize; MAX_VERTICES];
+    let mut k = 0;
+    for (i, &u) in us.iter().enumerate() {
+        if i != skip {
+            f[k] = u;
+            k += 1;
+        }
+    }
+    // Its first cofacet of this diameter must be `us`: no larger vertex joins it.
+    (first_joining(c, &f[..k], diameter, us[skip]) == Some(us[skip]))
+        .then(|| Entry { diameter, index: c.table.index_of(&f[..k]) })
+}
+
+/// The apparent facet of simplex `t` of dimension `dim`, if it has one.
+pub fn facet(c: &Complex, t: Entry, dim: usize) -> Option<Entry> {
+    let mut us = Vec::with_capacity(dim + 1);
+    c.table.vertices(t.index, dim, c.d.len(), &mut us);
+    facet_of_vertices(c, &us, t.diameter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::index::{Binomials, Coboundary, Neighbors};
+    use super::super::{Distances, MAX_DIM};
+    use super::*;
+
+    /// The definition, by numbers: the first cofacet of equal diameter in coboundary order,
+    /// whose smallest numbered facet of that diameter is `s`.
+    fn cofacet_by_definition(c: &Complex, s: Entry, dim: usize) -> Option<Entry> {
+        let mut vs = Vec::new();
+        c.table.vertices(s.index, dim, c.d.len(), &mut vs);
+        let mut cob = Coboundary::new(c, s, &vs);
+        let t = loop {
+            if !cob.has_next(true) {
+                return None;
+            }
+            let t = cob.next_entry();
+            if t.diameter == s.diameter {
+                break t;
+            }
+        };
+        let smallest = facets_of_diameter(c, t, dim + 1).into_iter().min();
+        (smallest == Some(s.index)).then_some(t)
+    }
+
+    fn facets_of_diameter(c: &Complex, t: Entry, dim: usize) -> Vec<u64> {
+        let mut tv = Vec::new();
+        c.table.vertices(t.index, dim, c.d.len(), &mut tv);
+        (0..tv.len())
+            .map(|skip| {
+                let f: Vec<usize> = tv.iter().enumerate().filter(|e| e.0 != skip).map(|e| *e.1).collect();
+                f
+            })
+            .filter(|f| diameter(c, f) == t.diameter)
+            .map(|f| c.table.index_of(&f))
+            .collect()
+    }
+
+    fn diameter(c: &Complex, vs: &[usize]) -> f32 {
+        vs.iter().flat_map(|&a| vs.iter().map(move |&b| c.d.get(a, b))).fold(0f32, f32::max)
+    }
+
+    #[test]
+    fn the_vertex_tests_equal_the_definition_dense_and_sparse() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut pairs = 0;
+        for round in 0..12 {
+            let n = 6 + round;
+            // Coordinates on a coarse grid: ties and equal points.
+            let pts: Vec<f64> = (0..2 * n)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state % 4) as f64
+                })
+                .collect();
+            let d = Distances::euclidean(&pts, 2, &Default::default()).unwrap();
+            let table = Binomials::new(n, MAX_DIM + 2).unwrap();
+            for threshold in [f32::INFINITY, 2.0] {
+                let dense = Complex { d: &d, table: &table, threshold, neighbors: None, budget: u64::MAX };
+                let nb = Neighbors::new(&d, threshold);
+                let sparse = Complex { neighbors: Some(&nb), ..dense };
+                for c in [&dense, &sparse] {
+                    for dim in 0..=MAX_DIM {
+                        for index in 0..table.get(n, dim + 1) {
+                            let mut vs = Vec::new();
+                            table.vertices(index, dim, n, &mut vs);
+                            let s = Entry { diameter: diameter(c, &vs), index };
+                            if s.diameter > threshold {
+                                continue;
+                            }
+                            let want = cofacet_by_definition(c, s, dim);
+                            assert_eq!(cofacet(c, s, dim), want, "{vs:?}");
+                            pairs += want.is_some() as usize;
+                            if let Some(t) = want {
+                                assert_eq!(facet(c, t, dim + 1), Some(s));
+                            }
+                            // A simplex has an apparent facet only as the other half of its pair.
+                            if dim > 0 {
+                                let f = facet(c, s, dim);
+                                if let Some(f) = f {
+                                    assert_eq!(cofacet_by_definition(c, f, dim - 1), Some(s));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(pairs > 1000, "{pairs} apparent pairs met");
+    }
+}
