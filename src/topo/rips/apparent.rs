@@ -26,13 +26,42 @@ fn first_joining(c: &Complex, vs: &[usize], diameter: f32, floor: usize) -> Opti
     match c.neighbors {
         // Within the diameter of every vertex is within the threshold of the first: its list
         // (by increasing index) holds every candidate.
-        Some(nb) => nb
-            .of(vs[0])
-            .iter()
-            .rev()
-            .take_while(|e| e.0 as usize >= floor)
-            .map(|e| e.0 as usize)
-            .find(|&w| !vs.contains(&w) && joins(c, w, vs, diameter)),
+        Some(nb) => {
+            // The vertices' lists (by increasing index) walked down together, as the sparse
+            // coboundary does: a candidate is in every list (a vertex of `vs` is in none of
+            // its own), reading lists in order rather than the matrix at random.
+            let mut cursors = [0usize; MAX_VERTICES];
+            for (k, &v) in vs.iter().enumerate() {
+                cursors[k] = nb.of(v).len();
+            }
+            let first = nb.of(vs[0]);
+            'candidates: while cursors[0] > 0 {
+                cursors[0] -= 1;
+                let (w, dw) = first[cursors[0]];
+                let w = w as usize;
+                if w < floor {
+                    return None;
+                }
+                if dw > diameter {
+                    continue;
+                }
+                for (t, &v) in vs.iter().enumerate().skip(1) {
+                    let list = nb.of(v);
+                    while cursors[t] > 0 && list[cursors[t] - 1].0 as usize > w {
+                        cursors[t] -= 1;
+                    }
+                    if cursors[t] == 0 {
+                        return None;
+                    }
+                    let (u, du) = list[cursors[t] - 1];
+                    if u as usize != w || du > diameter {
+                        continue 'candidates;
+                    }
+                }
+                return Some(w);
+            }
+            None
+        }
         None => {
             let mut own = vs.iter().copied().peekable();
             (floor..c.d.len()).rev().find(|&w| {

@@ -99,16 +99,29 @@ impl Neighbors {
     pub fn new(d: &Distances, threshold: f32) -> Neighbors {
         use rayon::prelude::*;
         let n = d.len();
-        let lists = (0..n)
+        // The points before each point from its row of the lower triangle (in order, on all
+        // cores), then the points after it from the later rows, which name it.
+        let before: Vec<Vec<(u32, f32)>> = (0..n)
             .into_par_iter()
             .map(|i| {
-                (0..n)
-                    .filter(|&j| j != i)
-                    .map(|j| (j as u32, d.get(i, j)))
-                    .filter(|e| e.1 <= threshold)
-                    .collect()
+                let row = d.row(i).iter().enumerate();
+                row.filter(|e| *e.1 <= threshold).map(|(j, &x)| (j as u32, x)).collect()
             })
             .collect();
+        let mut after = vec![0usize; n];
+        for &(j, _) in before.iter().flatten() {
+            after[j as usize] += 1;
+        }
+        let mut lists: Vec<Vec<(u32, f32)>> =
+            before.iter().zip(&after).map(|(b, &a)| Vec::with_capacity(b.len() + a)).collect();
+        for (list, b) in lists.iter_mut().zip(&before) {
+            list.extend_from_slice(b);
+        }
+        for (k, b) in before.iter().enumerate() {
+            for &(j, x) in b {
+                lists[j as usize].push((k as u32, x));
+            }
+        }
         Neighbors { lists }
     }
 

@@ -52,6 +52,8 @@ impl Distances {
                 lower[i]
             )));
         }
+        // -0 is 0 (Ripser compares distances as numbers; the order here compares bits).
+        let lower = lower.into_iter().map(|d| d + 0.0).collect();
         Ok(Distances { n, lower })
     }
 
@@ -135,9 +137,49 @@ impl Distances {
     /// The least, over the points, of the largest distance from the point: at this radius one
     /// point is joined to all (infinity for no points).
     pub fn enclosing_radius(&self) -> f32 {
-        (0..self.n)
-            .map(|i| (0..self.n).map(|j| self.get(i, j)).fold(0f32, f32::max))
-            .fold(f32::INFINITY, f32::min)
+        use rayon::prelude::*;
+        let n = self.n;
+        // Row i of the lower triangle holds the distances from i to the points before it; its
+        // entries are also the columns of those points. One pass over the rows in order, on
+        // all cores, each band of rows with its own column maxima.
+        let bands = 4 * rayon::current_num_threads();
+        let farthest = (1..n)
+            .into_par_iter()
+            .with_min_len((n / bands).max(1))
+            .fold(
+                || vec![0f32; n],
+                |mut m, i| {
+                    let row = self.row(i);
+                    let mut own = 0f32;
+                    for (mj, &d) in m.iter_mut().zip(row) {
+                        *mj = mj.max(d);
+                        own = own.max(d);
+                    }
+                    m[i] = m[i].max(own);
+                    m
+                },
+            )
+            .reduce(
+                || vec![0f32; n],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x = x.max(*y));
+                    a
+                },
+            );
+        farthest.into_iter().fold(f32::INFINITY, f32::min)
+    }
+
+    /// The distances from point `i` to the points before it.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f32] {
+        let start = i * i.saturating_sub(1) / 2;
+        &self.lower[start..start + i]
+    }
+
+    /// How many of the distances (each pair once) are at most `threshold`, on all cores.
+    pub fn within(&self, threshold: f32) -> usize {
+        use rayon::prelude::*;
+        self.lower.par_chunks(1 << 16).map(|c| c.iter().filter(|&&x| x <= threshold).count()).sum()
     }
 
     /// The lower triangle, row by row.
@@ -321,7 +363,7 @@ pub fn barcode_with(
     // one) the complex is a cone and every class has died: edges longer than it change no bar.
     let threshold = opts.threshold.min(d.enclosing_radius());
     // Neighbour lists pay once the threshold leaves out most edges (Ripser's sparse matrix).
-    let within = d.lower().iter().filter(|&&x| x <= threshold).count();
+    let within = d.within(threshold);
     let neighbors = (within < d.lower().len() / 2).then(|| index::Neighbors::new(d, threshold));
     // A dimension's columns and simplices are held at once: refused, not swapped or killed,
     // past 80% of the memory available.
@@ -359,6 +401,27 @@ mod tests {
             let (r, c) = row_col(i);
             assert!(c < r && r * (r - 1) / 2 + c == i);
         }
+    }
+
+    #[test]
+    fn the_enclosing_radius_and_the_count_within_are_those_of_the_matrix() {
+        for n in [0usize, 1, 2, 3, 17, 200] {
+            let pts: Vec<f64> = (0..n).flat_map(|i| [((i * 37) % 11) as f64, ((i * i) % 7) as f64]).collect();
+            let d = if n == 0 {
+                Distances { n: 0, lower: Vec::new() }
+            } else {
+                Distances::euclidean(&pts, 2, &Control::default()).unwrap()
+            };
+            let want = (0..n)
+                .map(|i| (0..n).map(|j| d.get(i, j)).fold(0f32, f32::max))
+                .fold(f32::INFINITY, f32::min);
+            assert_eq!(d.enclosing_radius(), want, "{n} points");
+            let within =
+                (0..n).flat_map(|i| (0..i).map(move |j| (i, j))).filter(|&(i, j)| d.get(i, j) <= 3.0);
+            assert_eq!(d.within(3.0), within.count());
+        }
+        let zero = Distances::from_lower(vec![-0.0]).unwrap();
+        assert!(zero.get(1, 0).is_sign_positive(), "-0 is read as 0");
     }
 
     #[test]

@@ -135,6 +135,32 @@ fn pop_pivot(heap: &mut BinaryHeap<Earliest>) -> Option<Entry> {
     Some(p)
 }
 
+/// Sums the heap's equal entries (over Z/2 they cancel in pairs) once it holds `*at` entries,
+/// then waits for twice what is left: a long chain of additions otherwise carries every
+/// cancelled pair along until it reaches the top.
+fn compact(heap: &mut BinaryHeap<Earliest>, at: &mut usize) {
+    if heap.len() < *at {
+        return;
+    }
+    let mut v = std::mem::take(heap).into_vec();
+    v.sort_unstable_by_key(|e| e.0.index);
+    let (mut kept, mut k) = (0, 0);
+    while k < v.len() {
+        let same = v[k..].iter().take_while(|e| e.0.index == v[k].0.index).count();
+        if same % 2 == 1 {
+            v[kept] = v[k];
+            kept += 1;
+        }
+        k += same;
+    }
+    v.truncate(kept);
+    *at = (2 * kept).max(COMPACT_FROM);
+    *heap = BinaryHeap::from(v);
+}
+
+/// The fewest entries a heap is compacted at.
+const COMPACT_FROM: usize = 1 << 14;
+
 fn get_pivot(heap: &mut BinaryHeap<Earliest>) -> Option<Entry> {
     let p = pop_pivot(heap)?;
     heap.push(Earliest(p));
@@ -340,6 +366,7 @@ impl Reducer<'_> {
     /// left-out apparent columns, while its pivot is one of theirs.
     fn add_known(&self, w: &mut Working, pivots: &Pivots, v: &Reduction, scratch: &mut Vec<usize>) {
         let (c, dim) = (self.c, self.dim);
+        let mut at = COMPACT_FROM;
         while let Some(p) = w.pivot {
             if let Some(&j) = pivots.get(&p.index) {
                 w.added.push(self.columns[j]);
@@ -355,6 +382,7 @@ impl Reducer<'_> {
             } else {
                 return;
             }
+            compact(&mut w.heap, &mut at);
             w.pivot = get_pivot(&mut w.heap);
         }
     }
