@@ -10,6 +10,7 @@
 //! textbook boundary-matrix reduction the tests hold this against.
 
 pub mod apparent;
+mod column;
 pub mod embed;
 pub mod image_points;
 pub mod index;

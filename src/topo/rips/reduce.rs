@@ -1,6 +1,6 @@
 //! The reductions: dimension 0 by union-find over the edges, then, per dimension, Ripser's
 //! implicit reduction of the coboundary matrix: columns (simplices) from the latest to enter
-//! down, each column's coboundary summed in a heap, pivots (the earliest cofacet) looked up
+//! down, each column's coboundary summed in a [`Column`], pivots (the earliest cofacet) looked up
 //! among those already paired; a column whose first cofacet of equal diameter is no pivot yet
 //! pairs at once (an emergent pair), and simplices that are pivots of the dimension below are
 //! never columns (clearing).
@@ -18,11 +18,12 @@
 //! form): a chunk's columns first on all cores against the columns paired before it, then
 //! finished in order against each other.
 
+use super::column::Column;
 use super::index::{Coboundary, Complex, Entry};
 use super::{Bar, RipsError, apparent};
 use crate::control::Control;
 use rayon::prelude::*;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Simplex numbers hashed by one multiplication (they are spread already; SipHash's
@@ -106,66 +107,8 @@ pub fn dim0(c: &Complex, bars: &mut Vec<Bar>) -> (Vec<Entry>, Vec<Entry>) {
     (columns, edges)
 }
 
-/// A heap entry: the heap's top is the earliest cofacet (smallest diameter, then largest
-/// number), the pivot of a column in Ripser's order.
-#[derive(Clone, Copy, PartialEq)]
-struct Earliest(Entry);
-
-impl Eq for Earliest {}
-
-impl Ord for Earliest {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        other.0.diameter.total_cmp(&self.0.diameter).then(self.0.index.cmp(&other.0.index))
-    }
-}
-
-impl PartialOrd for Earliest {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-/// The heap's pivot, popped: over Z/2 equal entries cancel in pairs.
-fn pop_pivot(heap: &mut BinaryHeap<Earliest>) -> Option<Entry> {
-    let mut p = heap.pop()?.0;
-    while heap.peek().is_some_and(|t| t.0.index == p.index) {
-        heap.pop();
-        p = heap.pop()?.0;
-    }
-    Some(p)
-}
-
-/// Sums the heap's equal entries (over Z/2 they cancel in pairs) once it holds `*at` entries,
-/// then waits for twice what is left: a long chain of additions otherwise carries every
-/// cancelled pair along until it reaches the top.
-fn compact(heap: &mut BinaryHeap<Earliest>, at: &mut usize) {
-    if heap.len() < *at {
-        return;
-    }
-    let mut v = std::mem::take(heap).into_vec();
-    v.sort_unstable_by_key(|e| e.0.index);
-    let (mut kept, mut k) = (0, 0);
-    while k < v.len() {
-        let same = v[k..].iter().take_while(|e| e.0.index == v[k].0.index).count();
-        if same % 2 == 1 {
-            v[kept] = v[k];
-            kept += 1;
-        }
-        k += same;
-    }
-    v.truncate(kept);
-    *at = (2 * kept).max(COMPACT_FROM);
-    *heap = BinaryHeap::from(v);
-}
-
-/// The fewest entries a heap is compacted at.
+/// A column is compacted once it holds this many entries, and then twice what was left.
 const COMPACT_FROM: usize = 1 << 14;
-
-fn get_pivot(heap: &mut BinaryHeap<Earliest>) -> Option<Entry> {
-    let p = pop_pivot(heap)?;
-    heap.push(Earliest(p));
-    Some(p)
-}
 
 /// The columns' reduction matrix V (without its diagonal): column i is
 /// `entries[starts[i]..ends[i]]` (empty for apparent columns).
@@ -175,20 +118,14 @@ struct Reduction {
     entries: Vec<Entry>,
 }
 
-/// Pushes the coboundary of `s` (cofacets within the threshold) onto the heap.
-fn push_coboundary(
-    c: &Complex,
-    dim: usize,
-    s: Entry,
-    vertices: &mut Vec<usize>,
-    heap: &mut BinaryHeap<Earliest>,
-) {
+/// Adds the coboundary of `s` (cofacets within the threshold) to `column`.
+fn push_coboundary(c: &Complex, dim: usize, s: Entry, vertices: &mut Vec<usize>, column: &mut Column) {
     c.table.vertices(s.index, dim, c.d.len(), vertices);
     let mut cob = Coboundary::new(c, s, vertices);
     while cob.has_next(true) {
         let e = cob.next_entry();
         if e.diameter <= c.threshold {
-            heap.push(Earliest(e));
+            column.push(e);
         }
     }
 }
@@ -256,8 +193,8 @@ pub fn reduce(
             if w.shortcut && w.pivot.is_some_and(|p| pivots.contains_key(&p.index)) {
                 // The emergent pair was taken by a column of this chunk: the whole coboundary.
                 w.shortcut = false;
-                push_coboundary(c, dim, col, &mut scratch, &mut w.heap);
-                w.pivot = get_pivot(&mut w.heap);
+                push_coboundary(c, dim, col, &mut scratch, &mut w.column);
+                w.pivot = w.column.pivot();
             }
             r.add_known(&mut w, &pivots, &v, &mut scratch);
             v.starts[i] = v.entries.len();
@@ -299,10 +236,10 @@ pub fn reduce(
 const CHUNK_PER_THREAD: usize = 64;
 
 /// A column part way through its reduction: its coboundary with the columns added so far (a
-/// heap), what was added, the pivot (None: the column is zero), and whether the pivot is an
+/// [`Column`]), what was added, the pivot (None: the column is zero), and whether the pivot is an
 /// emergent pair taken before the rest of the coboundary was summed.
 struct Working {
-    heap: BinaryHeap<Earliest>,
+    column: Column,
     added: Vec<Entry>,
     pivot: Option<Entry>,
     shortcut: bool,
@@ -326,7 +263,7 @@ impl Reducer<'_> {
         let col = self.columns[i];
         let mut vertices = Vec::with_capacity(dim + 1);
         c.table.vertices(col.index, dim, c.d.len(), &mut vertices);
-        let mut w = Working { heap: BinaryHeap::new(), added: Vec::new(), pivot: None, shortcut: false };
+        let mut w = Working { column: Column::default(), added: Vec::new(), pivot: None, shortcut: false };
         let mut check_emergent = true;
         let mut cofacets = Vec::new();
         let mut cob = Coboundary::new(c, col, &vertices);
@@ -345,8 +282,10 @@ impl Reducer<'_> {
                 check_emergent = false;
             }
         }
-        w.heap.extend(cofacets.iter().map(|e| Earliest(*e)));
-        w.pivot = get_pivot(&mut w.heap);
+        for &e in &cofacets {
+            w.column.push(e);
+        }
+        w.pivot = w.column.pivot();
         self.add_known(&mut w, pivots, v, scratch);
         w
     }
@@ -370,20 +309,23 @@ impl Reducer<'_> {
         while let Some(p) = w.pivot {
             if let Some(&j) = pivots.get(&p.index) {
                 w.added.push(self.columns[j]);
-                push_coboundary(c, dim, self.columns[j], scratch, &mut w.heap);
+                push_coboundary(c, dim, self.columns[j], scratch, &mut w.column);
                 for &s in &v.entries[v.starts[j]..v.ends[j]] {
                     w.added.push(s);
-                    push_coboundary(c, dim, s, scratch, &mut w.heap);
+                    push_coboundary(c, dim, s, scratch, &mut w.column);
                 }
             } else if let Some(f) = self.on_the_fly.then(|| apparent::facet(c, p, dim + 1)).flatten() {
                 // An apparent column's reduced column is its coboundary.
                 w.added.push(f);
-                push_coboundary(c, dim, f, scratch, &mut w.heap);
+                push_coboundary(c, dim, f, scratch, &mut w.column);
             } else {
                 return;
             }
-            compact(&mut w.heap, &mut at);
-            w.pivot = get_pivot(&mut w.heap);
+            if w.column.held() >= at {
+                w.column.compact();
+                at = (2 * w.column.held()).max(COMPACT_FROM);
+            }
+            w.pivot = w.column.pivot();
         }
     }
 }
