@@ -17,6 +17,7 @@ use super::index::Entry;
 const BUCKETS: usize = 129;
 
 /// A working column (see the module docs).
+#[derive(Default)]
 pub struct Column {
     buckets: Vec<Vec<u128>>,
     /// The key of the last pivot found (every entry's key is at least this).
@@ -36,12 +37,6 @@ fn key(e: Entry) -> u128 {
 #[inline(always)]
 fn entry(k: u128) -> Entry {
     Entry { diameter: f32::from_bits((k >> 64) as u32), index: !(k as u64) }
-}
-
-impl Default for Column {
-    fn default() -> Self {
-        Column { buckets: Vec::new(), last: 0, len: 0 }
-    }
 }
 
 impl Column {

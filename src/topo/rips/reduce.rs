@@ -365,9 +365,10 @@ pub fn next_columns(
                     // The added vertex is above the simplex's: the cofacet's vertices are it
                     // and then theirs.
                     cofacet[0] = added;
-                    if !pivots.contains_key(&e.index)
-                        && !(leave_out_apparent
-                            && apparent::cofacet_vertex(c, &cofacet[..dim + 2], e.diameter).is_some())
+                    let cleared = pivots.contains_key(&e.index);
+                    if !cleared
+                        && (!leave_out_apparent
+                            || apparent::cofacet_vertex(c, &cofacet[..dim + 2], e.diameter).is_none())
                     {
                         columns.push(e);
                     }
