@@ -73,16 +73,20 @@ fn first_joining(c: &Complex, vs: &[usize], diameter: f32, floor: usize) -> Opti
     }
 }
 
+/// The vertices `vs` with `vs[skip]` left out, into `out`; returns how many.
+#[inline]
+fn without(vs: &[usize], skip: usize, out: &mut [usize; MAX_VERTICES]) -> usize {
+    out[..skip].copy_from_slice(&vs[..skip]);
+    out[skip..vs.len() - 1].copy_from_slice(&vs[skip + 1..]);
+    vs.len() - 1
+}
+
 /// The diameter of the vertices `vs` with `vs[skip]` left out.
 #[inline]
 fn diameter_without(c: &Complex, vs: &[usize], skip: usize) -> f32 {
-    let mut m = 0f32;
-    for i in (0..vs.len()).filter(|&i| i != skip) {
-        for j in (i + 1..vs.len()).filter(|&j| j != skip) {
-            m = m.max(c.d.get(vs[i], vs[j]));
-        }
-    }
-    m
+    let mut f = [0usize; MAX_VERTICES];
+    let k = without(vs, skip, &mut f);
+    c.d.diameter(&f[..k])
 }
 
 /// `vs` (largest first) with `w` (not among them) put in its place.
@@ -125,13 +129,7 @@ pub fn facet_of_vertices(c: &Complex, us: &[usize], diameter: f32) -> Option<Ent
     // the smallest number, then the next largest, and so on.
     let skip = (0..us.len()).find(|&i| diameter_without(c, us, i) == diameter)?;
     let mut f = [0usize; MAX_VERTICES];
-    let mut k = 0;
-    for (i, &u) in us.iter().enumerate() {
-        if i != skip {
-            f[k] = u;
-            k += 1;
-        }
-    }
+    let k = without(us, skip, &mut f);
     // Its first cofacet of this diameter must be `us`: no larger vertex joins it.
     (first_joining(c, &f[..k], diameter, us[skip]) == Some(us[skip]))
         .then(|| Entry { diameter, index: c.table.index_of(&f[..k]) })
@@ -177,13 +175,9 @@ mod tests {
                 let f: Vec<usize> = tv.iter().enumerate().filter(|e| e.0 != skip).map(|e| *e.1).collect();
                 f
             })
-            .filter(|f| diameter(c, f) == t.diameter)
+            .filter(|f| c.d.diameter(f) == t.diameter)
             .map(|f| c.table.index_of(&f))
             .collect()
-    }
-
-    fn diameter(c: &Complex, vs: &[usize]) -> f32 {
-        vs.iter().flat_map(|&a| vs.iter().map(move |&b| c.d.get(a, b))).fold(0f32, f32::max)
     }
 
     #[test]
@@ -212,7 +206,7 @@ mod tests {
                         for index in 0..table.get(n, dim + 1) {
                             let mut vs = Vec::new();
                             table.vertices(index, dim, n, &mut vs);
-                            let s = Entry { diameter: diameter(c, &vs), index };
+                            let s = Entry { diameter: c.d.diameter(&vs), index };
                             if s.diameter > threshold {
                                 continue;
                             }

@@ -326,15 +326,7 @@ mod tests {
         let d = Distances::euclidean(&pts, 2, &Default::default()).unwrap();
         let n = d.len();
         let t = Binomials::new(n, 4).unwrap();
-        let diam = |vs: &[usize]| {
-            let mut m = 0f32;
-            for a in vs {
-                for b in vs {
-                    m = m.max(d.get(*a, *b));
-                }
-            }
-            m
-        };
+        let diam = |vs: &[usize]| d.diameter(vs);
         let mut vs = Vec::new();
         let dense = Complex { d: &d, table: &t, threshold: f32::INFINITY, neighbors: None, budget: u64::MAX };
         let nb = Neighbors::new(&d, f32::INFINITY);

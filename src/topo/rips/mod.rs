@@ -170,6 +170,18 @@ impl Distances {
         farthest.into_iter().fold(f32::INFINITY, f32::min)
     }
 
+    /// The diameter of the simplex with vertices `vs`: its longest edge (0 for a vertex).
+    #[inline]
+    pub fn diameter(&self, vs: &[usize]) -> f32 {
+        let mut m = 0f32;
+        for (i, &a) in vs.iter().enumerate() {
+            for &b in &vs[i + 1..] {
+                m = m.max(self.get(a, b));
+            }
+        }
+        m
+    }
+
     /// The distances from point `i` to the points before it.
     #[inline]
     pub fn row(&self, i: usize) -> &[f32] {

@@ -18,11 +18,7 @@ pub fn barcode(d: &Distances, opts: &RipsOptions) -> Barcode {
     let mut simplices: Vec<(f32, Vec<usize>)> = Vec::new();
     let mut stack: Vec<Vec<usize>> = (0..n).map(|v| vec![v]).collect();
     while let Some(s) = stack.pop() {
-        let diameter = s
-            .iter()
-            .flat_map(|a| s.iter().map(move |b| (*a, *b)))
-            .map(|(a, b)| d.get(a, b))
-            .fold(0f32, f32::max);
+        let diameter = d.diameter(&s);
         if diameter > opts.threshold {
             continue;
         }
