@@ -21,11 +21,10 @@ fn joins(c: &Complex, w: usize, vs: &[usize], diameter: f32) -> bool {
 
 /// The largest vertex, not one of `vs` (largest first) and not below `floor`, within
 /// `diameter` of every vertex of `vs`: the vertex added by the first cofacet of diameter
-/// `diameter` in coboundary order.
+/// `diameter` in coboundary order. `diameter` is within the complex's threshold (it is a
+/// simplex's), so with neighbour lists every candidate is in them.
 fn first_joining(c: &Complex, vs: &[usize], diameter: f32, floor: usize) -> Option<usize> {
     match c.neighbors {
-        // Within the diameter of every vertex is within the threshold of the first: its list
-        // (by increasing index) holds every candidate.
         Some(nb) => {
             // The vertices' lists (by increasing index) walked down together, as the sparse
             // coboundary does: a candidate is in every list (a vertex of `vs` is in none of
@@ -137,9 +136,9 @@ pub fn facet_of_vertices(c: &Complex, us: &[usize], diameter: f32) -> Option<Ent
 
 /// The apparent facet of simplex `t` of dimension `dim`, if it has one.
 pub fn facet(c: &Complex, t: Entry, dim: usize) -> Option<Entry> {
-    let mut us = Vec::with_capacity(dim + 1);
-    c.table.vertices(t.index, dim, c.d.len(), &mut us);
-    facet_of_vertices(c, &us, t.diameter)
+    let mut us = [0usize; MAX_VERTICES];
+    c.table.vertices_into(t.index, dim, c.d.len(), &mut us[..dim + 1]);
+    facet_of_vertices(c, &us[..dim + 1], t.diameter)
 }
 
 #[cfg(test)]
@@ -171,10 +170,7 @@ mod tests {
         let mut tv = Vec::new();
         c.table.vertices(t.index, dim, c.d.len(), &mut tv);
         (0..tv.len())
-            .map(|skip| {
-                let f: Vec<usize> = tv.iter().enumerate().filter(|e| e.0 != skip).map(|e| *e.1).collect();
-                f
-            })
+            .map(|skip| tv.iter().enumerate().filter(|e| e.0 != skip).map(|e| *e.1).collect::<Vec<usize>>())
             .filter(|f| c.d.diameter(f) == t.diameter)
             .map(|f| c.table.index_of(&f))
             .collect()

@@ -201,6 +201,12 @@ impl Distances {
     }
 }
 
+/// How many of `len` items one task takes: about eight tasks per thread (their costs vary),
+/// at least `least`, so that a few tens of thousands of columns still reach every core.
+pub(crate) fn chunk_for(len: usize, least: usize) -> usize {
+    (len / (8 * rayon::current_num_threads())).max(least)
+}
+
 /// The `n` whose lower triangle has `entries` entries, if any.
 pub fn points_for_entries(entries: usize) -> Option<usize> {
     // n (n - 1) / 2 = entries: n = (1 + sqrt(1 + 8 entries)) / 2, checked exactly.
@@ -330,7 +336,7 @@ pub fn apparent_on_cpu(cols: &Columns, ctl: &Control) -> Result<Vec<Option<index
     let c = cols.complex;
     Ok(cols
         .columns
-        .par_chunks(16384)
+        .par_chunks(chunk_for(cols.columns.len(), 256))
         .map(|chunk| {
             ctl.check()?;
             Ok(chunk.iter().map(|s| apparent::cofacet(c, *s, cols.dim)).collect::<Vec<_>>())
@@ -341,7 +347,8 @@ pub fn apparent_on_cpu(cols: &Columns, ctl: &Control) -> Result<Vec<Option<index
 
 /// The Vietoris-Rips barcode of `d` in dimensions 0 to `opts.maxdim`: bars of positive length
 /// (a class born and killed at the same radius is no bar), essential classes dying at
-/// infinity. Progress ticks with the columns passed, in batches (apparent ones included).
+/// infinity. Progress ticks with the columns passed, in batches (apparent ones included, but
+/// for those of the highest dimension, which are never listed).
 pub fn barcode(d: &Distances, opts: &RipsOptions, ctl: &Control) -> Result<Barcode, RipsError> {
     barcode_with(d, opts, &mut |cols: &Columns| apparent_on_cpu(cols, ctl), ctl)
 }
@@ -385,15 +392,16 @@ pub fn barcode_with(
     let mut bars = Vec::new();
     let (mut columns, mut simplices) = reduce::dim0(&c, &mut bars);
     ctl.check()?;
+    // The highest dimension's apparent pairs clear nothing: above dimension 1 (whose columns
+    // come listed from dimension 0) they are left out as its columns are listed, and looked
+    // for among the pivots as they turn up. One test for both, which must agree.
+    let left_out = |dim: usize| dim == opts.maxdim && dim > 1;
     for dim in 1..=opts.maxdim {
-        // The highest dimension's apparent pairs clear nothing: above dimension 1 (whose
-        // columns come listed from dimension 0) they are left out as its columns are listed.
-        let apparent =
-            if dim == opts.maxdim && dim > 1 { Apparent::LeftOut } else { Apparent::Found(&mut *finder) };
+        let apparent = if left_out(dim) { Apparent::LeftOut } else { Apparent::Found(&mut *finder) };
         let pivots = reduce::reduce(&c, dim, &columns, &mut bars, apparent, ctl)?;
         if dim < opts.maxdim {
-            let (keep, top) = (dim + 1 < opts.maxdim, dim + 1 == opts.maxdim);
-            (columns, simplices) = reduce::next_columns(&c, dim, &simplices, &pivots, (keep, top), ctl)?;
+            let top = left_out(dim + 1);
+            (columns, simplices) = reduce::next_columns(&c, dim, &simplices, &pivots, top, ctl)?;
         }
     }
     Ok(Barcode { maxdim: opts.maxdim, points: n, bars })

@@ -331,15 +331,15 @@ impl Reducer<'_> {
 }
 
 /// The columns of dimension `dim + 1`: its simplices within the threshold (each met once,
-/// from its facet without the largest vertex) that are no pivot of dimension `dim` (and,
-/// with `leave_out_apparent`, in no apparent pair: see [`Apparent::LeftOut`]); and, when
-/// `keep`, all those simplices (for the dimension after).
+/// from its facet without the largest vertex) that are no pivot of dimension `dim`; and all
+/// those simplices, for the dimension after. When `dim + 1` is the highest (`top`), the
+/// simplices are not kept and apparent columns are left out ([`Apparent::LeftOut`]).
 pub fn next_columns(
     c: &Complex,
     dim: usize,
     simplices: &[Entry],
     pivots: &Pivots,
-    (keep, leave_out_apparent): (bool, bool),
+    top: bool,
     ctl: &Control,
 ) -> Result<(Vec<Entry>, Vec<Entry>), RipsError> {
     use rayon::prelude::*;
@@ -359,7 +359,7 @@ pub fn next_columns(
             while cob.has_next(false) {
                 let (e, added) = cob.next_cofacet();
                 if e.diameter <= c.threshold {
-                    if keep {
+                    if !top {
                         next.push(e);
                     }
                     // The added vertex is above the simplex's: the cofacet's vertices are it
@@ -367,8 +367,7 @@ pub fn next_columns(
                     cofacet[0] = added;
                     let cleared = pivots.contains_key(&e.index);
                     if !cleared
-                        && (!leave_out_apparent
-                            || apparent::cofacet_vertex(c, &cofacet[..dim + 2], e.diameter).is_none())
+                        && (!top || apparent::cofacet_vertex(c, &cofacet[..dim + 2], e.diameter).is_none())
                     {
                         columns.push(e);
                     }
@@ -388,7 +387,7 @@ pub fn next_columns(
         Ok((columns, next))
     };
     let parts: Vec<(Vec<Entry>, Vec<Entry>)> =
-        simplices.par_chunks(4096).map(chunk).collect::<Result<_, _>>()?;
+        simplices.par_chunks(super::chunk_for(simplices.len(), 64)).map(chunk).collect::<Result<_, _>>()?;
     let mut columns = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
     let mut next = Vec::with_capacity(parts.iter().map(|p| p.1.len()).sum());
     for (c, n) in parts {
