@@ -178,19 +178,12 @@ mod tests {
 
     #[test]
     fn the_vertex_tests_equal_the_definition_dense_and_sparse() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut random = crate::synthetic::noise(11);
         let mut pairs = 0;
         for round in 0..12 {
             let n = 6 + round;
             // Coordinates on a coarse grid: ties and equal points.
-            let pts: Vec<f64> = (0..2 * n)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    (state % 4) as f64
-                })
-                .collect();
+            let pts: Vec<f64> = (0..2 * n).map(|_| (random() % 4) as f64).collect();
             let d = Distances::euclidean(&pts, 2, &Default::default()).unwrap();
             let table = Binomials::new(n, MAX_DIM + 2).unwrap();
             for threshold in [f32::INFINITY, 2.0] {

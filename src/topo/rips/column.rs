@@ -49,7 +49,11 @@ impl Column {
     /// one of a pair that cancels).
     #[inline]
     pub fn push(&mut self, e: Entry) {
-        let k = key(e);
+        self.push_key(key(e));
+    }
+
+    #[inline]
+    fn push_key(&mut self, k: u128) {
         if k < self.last {
             return;
         }
@@ -103,21 +107,28 @@ impl Column {
     /// cancelled pair until it becomes the pivot).
     pub fn compact(&mut self) {
         let mut all: Vec<u128> = self.buckets.iter_mut().flat_map(|b| b.drain(..)).collect();
-        all.sort_unstable();
-        let (mut kept, mut k) = (0, 0);
-        while k < all.len() {
-            let same = all[k..].iter().take_while(|&&x| x == all[k]).count();
-            if same % 2 == 1 {
-                all[kept] = all[k];
-                kept += 1;
-            }
-            k += same;
-        }
+        sum_mod2(&mut all, |&k| k);
         self.len = 0;
-        for &k in &all[..kept] {
-            self.push(entry(k));
+        for k in all {
+            self.push_key(k);
         }
     }
+}
+
+/// Sorts `v` by `key` and keeps one of each run of equal keys of odd length: the sum over
+/// Z/2 of the entries listed.
+pub fn sum_mod2<T: Copy, K: Ord>(v: &mut Vec<T>, key: impl Fn(&T) -> K) {
+    v.sort_unstable_by_key(&key);
+    let (mut kept, mut k) = (0, 0);
+    while k < v.len() {
+        let same = v[k..].iter().take_while(|x| key(x) == key(&v[k])).count();
+        if same % 2 == 1 {
+            v[kept] = v[k];
+            kept += 1;
+        }
+        k += same;
+    }
+    v.truncate(kept);
 }
 
 #[cfg(test)]
@@ -128,13 +139,7 @@ mod tests {
     /// Against a plain count per entry, with pivots found between pushes at or after them.
     #[test]
     fn pivots_are_the_earliest_odd_entries() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::synthetic::noise(5);
         for round in 0..200 {
             let mut col = Column::default();
             let mut counts: BTreeMap<(u32, std::cmp::Reverse<u64>), usize> = BTreeMap::new();
@@ -148,7 +153,7 @@ mod tests {
                     col.push(e);
                     *counts.entry((d.to_bits(), std::cmp::Reverse(i))).or_default() += 1;
                     // A pair before the last pivot, as the pieces of an added column have.
-                    if floor.0 > 0.0 && next() % 3 == 0 {
+                    if floor.0 > 0.0 && next().is_multiple_of(3) {
                         let early = Entry { diameter: floor.0 - 0.5, index: next() % 8 };
                         col.push(early);
                         col.push(early);

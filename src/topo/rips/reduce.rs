@@ -18,7 +18,7 @@
 //! form): a chunk's columns first on all cores against the columns paired before it, then
 //! finished in order against each other.
 
-use super::column::Column;
+use super::column::{Column, sum_mod2};
 use super::index::{Coboundary, Complex, Entry};
 use super::{Bar, RipsError, apparent};
 use crate::control::Control;
@@ -69,7 +69,10 @@ pub fn dim0(c: &Complex, bars: &mut Vec<Bar>) -> (Vec<Entry>, Vec<Entry>) {
             Some(nb) => {
                 nb.of(i).iter().take_while(|e| (e.0 as usize) < i).map(|e| edge(e.0 as usize, e.1)).collect()
             }
-            None => (0..i).map(|j| edge(j, c.d.get(i, j))).filter(|e| e.diameter <= c.threshold).collect(),
+            None => {
+                let row = c.d.row(i).iter().enumerate();
+                row.map(|(j, &x)| edge(j, x)).filter(|e| e.diameter <= c.threshold).collect()
+            }
         }
     };
     let mut edges: Vec<Entry> = (1..n).into_par_iter().flat_map_iter(row).collect();
@@ -215,15 +218,8 @@ pub fn reduce(
             }
             pivots.insert(p.index, i);
             // Column i of V: what was added, equal entries cancelling in pairs.
-            w.added.sort_unstable_by_key(|e| e.index);
-            let mut k = 0;
-            while k < w.added.len() {
-                let same = w.added[k..].iter().take_while(|e| e.index == w.added[k].index).count();
-                if same % 2 == 1 {
-                    v.entries.push(w.added[k]);
-                }
-                k += same;
-            }
+            sum_mod2(&mut w.added, |e| e.index);
+            v.entries.extend_from_slice(&w.added);
             v.ends[i] = v.entries.len();
         }
         ctl.tick(part.len() as u64);
