@@ -589,26 +589,54 @@ fn betti_curves_on_the_device_equal_the_cpus() {
 }
 
 /// The GPU's apparent pairs (Ripser++'s) equal the CPU's column for column in every dimension,
-/// on random clouds with ties and duplicate points and on the standard sets, and the barcodes
-/// computed with them equal the CPU's (and, for the sets, Ripser's) bar for bar.
+/// and its listings of each next dimension's columns and simplices equal the CPU's, on random
+/// clouds with ties and duplicate points (dense, and sparse under a threshold) and on the
+/// standard sets; the barcodes computed with them equal the CPU's (and, for the sets,
+/// Ripser's) bar for bar.
 #[test]
-fn rips_apparent_pairs_on_the_device_equal_the_cpus() {
+fn rips_apparent_pairs_and_listings_on_the_device_equal_the_cpus() {
     use topoview::compute::backend::{Backend, Choice};
     use topoview::io::points::{self, PointFormat};
-    use topoview::topo::rips::{self, Columns, Distances, RipsOptions};
+    use topoview::topo::rips::index::Entry;
+    use topoview::topo::rips::{self, Columns, Distances, Listing, Offload, RipsError, RipsOptions};
     let Some(g) = gpu() else { return };
     let ctl = Control::default();
-    let mut compared = 0usize;
-    let mut check = |d: &Distances, opts: RipsOptions| {
-        let mut device = None;
-        let mut on_gpu = |cols: &Columns| {
-            let dev = device.get_or_insert_with(|| g.rips_upload(cols).unwrap());
-            let found = g.rips_apparent(dev, cols, &ctl).unwrap();
-            assert_eq!(found, rips::apparent_on_cpu(cols, &ctl).unwrap(), "dimension {}", cols.dim);
-            compared += found.len();
+    /// The GPU's results, each held against the CPU's before it is used.
+    struct Checked<'g> {
+        on_gpu: topoview::cuda::RipsOnGpu<'g>,
+        ctl: &'g Control<'g>,
+        compared: usize,
+        listed: usize,
+    }
+    impl Offload for Checked<'_> {
+        fn apparent(&mut self, cols: &Columns) -> Result<Vec<Option<Entry>>, RipsError> {
+            let found = self.on_gpu.apparent(cols)?;
+            assert_eq!(found, rips::apparent_on_cpu(cols, self.ctl).unwrap(), "dimension {}", cols.dim);
+            self.compared += found.len();
             Ok(found)
-        };
-        let b = rips::barcode_with(d, &opts, &mut on_gpu, &ctl).unwrap().sorted();
+        }
+
+        fn next_columns(&mut self, l: &Listing) -> Result<Option<rips::Listed>, RipsError> {
+            let (mut columns, mut next) = self.on_gpu.next_columns(l)?.expect("the GPU lists");
+            let (mut want_columns, mut want_next) = rips::list_on_cpu(l, self.ctl).unwrap();
+            for v in [&mut columns, &mut next, &mut want_columns, &mut want_next] {
+                v.sort_unstable_by_key(|e| e.index);
+            }
+            let what = format!("dimension {} (top: {})", l.dim + 1, l.top);
+            assert_eq!(columns, want_columns, "the columns of {what}");
+            assert_eq!(next, want_next, "the simplices of {what}");
+            self.listed += columns.len() + next.len();
+            Ok(Some((columns, next)))
+        }
+    }
+    let mut compared = 0usize;
+    let mut listed = 0usize;
+    let mut check = |d: &Distances, opts: RipsOptions| {
+        let mut checked =
+            Checked { on_gpu: topoview::cuda::RipsOnGpu::new(&g, &ctl), ctl: &ctl, compared: 0, listed: 0 };
+        let b = rips::barcode_with(d, &opts, &mut checked, &ctl).unwrap().sorted();
+        compared += checked.compared;
+        listed += checked.listed;
         assert_eq!(b, rips::barcode(d, &opts, &ctl).unwrap().sorted(), "{opts:?}");
         b
     };
@@ -637,7 +665,12 @@ fn rips_apparent_pairs_on_the_device_equal_the_cpus() {
         assert!(ran.on_gpu && ran.fallback.is_none(), "{file}: {ran:?}");
         assert_eq!(b.sorted().bars, common::ripser_bars(name), "{file} through the backend");
     }
-    println!("{compared} columns compared");
+    // The top dimension listed from neighbour lists on a standard set (held against the CPU's
+    // bars: Ripser's expected file is for dimension 1).
+    let o3 = points::read(&common::data("rips/o3_4096.point_cloud"), PointFormat::Auto, &ctl).unwrap();
+    let d = topoview::compute::rips::distances(&o3, &ctl).unwrap();
+    check(&d, RipsOptions { maxdim: 2, threshold: 1.4 });
+    println!("{compared} apparent pairs and {listed} listed columns and simplices compared");
 }
 
 /// The first cell whose gradient code differs between `gpu` and `cpu`, with both codes.

@@ -168,7 +168,7 @@ pub fn run(args: &RipsArgs) -> anyhow::Result<bool> {
         .collect();
     let threshold = args.threshold.map_or(String::new(), |t| format!(", threshold {t}"));
     say!(
-        "{}: {what}, Rips up to dimension {}{threshold}: {}; {seconds:.2} s ({read:.2} s reading, points and distances, {:.2} s barcode; apparent pairs on {})",
+        "{}: {what}, Rips up to dimension {}{threshold}: {}; {seconds:.2} s ({read:.2} s reading, points and distances, {:.2} s barcode; apparent pairs and listings on {})",
         outputs::one_line(&name),
         opts.maxdim,
         counts.join(", "),

@@ -512,8 +512,8 @@ fn valid_smoothing(field: &ScalarField, s: &Smoothing) -> bool {
 }
 
 impl Backend {
-    /// The Vietoris-Rips barcode of `d`: the apparent pairs on the GPU (Ripser++'s) when it
-    /// can be, the rest on the CPU; all on the CPU otherwise. Equal either way. A GPU that
+    /// The Vietoris-Rips barcode of `d`: the apparent pairs and the listings of columns on the
+    /// GPU (Ripser++'s) when it can be, the reductions on the CPU; all on the CPU otherwise. Equal either way. A GPU that
     /// fails part way gives way to the CPU, which starts again.
     pub fn rips(
         &self,
@@ -526,26 +526,9 @@ impl Backend {
         let (result, ran) = self.run(
             true,
             Box::new(|g: &Gpu| {
-                let mut failed = None;
-                let mut device = None;
-                let mut finder = |cols: &rips::Columns| {
-                    let found = match &device {
-                        Some(dev) => g.rips_apparent(dev, cols, ctl),
-                        None => {
-                            g.rips_upload(cols).and_then(|dev| g.rips_apparent(device.insert(dev), cols, ctl))
-                        }
-                    };
-                    found.map_err(|e| match e {
-                        GpuError::Cancelled => RipsError::Cancelled(Cancelled),
-                        e => {
-                            let message = e.to_string();
-                            failed = Some(e);
-                            RipsError::Invalid(message)
-                        }
-                    })
-                };
-                let result = rips::barcode_with(d, opts, &mut finder, ctl);
-                match failed {
+                let mut on_gpu = crate::cuda::RipsOnGpu::new(g, ctl);
+                let result = rips::barcode_with(d, opts, &mut on_gpu, ctl);
+                match on_gpu.failure() {
                     Some(e) => Err(e),
                     None => Ok(result),
                 }

@@ -24,6 +24,7 @@ use std::sync::{Arc, OnceLock};
 
 pub use ecc::{GpuEccTimes, ecc_block_spread, ecc_spread};
 pub use msc::DeviceGradient;
+pub use rips::RipsOnGpu;
 
 /// A sample type as the kernels know it: every kernel for it is named with its
 /// [`crate::field::Dtype::name`] (`ecc_u8_3d`, `pairs_f32_2d`, `to_f32_i16`), and the types of

@@ -23,6 +23,8 @@ pub struct Column {
     /// The key of the last pivot found (every entry's key is at least this).
     last: u128,
     len: usize,
+    /// Bit `b - 1` set when bucket `b` (1 to 128) has entries: the first is found at once.
+    filled: u128,
 }
 
 /// An entry as a key that orders like the filtration, earliest least: diameters are finite
@@ -62,6 +64,9 @@ impl Column {
             self.buckets.resize_with(BUCKETS, Vec::new);
         }
         self.buckets[b].push(k);
+        if b > 0 {
+            self.filled |= 1 << (b - 1);
+        }
         self.len += 1;
     }
 
@@ -85,13 +90,20 @@ impl Column {
     /// Moves the least entry's copies into bucket 0 from the first bucket that has entries;
     /// false when the column is empty.
     fn refill(&mut self) -> bool {
-        let Some(i) = self.buckets.iter().position(|b| !b.is_empty()) else { return false };
+        if self.filled == 0 {
+            return false;
+        }
+        let i = self.filled.trailing_zeros() as usize + 1;
+        self.filled &= !(1 << (i - 1));
         let mut moved = std::mem::take(&mut self.buckets[i]);
         self.last = moved.iter().copied().min().unwrap_or(self.last);
         // Each entry differs from the new least in a lower bit than before: a lower bucket.
         for &k in &moved {
             let b = self.bucket(k);
             self.buckets[b].push(k);
+            if b > 0 {
+                self.filled |= 1 << (b - 1);
+            }
         }
         moved.clear();
         self.buckets[i] = moved;
@@ -109,6 +121,7 @@ impl Column {
         let mut all: Vec<u128> = self.buckets.iter_mut().flat_map(|b| b.drain(..)).collect();
         sum_mod2(&mut all, |&k| k);
         self.len = 0;
+        self.filled = 0;
         for k in all {
             self.push_key(k);
         }

@@ -129,6 +129,18 @@ impl Neighbors {
     pub fn of(&self, v: usize) -> &[(u32, f32)] {
         &self.lists[v]
     }
+
+    /// The lists end to end (compressed sparse rows, for the GPU): `starts` (one more than the
+    /// points) delimits each point's neighbours and their distances.
+    pub fn rows(&self) -> (Vec<u64>, Vec<u32>, Vec<f32>) {
+        let mut starts = Vec::with_capacity(self.lists.len() + 1);
+        starts.push(0u64);
+        let all = self.lists.iter().flatten();
+        for l in &self.lists {
+            starts.push(starts[starts.len() - 1] + l.len() as u64);
+        }
+        (starts, all.clone().map(|e| e.0).collect(), all.map(|e| e.1).collect())
+    }
 }
 
 /// The Rips complex up to a threshold: the distances, the numbering, and (when the threshold

@@ -16,6 +16,7 @@ pub mod image_points;
 pub mod index;
 pub mod naive;
 mod reduce;
+mod stages;
 
 use crate::control::{Cancelled, Control};
 use reduce::Apparent;
@@ -325,10 +326,62 @@ pub struct Columns<'a> {
     pub columns: &'a [index::Entry],
 }
 
-/// Finds the apparent pair of every column: the cofacet it pairs with at zero persistence
-/// (Ripser++'s apparent pairs), or None. [`apparent_on_cpu`] does it on all cores; the GPU
-/// backend has its own.
-pub type ApparentFinder<'f> = dyn FnMut(&Columns) -> Result<Vec<Option<index::Entry>>, RipsError> + 'f;
+/// One dimension's simplices, for listing the next dimension's columns: those of dimension
+/// `dim` within the threshold, the pivots of their reduction (cofacets that are no columns:
+/// clearing), and whether `dim + 1` is the highest dimension (`top`: its simplices are not
+/// kept and its apparent columns are left out).
+pub struct Listing<'a> {
+    pub complex: &'a index::Complex<'a>,
+    pub dim: usize,
+    pub simplices: &'a [index::Entry],
+    pub top: bool,
+    pivots: &'a reduce::Pivots,
+}
+
+impl Listing<'_> {
+    /// The cleared simplices of dimension `dim + 1` (the pivots), by increasing number.
+    pub fn cleared(&self) -> Vec<u64> {
+        use rayon::prelude::*;
+        let mut v: Vec<u64> = self.pivots.keys().copied().collect();
+        v.par_sort_unstable();
+        v
+    }
+}
+
+/// A dimension's columns and its simplices (see [`Offload::next_columns`]).
+pub type Listed = (Vec<index::Entry>, Vec<index::Entry>);
+
+/// The parts of a barcode a backend may take over from the CPU's cores: the apparent pairs of
+/// a dimension's columns, and listing the next dimension's columns. Each must give what the
+/// CPU gives ([`OnCpu`]); the GPU backend has its own.
+pub trait Offload {
+    /// The apparent pair of every column (the cofacet it pairs with at zero persistence,
+    /// Ripser++'s apparent pairs), or None; as [`apparent_on_cpu`].
+    fn apparent(&mut self, cols: &Columns) -> Result<Vec<Option<index::Entry>>, RipsError>;
+
+    /// The columns of dimension `dim + 1`, in any order, and unless `top` all its simplices
+    /// within the threshold, in any order (the sets [`list_on_cpu`] gives); None leaves
+    /// the listing to the CPU.
+    fn next_columns(&mut self, l: &Listing) -> Result<Option<Listed>, RipsError>;
+}
+
+/// Everything on the CPU's cores.
+pub struct OnCpu<'c>(pub &'c Control<'c>);
+
+impl Offload for OnCpu<'_> {
+    fn apparent(&mut self, cols: &Columns) -> Result<Vec<Option<index::Entry>>, RipsError> {
+        apparent_on_cpu(cols, self.0)
+    }
+
+    fn next_columns(&mut self, _: &Listing) -> Result<Option<Listed>, RipsError> {
+        Ok(None)
+    }
+}
+
+/// The next dimension's columns (in reduction order) and simplices of `l`, on all cores.
+pub fn list_on_cpu(l: &Listing, ctl: &Control) -> Result<Listed, RipsError> {
+    reduce::next_columns(l.complex, l.dim, l.simplices, l.pivots, l.top, ctl)
+}
 
 /// The apparent pairs of `cols` on all cores, checking `ctl` between batches.
 pub fn apparent_on_cpu(cols: &Columns, ctl: &Control) -> Result<Vec<Option<index::Entry>>, RipsError> {
@@ -350,14 +403,25 @@ pub fn apparent_on_cpu(cols: &Columns, ctl: &Control) -> Result<Vec<Option<index
 /// infinity. Progress ticks with the columns passed, in batches (apparent ones included, but
 /// for those of the highest dimension, which are never listed).
 pub fn barcode(d: &Distances, opts: &RipsOptions, ctl: &Control) -> Result<Barcode, RipsError> {
-    barcode_with(d, opts, &mut |cols: &Columns| apparent_on_cpu(cols, ctl), ctl)
+    barcode_with(d, opts, &mut OnCpu(ctl), ctl)
 }
 
-/// As [`barcode`], with the apparent pairs found by `finder` (the GPU's, on the CUDA backend).
+/// As [`barcode`], with the apparent pairs and the listings `offload` takes over (the GPU's,
+/// on the CUDA backend).
 pub fn barcode_with(
     d: &Distances,
     opts: &RipsOptions,
-    finder: &mut ApparentFinder,
+    offload: &mut dyn Offload,
+    ctl: &Control,
+) -> Result<Barcode, RipsError> {
+    scheduled(d, opts, offload, reduce::Schedule::default(), ctl)
+}
+
+fn scheduled(
+    d: &Distances,
+    opts: &RipsOptions,
+    offload: &mut dyn Offload,
+    schedule: reduce::Schedule,
     ctl: &Control,
 ) -> Result<Barcode, RipsError> {
     if opts.maxdim > MAX_DIM {
@@ -372,6 +436,7 @@ pub fn barcode_with(
             opts.threshold
         )));
     }
+    let mut stages = stages::Stages::from_env();
     let n = d.len();
     let table = index::Binomials::new(n, opts.maxdim + 2).ok_or_else(|| {
         RipsError::Invalid(format!(
@@ -389,19 +454,47 @@ pub fn barcode_with(
     // past 80% of the memory available.
     let budget = crate::mem::available_bytes().map_or(u64::MAX, |a| a / 10 * 8);
     let c = index::Complex { d, table: &table, threshold, neighbors: neighbors.as_ref(), budget };
+    stages
+        .mark(|| format!("{n} points: enclosing radius, {within} edges within {threshold}, neighbour lists"));
     let mut bars = Vec::new();
     let (mut columns, mut simplices) = reduce::dim0(&c, &mut bars);
+    stages.mark(|| {
+        format!("dim 0: {} edges sorted, union-find, {} columns of dim 1", simplices.len(), columns.len())
+    });
     ctl.check()?;
     // The highest dimension's apparent pairs clear nothing: above dimension 1 (whose columns
     // come listed from dimension 0) they are left out as its columns are listed, and looked
     // for among the pivots as they turn up. One test for both, which must agree.
     let left_out = |dim: usize| dim == opts.maxdim && dim > 1;
     for dim in 1..=opts.maxdim {
-        let apparent = if left_out(dim) { Apparent::LeftOut } else { Apparent::Found(&mut *finder) };
-        let pivots = reduce::reduce(&c, dim, &columns, &mut bars, apparent, ctl)?;
+        let apparent = if left_out(dim) { Apparent::LeftOut } else { Apparent::Found(&mut *offload) };
+        let pivots = reduce::reduce(
+            &Columns { complex: &c, dim, columns: &columns },
+            &mut bars,
+            apparent,
+            schedule,
+            &mut stages,
+            ctl,
+        )?;
         if dim < opts.maxdim {
             let top = left_out(dim + 1);
-            (columns, simplices) = reduce::next_columns(&c, dim, &simplices, &pivots, top, ctl)?;
+            let l = Listing { complex: &c, dim, simplices: &simplices, top, pivots: &pivots };
+            (columns, simplices) = match offload.next_columns(&l)? {
+                Some((mut columns, next)) => {
+                    reduce::within_budget(&c, dim + 1, columns.len(), next.len())?;
+                    reduce::sort_columns(&mut columns);
+                    (columns, next)
+                }
+                None => list_on_cpu(&l, ctl)?,
+            };
+            stages.mark(|| {
+                let kept = if top {
+                    "apparent ones left out".to_string()
+                } else {
+                    format!("{} simplices", simplices.len())
+                };
+                format!("dim {}: {} columns listed and sorted ({kept})", dim + 1, columns.len())
+            });
         }
     }
     Ok(Barcode { maxdim: opts.maxdim, points: n, bars })
@@ -450,6 +543,42 @@ mod tests {
         let far = Distances::euclidean(&[3e38, 0.0, -3e38, 0.0], 2, &Control::default());
         assert!(matches!(far, Err(RipsError::Invalid(m)) if m.contains("single precision")));
         assert!(matches!(Distances::euclidean(&[], 2, &Control::default()), Err(RipsError::Invalid(_))));
+    }
+
+    /// The pairs are the sequential reduction's whatever the rounds: one column open at a
+    /// time, a few, columns cut off after one coboundary or two a round; against the default
+    /// schedule and the textbook reduction, on clouds with ties and equal points, dense and
+    /// under a threshold (neighbour lists).
+    #[test]
+    fn the_bars_do_not_depend_on_the_window_or_the_budget() {
+        let ctl = Control::default();
+        let mut next = crate::synthetic::noise(11);
+        for round in 0..60 {
+            let dim = 2 + round % 2;
+            let n = if round % 2 == 0 { 12 + (next() % 28) as usize } else { 8 + (next() % 10) as usize };
+            let p: Vec<f64> = (0..n * dim).map(|_| (next() % 4) as f64).collect();
+            let d = Distances::euclidean(&p, dim, &ctl).expect("finite points");
+            let threshold = if round % 3 == 0 { 2.0 } else { f32::INFINITY };
+            let opts = RipsOptions { maxdim: 2 + round % 2, threshold };
+            // Bars equal by dimension, birth and death; the pairs of simplices too, since each
+            // schedule computes the sequential reduction's.
+            let pairs = |b: &Barcode| {
+                let mut p: Vec<_> = b
+                    .bars
+                    .iter()
+                    .map(|x| (x.dim, x.birth.to_bits(), x.death.to_bits(), x.creator, x.killer))
+                    .collect();
+                p.sort_unstable();
+                p
+            };
+            let want = barcode(&d, &opts, &ctl).expect("a barcode");
+            assert_eq!(want.clone().sorted(), naive::barcode(&d, &opts).sorted(), "round {round}");
+            for (window_per_thread, budget) in [(1, 1), (1, 2), (3, 1), (2, 5)] {
+                let schedule = reduce::Schedule { window_per_thread, budget };
+                let b = scheduled(&d, &opts, &mut OnCpu(&ctl), schedule, &ctl).expect("a barcode");
+                assert_eq!(pairs(&b), pairs(&want), "round {round}, {schedule:?}");
+            }
+        }
     }
 
     #[test]

@@ -14,17 +14,24 @@
 //! column has is tested for an apparent facet when it turns up, and that facet's coboundary
 //! added.
 //!
-//! The rest are reduced chunk by chunk (after giotto-ph's parallel reduction, in a simpler
-//! form): a chunk's columns first on all cores against the columns paired before it, then
-//! finished in order against each other.
+//! The rest are reduced in rounds over a window of open columns (after giotto-ph's parallel
+//! reduction, in a simpler form): each round reduces every open column on all cores by the
+//! columns paired so far, then pairs, in order, the open columns whose pivots no column before
+//! them took, up to the first whose pivot was taken in that pass, which the next round
+//! reduces further. A column is only ever paired once every column before it is, with a
+//! pivot none of them has, so the pairs are the sequential reduction's; what the window adds
+//! is that the columns one pass leaves unpaired are reduced side by side, not one by one.
 
 use super::column::{Column, sum_mod2};
 use super::index::{Coboundary, Complex, Entry};
+use super::stages::Stages;
 use super::{Bar, RipsError, apparent};
 use crate::control::Control;
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// Simplex numbers hashed by one multiplication (they are spread already; SipHash's
 /// resistance to chosen keys buys nothing here and costs most of a lookup).
@@ -51,7 +58,7 @@ impl Hasher for IndexHasher {
 pub type Pivots = HashMap<u64, usize, BuildHasherDefault<IndexHasher>>;
 
 /// Columns in reduction order: the latest to enter first, ties by smaller number.
-fn sort_columns(c: &mut [Entry]) {
+pub fn sort_columns(c: &mut [Entry]) {
     use rayon::slice::ParallelSliceMut;
     c.par_sort_unstable_by(|a, b| b.diameter.total_cmp(&a.diameter).then(a.index.cmp(&b.index)));
 }
@@ -110,8 +117,11 @@ pub fn dim0(c: &Complex, bars: &mut Vec<Bar>) -> (Vec<Entry>, Vec<Entry>) {
     (columns, edges)
 }
 
-/// A column is compacted once it holds this many entries, and then twice what was left.
-const COMPACT_FROM: usize = 1 << 14;
+/// A column is compacted once it holds this many entries (64 MiB), and then twice what was
+/// left: a bound on memory only. The radix heap drops most cancelled entries as they come
+/// or as they reach the pivot, and compacting sooner costs a sort of the whole column: the
+/// sphere's class of 2 M entries took 334 ms compacted from 16 K entries on, 158 ms never.
+const COMPACT_FROM: usize = 1 << 22;
 
 /// The columns' reduction matrix V (without its diagonal): column i is
 /// `entries[starts[i]..ends[i]]` (empty for apparent columns).
@@ -137,7 +147,7 @@ fn push_coboundary(c: &Complex, dim: usize, s: Entry, vertices: &mut Vec<usize>,
 pub enum Apparent<'a, 'f> {
     /// Found among the columns by the finder and entered in the pivots, where they clear
     /// the next dimension's columns.
-    Found(&'a mut super::ApparentFinder<'f>),
+    Found(&'a mut (dyn super::Offload + 'f)),
     /// Left out of the columns when they were listed ([`next_columns`]); a pivot that no
     /// column has is tested for an apparent facet as it turns up.
     LeftOut,
@@ -146,23 +156,29 @@ pub enum Apparent<'a, 'f> {
 /// Reduces the columns of dimension `dim` (in their order) and adds their bars; returns the
 /// pivots found (cofacet number to column), which clear the next dimension's columns.
 ///
-/// Chunk by chunk, each chunk's columns first reduced on all cores by the columns paired
-/// before the chunk, then finished in order: a column's pivot depends only on the columns
-/// before it, so the pairs are those of the sequential reduction.
+/// In rounds over a window of open columns (see the module docs): a column's pivot depends
+/// only on the columns before it, so the pairs are those of the sequential reduction.
 pub fn reduce(
-    c: &Complex,
-    dim: usize,
-    columns: &[Entry],
+    cols: &super::Columns,
     bars: &mut Vec<Bar>,
     apparent: Apparent,
+    schedule: Schedule,
+    stages: &mut Stages,
     ctl: &Control,
 ) -> Result<Pivots, RipsError> {
+    let (c, dim, columns) = (cols.complex, cols.dim, cols.columns);
     let mut pivots = Pivots::default();
-    let r = Reducer { c, dim, columns, on_the_fly: matches!(apparent, Apparent::LeftOut) };
+    let r = Reducer {
+        c,
+        dim,
+        columns,
+        on_the_fly: matches!(apparent, Apparent::LeftOut),
+        budget: schedule.budget,
+    };
     let todo: Vec<usize> = match apparent {
         Apparent::LeftOut => (0..columns.len()).collect(),
-        Apparent::Found(finder) => {
-            let found = finder(&super::Columns { complex: c, dim, columns })?;
+        Apparent::Found(offload) => {
+            let found = offload.apparent(cols)?;
             if found.len() != columns.len() {
                 return Err(RipsError::Invalid(format!(
                     "{} apparent pairs were found for {} columns",
@@ -176,30 +192,64 @@ pub fn reduce(
                     pivots.insert(t.index, i);
                 }
             }
-            ctl.tick(found.iter().filter(|a| a.is_some()).count() as u64);
+            let paired = found.iter().filter(|a| a.is_some()).count();
+            ctl.tick(paired as u64);
+            stages.mark(|| format!("dim {dim}: apparent pairs of {} columns: {paired}", columns.len()));
             (0..columns.len()).filter(|&i| found[i].is_none()).collect()
         }
     };
     let mut v =
         Reduction { starts: vec![0; columns.len()], ends: vec![0; columns.len()], entries: Vec::new() };
-    let mut scratch = Vec::with_capacity(dim + 2);
-    for part in todo.chunks(CHUNK_PER_THREAD * rayon::current_num_threads()) {
+    let window = schedule.window_per_thread * rayon::current_num_threads();
+    // The columns started and not yet paired, in order, with their state (None: not started).
+    let mut open: VecDeque<(usize, Option<Working>)> = VecDeque::with_capacity(window);
+    let mut next = todo.iter();
+    let (mut parallel, mut in_order, mut rounds) = (Duration::ZERO, Duration::ZERO, 0);
+    // With the stages timed: the columns' work, and each round's slowest column summed (what
+    // the rounds wait for however many cores there are).
+    let (timed, work, mut waited) = (stages.on(), AtomicU64::new(0), Duration::ZERO);
+    loop {
+        open.extend(next.by_ref().take(window - open.len()).map(|&i| (i, None)));
+        if open.is_empty() {
+            break;
+        }
         ctl.check()?;
-        // On all cores: each column reduced by the columns paired before this chunk.
-        let started: Vec<Working> = part
-            .par_iter()
-            .map_init(|| Vec::with_capacity(dim + 2), |sc, &i| r.start(i, &pivots, &v, sc))
-            .collect();
-        // In order: each finished with the columns of the chunk before it, then paired.
-        for (mut w, &i) in started.into_iter().zip(part) {
-            let col = columns[i];
-            if w.shortcut && w.pivot.is_some_and(|p| pivots.contains_key(&p.index)) {
-                // The emergent pair was taken by a column of this chunk: the whole coboundary.
-                w.shortcut = false;
-                push_coboundary(c, dim, col, &mut scratch, &mut w.column);
-                w.pivot = w.column.pivot();
+        rounds += 1;
+        // On all cores: each open column started, or reduced further by the columns paired
+        // since it last was, each by at most BUDGET coboundaries: a long column goes on in the
+        // next round, and the columns after it are reduced meanwhile.
+        let slowest = AtomicU64::new(0);
+        open.par_iter_mut().for_each_init(
+            || Vec::with_capacity(dim + 2),
+            |sc, (i, w)| {
+                let t = timed.then(Instant::now);
+                match w {
+                    None => *w = Some(r.start(*i, &pivots, &v, sc)),
+                    Some(w) => r.resume(*i, w, &pivots, &v, sc),
+                }
+                if let Some(t) = t {
+                    let ns = t.elapsed().as_nanos() as u64;
+                    slowest.fetch_max(ns, Ordering::Relaxed);
+                    work.fetch_add(ns, Ordering::Relaxed);
+                }
+            },
+        );
+        waited += Duration::from_nanos(slowest.into_inner());
+        parallel += stages.lap();
+        // In order: each column reduced as far as the pivots go, whose pivot no column before
+        // it has, is paired, up to the first not yet reduced so far or whose pivot one of them
+        // took in this pass (the next rounds reduce it).
+        let mut paired = 0;
+        while let Some((_, Some(w))) = open.front_mut() {
+            if !w.done || w.pivot.is_some_and(|p| pivots.contains_key(&p.index)) {
+                break;
             }
-            r.add_known(&mut w, &pivots, &v, &mut scratch);
+            let (i, mut w) = match open.pop_front() {
+                Some((i, Some(w))) => (i, w),
+                _ => unreachable!("the front was just read"),
+            };
+            paired += 1;
+            let col = columns[i];
             v.starts[i] = v.entries.len();
             let Some(p) = w.pivot else {
                 bars.push(Bar {
@@ -222,32 +272,63 @@ pub fn reduce(
             v.entries.extend_from_slice(&w.added);
             v.ends[i] = v.entries.len();
         }
-        ctl.tick(part.len() as u64);
+        ctl.tick(paired as u64);
+        in_order += stages.lap();
     }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let work = work.into_inner() as f64 / 1e6;
+    stages.mark(|| {
+        format!(
+            "dim {dim}: {} columns reduced in {rounds} rounds: {:.1} ms on all cores ({work:.1} ms of \
+             work, {:.1} ms of the rounds' slowest columns), {:.1} ms pairing in order",
+            todo.len(),
+            ms(parallel),
+            ms(waited),
+            ms(in_order)
+        )
+    });
     Ok(pivots)
 }
 
-/// Columns a thread starts reducing per chunk: enough to keep the cores busy, few enough
-/// that columns rarely meet one of their own chunk's pivots (those are finished in order).
-const CHUNK_PER_THREAD: usize = 64;
+/// How the rounds go: the pairs do not depend on it (a test holds them equal for tiny ones).
+#[derive(Clone, Copy, Debug)]
+pub struct Schedule {
+    /// Columns open at once per thread: enough for the cores to reduce ahead while a long
+    /// column before them is summed; each open column holds its working column.
+    pub window_per_thread: usize,
+    /// Coboundaries a column adds in one round at most: a round lasts about this many
+    /// additions (a millisecond or so), not as long as its longest column.
+    pub budget: usize,
+}
+
+impl Default for Schedule {
+    fn default() -> Self {
+        Schedule { window_per_thread: 512, budget: 256 }
+    }
+}
 
 /// A column part way through its reduction: its coboundary with the columns added so far (a
-/// [`Column`]), what was added, the pivot (None: the column is zero), and whether the pivot is an
-/// emergent pair taken before the rest of the coboundary was summed.
+/// [`Column`]), what was added, the pivot (None: the column is zero), whether the pivot is an
+/// emergent pair taken before the rest of the coboundary was summed, whether it is reduced as
+/// far as the pivots known went (not stopped by the budget), and the size at which its column
+/// is compacted next.
 struct Working {
     column: Column,
     added: Vec<Entry>,
     pivot: Option<Entry>,
     shortcut: bool,
+    done: bool,
+    compact_at: usize,
 }
 
-/// One dimension's reduction: its columns, and whether apparent pivots are looked for as
-/// they turn up ([`Apparent::LeftOut`]).
+/// One dimension's reduction: its columns, whether apparent pivots are looked for as they
+/// turn up ([`Apparent::LeftOut`]), and the coboundaries a column adds in a round.
 struct Reducer<'a> {
     c: &'a Complex<'a>,
     dim: usize,
     columns: &'a [Entry],
     on_the_fly: bool,
+    budget: usize,
 }
 
 impl Reducer<'_> {
@@ -259,7 +340,14 @@ impl Reducer<'_> {
         let col = self.columns[i];
         let mut vertices = Vec::with_capacity(dim + 1);
         c.table.vertices(col.index, dim, c.d.len(), &mut vertices);
-        let mut w = Working { column: Column::default(), added: Vec::new(), pivot: None, shortcut: false };
+        let mut w = Working {
+            column: Column::default(),
+            added: Vec::new(),
+            pivot: None,
+            shortcut: false,
+            done: false,
+            compact_at: COMPACT_FROM,
+        };
         let mut check_emergent = true;
         let mut cofacets = Vec::new();
         let mut cob = Coboundary::new(c, col, &vertices);
@@ -273,6 +361,7 @@ impl Reducer<'_> {
                 if !pivots.contains_key(&e.index) && !self.apparent_pivot(&vertices, added, e) {
                     w.pivot = Some(e);
                     w.shortcut = true;
+                    w.done = true;
                     return w;
                 }
                 check_emergent = false;
@@ -284,6 +373,22 @@ impl Reducer<'_> {
         w.pivot = w.column.pivot();
         self.add_known(&mut w, pivots, v, scratch);
         w
+    }
+
+    /// Column `i`, started before, reduced further by the columns paired since (if any, or
+    /// if the budget stopped it): an emergent pair whose cofacet another column took sums its
+    /// whole coboundary first.
+    fn resume(&self, i: usize, w: &mut Working, pivots: &Pivots, v: &Reduction, scratch: &mut Vec<usize>) {
+        let taken = w.pivot.is_some_and(|p| pivots.contains_key(&p.index));
+        if w.done && !taken {
+            return;
+        }
+        if w.shortcut && taken {
+            w.shortcut = false;
+            push_coboundary(self.c, self.dim, self.columns[i], scratch, &mut w.column);
+            w.pivot = w.column.pivot();
+        }
+        self.add_known(w, pivots, v, scratch);
     }
 
     /// Whether cofacet `e`, the simplex `vertices` with `added`, is the pivot of a left-out
@@ -298,12 +403,18 @@ impl Reducer<'_> {
     }
 
     /// Adds to `w` the columns of `pivots` (their simplices and their reductions), and the
-    /// left-out apparent columns, while its pivot is one of theirs.
+    /// left-out apparent columns, while its pivot is one of theirs (`w.done`), or until the
+    /// budget's coboundaries were added (not done).
     fn add_known(&self, w: &mut Working, pivots: &Pivots, v: &Reduction, scratch: &mut Vec<usize>) {
         let (c, dim) = (self.c, self.dim);
-        let mut at = COMPACT_FROM;
+        let mut budget = self.budget;
+        w.done = false;
         while let Some(p) = w.pivot {
+            if budget == 0 {
+                return;
+            }
             if let Some(&j) = pivots.get(&p.index) {
+                budget = budget.saturating_sub(1 + v.ends[j] - v.starts[j]);
                 w.added.push(self.columns[j]);
                 push_coboundary(c, dim, self.columns[j], scratch, &mut w.column);
                 for &s in &v.entries[v.starts[j]..v.ends[j]] {
@@ -312,18 +423,40 @@ impl Reducer<'_> {
                 }
             } else if let Some(f) = self.on_the_fly.then(|| apparent::facet(c, p, dim + 1)).flatten() {
                 // An apparent column's reduced column is its coboundary.
+                budget -= 1;
                 w.added.push(f);
                 push_coboundary(c, dim, f, scratch, &mut w.column);
             } else {
-                return;
+                break;
             }
-            if w.column.held() >= at {
+            if w.column.held() >= w.compact_at {
                 w.column.compact();
-                at = (2 * w.column.held()).max(COMPACT_FROM);
+                w.compact_at = (2 * w.column.held()).max(COMPACT_FROM);
             }
             w.pivot = w.column.pivot();
         }
+        w.done = true;
     }
+}
+
+/// The bytes a dimension's columns and simplices hold: a column costs its entry, its
+/// apparent-pair slot and its pivot's hash slot.
+fn bytes_held(columns: usize, simplices: usize) -> u64 {
+    (columns * 48 + simplices * 16) as u64
+}
+
+fn over_budget(c: &Complex, dim: usize) -> RipsError {
+    RipsError::Invalid(format!(
+        "the simplices of dimension {dim} within the threshold need more than the {:.1} GiB of memory \
+         available: give a smaller threshold or a lower highest dimension",
+        c.budget as f64 / (1u64 << 30) as f64
+    ))
+}
+
+/// Whether `columns` columns and `simplices` simplices of dimension `dim`, listed elsewhere,
+/// fit the memory the complex may take.
+pub fn within_budget(c: &Complex, dim: usize, columns: usize, simplices: usize) -> Result<(), RipsError> {
+    if bytes_held(columns, simplices) > c.budget { Err(over_budget(c, dim)) } else { Ok(()) }
 }
 
 /// The columns of dimension `dim + 1`: its simplices within the threshold (each met once,
@@ -339,7 +472,6 @@ pub fn next_columns(
     ctl: &Control,
 ) -> Result<(Vec<Entry>, Vec<Entry>), RipsError> {
     use rayon::prelude::*;
-    use std::sync::atomic::{AtomicU64, Ordering};
     // Chunks of simplices on all cores, their cofacets concatenated in order; the bytes held
     // so far are counted across chunks, to refuse (not swap or be killed) past the budget.
     let held = AtomicU64::new(0);
@@ -370,15 +502,9 @@ pub fn next_columns(
                 }
             }
         }
-        // A column costs its entry, its apparent-pair slot and its pivot's hash slot.
-        let bytes = (columns.len() * 48 + next.len() * 16) as u64;
+        let bytes = bytes_held(columns.len(), next.len());
         if held.fetch_add(bytes, Ordering::Relaxed) + bytes > c.budget {
-            return Err(RipsError::Invalid(format!(
-                "the simplices of dimension {} within the threshold need more than the {:.1} GiB of \
-                 memory available: give a smaller threshold or a lower highest dimension",
-                dim + 1,
-                c.budget as f64 / (1u64 << 30) as f64
-            )));
+            return Err(over_budget(c, dim + 1));
         }
         Ok((columns, next))
     };
@@ -392,4 +518,55 @@ pub fn next_columns(
     }
     sort_columns(&mut columns);
     Ok((columns, next))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topo::rips::index::{Binomials, Neighbors};
+    use crate::topo::rips::{Distances, OnCpu};
+
+    /// Every schedule pairs the same columns with the same cofacets, zero-persistence pairs
+    /// (no bar) included: dimension 1 with its apparent pairs found first, dimension 2 as the
+    /// top, its apparent columns met on the fly; dense and under a threshold.
+    #[test]
+    fn every_schedule_finds_the_sequential_pivots() {
+        let ctl = Control::default();
+        let mut next = crate::synthetic::noise(23);
+        let schedules =
+            [(1, 1), (1, 2), (3, 1), (2, 7)].map(|(w, b)| Schedule { window_per_thread: w, budget: b });
+        for round in 0..30 {
+            let dim = 2 + round % 2;
+            let n = 10 + (next() % 20) as usize;
+            let p: Vec<f64> = (0..n * dim).map(|_| (next() % 4) as f64).collect();
+            let d = Distances::euclidean(&p, dim, &ctl).expect("finite points");
+            let table = Binomials::new(n, 4).expect("small numbers");
+            for threshold in [f32::INFINITY, 2.0] {
+                let neighbors = threshold.is_finite().then(|| Neighbors::new(&d, threshold));
+                let c = Complex {
+                    d: &d,
+                    table: &table,
+                    threshold,
+                    neighbors: neighbors.as_ref(),
+                    budget: u64::MAX,
+                };
+                let (edges_left, edges) = dim0(&c, &mut Vec::new());
+                let reduced = |dim: usize, columns: &[Entry], top: bool, schedule: Schedule| {
+                    let mut cpu = OnCpu(&ctl);
+                    let apparent = if top { Apparent::LeftOut } else { Apparent::Found(&mut cpu) };
+                    let mut stages = Stages::from_env();
+                    let cols = super::super::Columns { complex: &c, dim, columns };
+                    reduce(&cols, &mut Vec::new(), apparent, schedule, &mut stages, &ctl)
+                        .expect("a reduction")
+                };
+                let p1 = reduced(1, &edges_left, false, Schedule::default());
+                let (triangles, _) = next_columns(&c, 1, &edges, &p1, true, &ctl).expect("the columns");
+                let p2 = reduced(2, &triangles, true, Schedule::default());
+                for &s in &schedules {
+                    assert_eq!(reduced(1, &edges_left, false, s), p1, "round {round}, dimension 1, {s:?}");
+                    assert_eq!(reduced(2, &triangles, true, s), p2, "round {round}, dimension 2, {s:?}");
+                }
+            }
+        }
+    }
 }
