@@ -1,5 +1,5 @@
 // Vietoris-Rips on the GPU (Ripser++, Zhang et al. 2020, sections 4-5): apparent pairs, one thread
-// a column, and the next dimension's columns listed, one thread a simplex.
+// a column, and the next dimension's columns listed, one warp a simplex.
 // The twins of `apparent::cofacet` and `reduce::next_columns` in src/topo/rips, which
 // tests/cuda.rs holds them equal to.
 //

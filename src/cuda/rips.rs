@@ -1,6 +1,6 @@
 //! Vietoris-Rips on the GPU (kernels/rips.cu, after Ripser++): the apparent pairs of a
 //! dimension's columns (one thread a column), and the listing of the next dimension's columns
-//! (one thread a simplex, each cofacet met once; the top dimension's apparent columns left out
+//! (one warp a simplex, each cofacet met once; the top dimension's apparent columns left out
 //! there), with the distances, the binomial table and the neighbour lists resident on the
 //! device for all of a barcode's dimensions. Equal to the CPU's (`tests/cuda.rs`).
 
@@ -11,8 +11,9 @@ use crate::topo::rips::index::{Complex, Entry};
 use crate::topo::rips::{Columns, Listed, Listing, Offload, RipsError};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-/// Columns (or simplices) per launch (20 bytes each on the device: number, diameter, result),
-/// so that cancellation is checked between launches of a few milliseconds.
+/// Columns (or simplices) per launch, so that cancellation is checked between launches: 20
+/// bytes each on the device for the apparent pairs (number, diameter, result), 12 for a
+/// listing's simplices, whose cofacets go to outputs sized by what each launch counts.
 const BATCH: usize = 1 << 22;
 
 const BLOCK: u32 = 256;
@@ -179,10 +180,14 @@ impl Gpu {
                 if wanted.iter().zip(&out).all(|(&w, o)| w <= o.cap) {
                     out[0].append(self, wanted[0], &mut columns)?;
                     out[1].append(self, wanted[1], &mut next)?;
+                    // Refused as the CPU's listing refuses, before host memory runs out.
+                    l.fits(columns.len(), next.len()).map_err(|e| GpuError::TooLarge(e.to_string()))?;
                     break;
                 }
                 for (o, &w) in out.iter_mut().zip(&wanted) {
                     if w > o.cap {
+                        // The old buffers go before the new are made.
+                        *o = Appended::empty(self)?;
                         *o = Appended::new(self, w)?;
                     }
                 }
@@ -218,6 +223,11 @@ impl Appended {
             count: st.alloc_zeros(1)?,
             cap,
         })
+    }
+
+    /// Room for none, in place of buffers being replaced.
+    fn empty(g: &Gpu) -> Result<Appended, GpuError> {
+        Appended::new(g, 1)
     }
 
     /// The first `k` entries appended to `to`.

@@ -51,7 +51,8 @@ impl Binomials {
         // points was a tenth of a reduction's time).
         let fact: f64 = (2..=k).map(|i| i as f64).product();
         let guess = (fact * idx as f64).powf(1.0 / k as f64) + (k - 1) as f64 / 2.0;
-        let mut v = (guess as usize).clamp(k - 1, top);
+        debug_assert!(top + 1 >= k, "a simplex of {k} vertices among {} points", top + 1);
+        let mut v = (guess as usize).clamp(k - 1, top.max(k - 1));
         while v > k - 1 && self.get(v, k) > idx {
             v -= 1;
         }

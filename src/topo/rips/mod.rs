@@ -339,6 +339,12 @@ pub struct Listing<'a> {
 }
 
 impl Listing<'_> {
+    /// Whether `columns` columns and `simplices` simplices of dimension `dim + 1` fit the
+    /// memory a dimension may take (the CPU's listing refuses past it as it goes).
+    pub fn fits(&self, columns: usize, simplices: usize) -> Result<(), RipsError> {
+        reduce::within_budget(self.complex, self.dim + 1, columns, simplices)
+    }
+
     /// The cleared simplices of dimension `dim + 1` (the pivots), by increasing number.
     pub fn cleared(&self) -> Vec<u64> {
         use rayon::prelude::*;
@@ -481,7 +487,7 @@ fn scheduled(
             let l = Listing { complex: &c, dim, simplices: &simplices, top, pivots: &pivots };
             (columns, simplices) = match offload.next_columns(&l)? {
                 Some((mut columns, next)) => {
-                    reduce::within_budget(&c, dim + 1, columns.len(), next.len())?;
+                    l.fits(columns.len(), next.len())?;
                     reduce::sort_columns(&mut columns);
                     (columns, next)
                 }

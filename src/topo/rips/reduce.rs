@@ -16,9 +16,9 @@
 //!
 //! The rest are reduced in rounds over a window of open columns (after giotto-ph's parallel
 //! reduction, in a simpler form): each round reduces every open column on all cores by the
-//! columns paired so far, then pairs, in order, the open columns whose pivots no column before
-//! them took, up to the first whose pivot was taken in that pass, which the next round
-//! reduces further. A column is only ever paired once every column before it is, with a
+//! columns paired so far (a long one only so far, by a budget of additions a round), then
+//! pairs the leading open columns in order, up to the first that the budget cut off or whose
+//! pivot an earlier column took in that pass, which the next rounds reduce further. A column is only ever paired once every column before it is, with a
 //! pivot none of them has, so the pairs are the sequential reduction's; what the window adds
 //! is that the columns one pass leaves unpaired are reduced side by side, not one by one.
 
@@ -216,8 +216,8 @@ pub fn reduce(
         ctl.check()?;
         rounds += 1;
         // On all cores: each open column started, or reduced further by the columns paired
-        // since it last was, each by at most BUDGET coboundaries: a long column goes on in the
-        // next round, and the columns after it are reduced meanwhile.
+        // since it last was, each until its additions reach the budget of coboundaries: a long
+        // column goes on in the next round, and the columns after it are reduced meanwhile.
         let slowest = AtomicU64::new(0);
         open.par_iter_mut().for_each_init(
             || Vec::with_capacity(dim + 2),
@@ -296,7 +296,8 @@ pub struct Schedule {
     /// Columns open at once per thread: enough for the cores to reduce ahead while a long
     /// column before them is summed; each open column holds its working column.
     pub window_per_thread: usize,
-    /// Coboundaries a column adds in one round at most: a round lasts about this many
+    /// Coboundaries after which a column's round ends (at the end of the addition that
+    /// reaches it: a column and its reduction are added whole): a round lasts about this many
     /// additions (a millisecond or so), not as long as its longest column.
     pub budget: usize,
 }
@@ -403,17 +404,19 @@ impl Reducer<'_> {
     }
 
     /// Adds to `w` the columns of `pivots` (their simplices and their reductions), and the
-    /// left-out apparent columns, while its pivot is one of theirs (`w.done`), or until the
-    /// budget's coboundaries were added (not done).
+    /// left-out apparent columns, while its pivot is one of theirs (then `w.done`), or until
+    /// an addition used up the budget of coboundaries (a column and its reduction are added
+    /// whole, so one addition may pass it) and another is due (not done).
     fn add_known(&self, w: &mut Working, pivots: &Pivots, v: &Reduction, scratch: &mut Vec<usize>) {
         let (c, dim) = (self.c, self.dim);
         let mut budget = self.budget;
         w.done = false;
         while let Some(p) = w.pivot {
-            if budget == 0 {
+            let known = pivots.get(&p.index);
+            if budget == 0 && known.is_some() {
                 return;
             }
-            if let Some(&j) = pivots.get(&p.index) {
+            if let Some(&j) = known {
                 budget = budget.saturating_sub(1 + v.ends[j] - v.starts[j]);
                 w.added.push(self.columns[j]);
                 push_coboundary(c, dim, self.columns[j], scratch, &mut w.column);
@@ -422,6 +425,9 @@ impl Reducer<'_> {
                     push_coboundary(c, dim, s, scratch, &mut w.column);
                 }
             } else if let Some(f) = self.on_the_fly.then(|| apparent::facet(c, p, dim + 1)).flatten() {
+                if budget == 0 {
+                    return;
+                }
                 // An apparent column's reduced column is its coboundary.
                 budget -= 1;
                 w.added.push(f);
@@ -526,15 +532,18 @@ mod tests {
     use crate::topo::rips::index::{Binomials, Neighbors};
     use crate::topo::rips::{Distances, OnCpu};
 
-    /// Every schedule pairs the same columns with the same cofacets, zero-persistence pairs
-    /// (no bar) included: dimension 1 with its apparent pairs found first, dimension 2 as the
-    /// top, its apparent columns met on the fly; dense and under a threshold.
+    /// Every schedule pairs the same columns with the same cofacets as the sequential
+    /// reduction (one thread, one column open, no budget), zero-persistence pairs (no bar)
+    /// included: dimension 1 with its apparent pairs found first, dimension 2 as the top, its
+    /// apparent columns met on the fly; dense and under a threshold.
     #[test]
     fn every_schedule_finds_the_sequential_pivots() {
         let ctl = Control::default();
         let mut next = crate::synthetic::noise(23);
-        let schedules =
-            [(1, 1), (1, 2), (3, 1), (2, 7)].map(|(w, b)| Schedule { window_per_thread: w, budget: b });
+        let schedules = [(1, 1), (1, 2), (3, 1), (2, 7), (512, 256)]
+            .map(|(w, b)| Schedule { window_per_thread: w, budget: b });
+        let sequential = Schedule { window_per_thread: 1, budget: usize::MAX };
+        let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a pool");
         for round in 0..30 {
             let dim = 2 + round % 2;
             let n = 10 + (next() % 20) as usize;
@@ -559,9 +568,9 @@ mod tests {
                     reduce(&cols, &mut Vec::new(), apparent, schedule, &mut stages, &ctl)
                         .expect("a reduction")
                 };
-                let p1 = reduced(1, &edges_left, false, Schedule::default());
+                let p1 = one_thread.install(|| reduced(1, &edges_left, false, sequential));
                 let (triangles, _) = next_columns(&c, 1, &edges, &p1, true, &ctl).expect("the columns");
-                let p2 = reduced(2, &triangles, true, Schedule::default());
+                let p2 = one_thread.install(|| reduced(2, &triangles, true, sequential));
                 for &s in &schedules {
                     assert_eq!(reduced(1, &edges_left, false, s), p1, "round {round}, dimension 1, {s:?}");
                     assert_eq!(reduced(2, &triangles, true, s), p2, "round {round}, dimension 2, {s:?}");
