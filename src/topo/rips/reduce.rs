@@ -18,9 +18,10 @@
 //! reduction, in a simpler form): each round reduces every open column on all cores by the
 //! columns paired so far (a long one only so far, by a budget of additions a round), then
 //! pairs the leading open columns in order, up to the first that the budget cut off or whose
-//! pivot an earlier column took in that pass, which the next rounds reduce further. A column is only ever paired once every column before it is, with a
-//! pivot none of them has, so the pairs are the sequential reduction's; what the window adds
-//! is that the columns one pass leaves unpaired are reduced side by side, not one by one.
+//! pivot an earlier column took in that pass, which the next rounds reduce further. A column
+//! is only ever paired once every column before it is, with a pivot none of them has, so the
+//! pairs are the sequential reduction's; what the window adds is that the columns one pass
+//! leaves unpaired are reduced side by side, not one by one.
 
 use super::column::{Column, sum_mod2};
 use super::index::{Coboundary, Complex, Entry};
