@@ -17,7 +17,7 @@ use super::index::Entry;
 const BUCKETS: usize = 129;
 
 /// A working column (see the module docs).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Column {
     buckets: Vec<Vec<u128>>,
     /// The key of the last pivot found (every entry's key is at least this).

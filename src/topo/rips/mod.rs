@@ -423,6 +423,33 @@ pub fn barcode_with(
     scheduled(d, opts, offload, reduce::Schedule::default(), ctl)
 }
 
+/// What a tail's thread gives: its bars, its pivots (sorted) and the dimension's pivot table.
+type Finished = (Vec<Bar>, Vec<u64>, reduce::Pivots);
+
+/// A dimension's tail being finished beside the next dimension: its thread (bars, late pivots
+/// sorted, all its pivots) and the thread guessing its waiting columns' pivots, the pivots
+/// both name as they find them, those guessed when the next dimension was listed, and the
+/// dimension's simplices (to list the next again if a guess fails).
+struct Pending<'s> {
+    tail: std::thread::ScopedJoinHandle<'s, Result<Finished, RipsError>>,
+    speculation: std::thread::ScopedJoinHandle<'s, Result<(), RipsError>>,
+    late: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
+    provisional: Vec<u64>,
+    simplices: Vec<index::Entry>,
+}
+
+/// The next dimension's columns and simplices of `l`, from `offload` or on the CPU's cores.
+fn list(offload: &mut dyn Offload, l: &Listing, ctl: &Control) -> Result<Listed, RipsError> {
+    match offload.next_columns(l)? {
+        Some((mut columns, next)) => {
+            l.fits(columns.len(), next.len())?;
+            reduce::sort_columns(&mut columns);
+            Ok((columns, next))
+        }
+        None => list_on_cpu(l, ctl),
+    }
+}
+
 fn scheduled(
     d: &Distances,
     opts: &RipsOptions,
@@ -472,27 +499,74 @@ fn scheduled(
     // come listed from dimension 0) they are left out as its columns are listed, and looked
     // for among the pivots as they turn up. One test for both, which must agree.
     let left_out = |dim: usize| dim == opts.maxdim && dim > 1;
-    for dim in 1..=opts.maxdim {
-        let apparent = if left_out(dim) { Apparent::LeftOut } else { Apparent::Found(&mut *offload) };
-        let pivots = reduce::reduce(
-            &Columns { complex: &c, dim, columns: &columns },
-            &mut bars,
-            apparent,
-            schedule,
-            &mut stages,
-            ctl,
-        )?;
-        if dim < opts.maxdim {
-            let top = left_out(dim + 1);
-            let l = Listing { complex: &c, dim, simplices: &simplices, top, pivots: &pivots };
-            (columns, simplices) = match offload.next_columns(&l)? {
-                Some((mut columns, next)) => {
-                    l.fits(columns.len(), next.len())?;
-                    reduce::sort_columns(&mut columns);
-                    (columns, next)
+    // A dimension's last few long columns (its essential classes, mostly) are finished on
+    // threads of their own while the next dimension is listed and reduced (see
+    // [`reduce::Tail`]), and waited for when that reduction ends.
+    std::thread::scope(|scope| -> Result<(), RipsError> {
+        let mut pending: Option<Pending> = None;
+        let mut dim = 1;
+        loop {
+            let apparent = if left_out(dim) { Apparent::LeftOut } else { Apparent::Found(&mut *offload) };
+            let cols = Columns { complex: &c, dim, columns: &columns };
+            let bars_before = bars.len();
+            let dropped = pending.as_ref().map(|p| &*p.late);
+            // Not while the tail below is pending: its late pivots must reach every column of
+            // this dimension, and a tail of its own would take some out of their reach.
+            let may_leave_tail = dim < opts.maxdim && pending.is_none();
+            let reduced = reduce::reduce(
+                &cols,
+                &mut bars,
+                apparent,
+                schedule,
+                reduce::Overlap { may_leave_tail, dropped },
+                &mut stages,
+                ctl,
+            )?;
+            if let Some(p) = pending.take() {
+                let guessed = p.speculation.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                let (tail_bars, late, pivots) =
+                    p.tail.join().unwrap_or_else(|e| std::panic::resume_unwind(e))?;
+                guessed?;
+                bars.extend(tail_bars);
+                let published = p.late.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let is_late = |x: &u64| late.binary_search(x).is_ok();
+                if p.provisional.iter().chain(&published).all(is_late) {
+                    // A late pivot is a simplex this dimension reduced to zero for want of
+                    // clearing: the end of a bar below, not an essential class.
+                    bars.retain(|b| b.dim != dim || b.killer.is_some() || !is_late(&b.creator));
+                } else {
+                    // A guess was wrong (a column of the tail took a pivot guessed as another's):
+                    // this dimension again, cleared as it should be.
+                    bars.retain(|b| b.dim != dim);
+                    let l = Listing {
+                        complex: &c,
+                        dim: dim - 1,
+                        simplices: &p.simplices,
+                        top: left_out(dim),
+                        pivots: &pivots,
+                    };
+                    (columns, simplices) = list(offload, &l, ctl)?;
+                    stages.mark(|| format!("dim {dim}: listed again, a guessed clearing having failed"));
+                    debug_assert!(bars.len() <= bars_before);
+                    continue;
                 }
-                None => list_on_cpu(&l, ctl)?,
-            };
+            }
+            if dim == opts.maxdim {
+                return Ok(());
+            }
+            let top = left_out(dim + 1);
+            let mut pivots = reduced.pivots;
+            let mut provisional = reduced.tail.as_ref().map(|t| t.provisional(&pivots)).unwrap_or_default();
+            if schedule.fail_guess && reduced.tail.is_some() {
+                provisional.push(u64::MAX);
+            }
+            for &x in &provisional {
+                pivots.entry(x).or_insert(usize::MAX);
+            }
+            let l = Listing { complex: &c, dim, simplices: &simplices, top, pivots: &pivots };
+            let (next_columns, next_simplices) = list(offload, &l, ctl)?;
+            let done_columns = std::mem::replace(&mut columns, next_columns);
+            let done_simplices = std::mem::replace(&mut simplices, next_simplices);
             stages.mark(|| {
                 let kept = if top {
                     "apparent ones left out".to_string()
@@ -501,8 +575,39 @@ fn scheduled(
                 };
                 format!("dim {}: {} columns listed and sorted ({kept})", dim + 1, columns.len())
             });
+            if let Some(tail) = reduced.tail {
+                pivots.retain(|_, &mut j| j != usize::MAX);
+                // Two threads: the tail itself, and a copy of its waiting columns paired at
+                // once (a guess at their pivots), both naming the pivots they find for the
+                // next dimension to drop; every name is checked when both are done.
+                let late = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+                let done_columns = std::sync::Arc::new(done_columns);
+                let (c, published, cols) = (&c, late.clone(), done_columns.clone());
+                let (guess, mut guess_pivots) = (tail.speculate(&pivots), pivots.clone());
+                let speculation = scope.spawn(move || {
+                    guess.finish(c, &cols, &mut guess_pivots, &mut Vec::new(), &published, ctl).map(|_| ())
+                });
+                let published = late.clone();
+                let tail = scope.spawn(move || {
+                    let mut stages = stages::Stages::from_env();
+                    let mut bars = Vec::new();
+                    let done = tail.finish(c, &done_columns, &mut pivots, &mut bars, &published, ctl)?;
+                    stages.mark(|| {
+                        format!(
+                            "dim {dim}: its last columns finished beside the next dimension in {} rounds ({} pivots)",
+                            done.rounds,
+                            done.late.len()
+                        )
+                    });
+                    let mut late = done.late;
+                    late.sort_unstable();
+                    Ok((bars, late, pivots))
+                });
+                pending = Some(Pending { tail, speculation, late, provisional, simplices: done_simplices });
+            }
+            dim += 1;
         }
-    }
+    })?;
     Ok(Barcode { maxdim: opts.maxdim, points: n, bars })
 }
 
@@ -579,8 +684,15 @@ mod tests {
             };
             let want = barcode(&d, &opts, &ctl).expect("a barcode");
             assert_eq!(want.clone().sorted(), naive::barcode(&d, &opts).sorted(), "round {round}");
-            for (window_per_thread, budget) in [(1, 1), (1, 2), (3, 1), (2, 5)] {
-                let schedule = reduce::Schedule { window_per_thread, budget };
+            let schedules = [
+                (1, 1, 0, false),
+                (1, 2, 1, false),
+                (3, 1, 2, true),
+                (2, 5, usize::MAX, false),
+                (2, 5, 4, true),
+            ];
+            for (window_per_thread, budget, tail, fail_guess) in schedules {
+                let schedule = reduce::Schedule { window_per_thread, budget, tail, fail_guess };
                 let b = scheduled(&d, &opts, &mut OnCpu(&ctl), schedule, &ctl).expect("a barcode");
                 assert_eq!(pairs(&b), pairs(&want), "round {round}, {schedule:?}");
             }

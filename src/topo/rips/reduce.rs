@@ -31,6 +31,7 @@ use crate::control::Control;
 use rayon::prelude::*;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -126,6 +127,7 @@ const COMPACT_FROM: usize = 1 << 22;
 
 /// The columns' reduction matrix V (without its diagonal): column i is
 /// `entries[starts[i]..ends[i]]` (empty for apparent columns).
+#[derive(Clone)]
 struct Reduction {
     starts: Vec<usize>,
     ends: Vec<usize>,
@@ -154,19 +156,32 @@ pub enum Apparent<'a, 'f> {
     LeftOut,
 }
 
-/// Reduces the columns of dimension `dim` (in their order) and adds their bars; returns the
-/// pivots found (cofacet number to column), which clear the next dimension's columns.
+/// What a dimension's reduction leaves: the pivots found (cofacet number to column), which
+/// clear the next dimension's columns, and the columns left to a [`Tail`] (if it was allowed
+/// one and ended with a few long columns still open).
+pub struct Reduced {
+    pub pivots: Pivots,
+    pub tail: Option<Tail>,
+}
+
+/// Reduces the columns of dimension `dim` (in their order) and adds their bars.
 ///
 /// In rounds over a window of open columns (see the module docs): a column's pivot depends
-/// only on the columns before it, so the pairs are those of the sequential reduction.
+/// only on the columns before it, so the pairs are those of the sequential reduction. With
+/// `may_leave_tail`, once every column is open and at most `schedule.tail` of them still need
+/// reducing, the rest is returned as a [`Tail`] to be finished beside the next dimension.
+/// Columns whose simplex `overlap.dropped` names (the pivots a [`Tail`] of the dimension below found
+/// late, which clearing would have left out) are left out as they are named.
 pub fn reduce(
     cols: &super::Columns,
     bars: &mut Vec<Bar>,
     apparent: Apparent,
     schedule: Schedule,
+    overlap: Overlap,
     stages: &mut Stages,
     ctl: &Control,
-) -> Result<Pivots, RipsError> {
+) -> Result<Reduced, RipsError> {
+    let Overlap { may_leave_tail, dropped } = overlap;
     let (c, dim, columns) = (cols.complex, cols.dim, cols.columns);
     let mut pivots = Pivots::default();
     let r = Reducer {
@@ -203,15 +218,27 @@ pub fn reduce(
         Reduction { starts: vec![0; columns.len()], ends: vec![0; columns.len()], entries: Vec::new() };
     let window = schedule.window_per_thread * rayon::current_num_threads();
     // The columns started and not yet paired, in order, with their state (None: not started).
-    let mut open: VecDeque<(usize, Option<Working>)> = VecDeque::with_capacity(window);
+    let mut open: Open = VecDeque::with_capacity(window);
     let mut next = todo.iter();
     let (mut parallel, mut in_order, mut rounds) = (Duration::ZERO, Duration::ZERO, 0);
     // With the stages timed: the columns' work, and each round's slowest column summed (what
     // the rounds wait for however many cores there are).
     let (timed, work, mut waited) = (stages.on(), AtomicU64::new(0), Duration::ZERO);
+    let mut tail = None;
+    let (mut late, mut seen) = (Vec::new(), 0);
     loop {
-        open.extend(next.by_ref().take(window - open.len()).map(|&i| (i, None)));
+        if let Some(d) = dropped {
+            drop_late(d, &mut seen, &mut late, &mut open, columns, ctl);
+        }
+        let is_late = |i: &usize| late.binary_search(&columns[*i].index).is_ok();
+        let before = open.len();
+        open.extend(next.by_ref().filter(|i| !is_late(i)).take(window - before).map(|&i| (i, None)));
         if open.is_empty() {
+            break;
+        }
+        if may_leave_tail && next.len() == 0 && busy(&open, &pivots) <= schedule.tail {
+            let threads = schedule.tail.min(rayon::current_num_threads()).max(1);
+            tail = Some(Tail { dim, open, v, budget: schedule.budget.saturating_mul(16), threads });
             break;
         }
         ctl.check()?;
@@ -224,10 +251,7 @@ pub fn reduce(
             || Vec::with_capacity(dim + 2),
             |sc, (i, w)| {
                 let t = timed.then(Instant::now);
-                match w {
-                    None => *w = Some(r.start(*i, &pivots, &v, sc)),
-                    Some(w) => r.resume(*i, w, &pivots, &v, sc),
-                }
+                r.step(*i, w, &pivots, &v, sc);
                 if let Some(t) = t {
                     let ns = t.elapsed().as_nanos() as u64;
                     slowest.fetch_max(ns, Ordering::Relaxed);
@@ -237,58 +261,221 @@ pub fn reduce(
         );
         waited += Duration::from_nanos(slowest.into_inner());
         parallel += stages.lap();
-        // In order: each column reduced as far as the pivots go, whose pivot no column before
-        // it has, is paired, up to the first not yet reduced so far or whose pivot one of them
-        // took in this pass (the next rounds reduce it).
-        let mut paired = 0;
-        while let Some((_, Some(w))) = open.front_mut() {
-            if !w.done || w.pivot.is_some_and(|p| pivots.contains_key(&p.index)) {
-                break;
-            }
-            let (i, mut w) = match open.pop_front() {
-                Some((i, Some(w))) => (i, w),
-                _ => unreachable!("the front was just read"),
-            };
-            paired += 1;
-            let col = columns[i];
-            v.starts[i] = v.entries.len();
-            let Some(p) = w.pivot else {
-                bars.push(Bar {
-                    dim,
-                    birth: col.diameter,
-                    death: f32::INFINITY,
-                    creator: col.index,
-                    killer: None,
-                });
-                v.ends[i] = v.starts[i];
-                continue;
-            };
-            if p.diameter > col.diameter {
-                let (birth, death) = (col.diameter, p.diameter);
-                bars.push(Bar { dim, birth, death, creator: col.index, killer: Some(p.index) });
-            }
-            pivots.insert(p.index, i);
-            // Column i of V: what was added, equal entries cancelling in pairs.
-            sum_mod2(&mut w.added, |e| e.index);
-            v.entries.extend_from_slice(&w.added);
-            v.ends[i] = v.entries.len();
-        }
+        let paired = pair_leading(&mut open, columns, dim, &mut pivots, &mut v, bars, None);
         ctl.tick(paired as u64);
         in_order += stages.lap();
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let work = work.into_inner() as f64 / 1e6;
     stages.mark(|| {
+        let left = tail.as_ref().map_or(String::new(), |t: &Tail| {
+            format!("; {} columns left to finish beside the next dimension", busy(&t.open, &pivots))
+        });
         format!(
             "dim {dim}: {} columns reduced in {rounds} rounds: {:.1} ms on all cores ({work:.1} ms of \
-             work, {:.1} ms of the rounds' slowest columns), {:.1} ms pairing in order",
+             work, {:.1} ms of the rounds' slowest columns), {:.1} ms pairing in order{left}",
             todo.len(),
             ms(parallel),
             ms(waited),
             ms(in_order)
         )
     });
-    Ok(pivots)
+    Ok(Reduced { pivots, tail })
+}
+
+/// How a dimension's reduction overlaps its neighbours: whether it may leave a [`Tail`] for
+/// the next dimension's time, and the pivots the tail of the dimension below names as it
+/// finds them (see [`reduce`]).
+#[derive(Clone, Copy, Default)]
+pub struct Overlap<'a> {
+    pub may_leave_tail: bool,
+    pub dropped: Option<&'a Mutex<Vec<u64>>>,
+}
+
+/// The open columns of a reduction, in order: column and state (None: not started).
+type Open = VecDeque<(usize, Option<Working>)>;
+
+/// Takes the pivots `dropped` has gained into `late` (sorted) and leaves their columns out of
+/// `open`: they reduce to zero, so no other column's pairing depends on them.
+fn drop_late(
+    dropped: &Mutex<Vec<u64>>,
+    seen: &mut usize,
+    late: &mut Vec<u64>,
+    open: &mut Open,
+    columns: &[Entry],
+    ctl: &Control,
+) {
+    let d = dropped.lock().unwrap_or_else(|e| e.into_inner());
+    if d.len() == *seen {
+        return;
+    }
+    *seen = d.len();
+    late.clone_from(&d);
+    drop(d);
+    late.sort_unstable();
+    late.dedup();
+    let before = open.len();
+    open.retain(|(i, _)| late.binary_search(&columns[*i].index).is_err());
+    ctl.tick((before - open.len()) as u64);
+}
+
+/// Whether an open column needs reducing further: not started, stopped by the budget, or its
+/// pivot taken by a column paired since.
+fn needs_work(w: &Option<Working>, pivots: &Pivots) -> bool {
+    w.as_ref().is_none_or(|w| !w.done || w.pivot.is_some_and(|p| pivots.contains_key(&p.index)))
+}
+
+/// How many open columns need reducing further.
+fn busy(open: &Open, pivots: &Pivots) -> usize {
+    open.iter().filter(|(_, w)| needs_work(w, pivots)).count()
+}
+
+/// Pairs the leading open columns in order: each reduced as far as the pivots go, whose pivot
+/// no column before it has, up to the first not yet reduced so far or whose pivot one of them
+/// took in this pass (the next rounds reduce it). Returns how many were paired; their pivots
+/// are also added to `late` if given.
+fn pair_leading(
+    open: &mut Open,
+    columns: &[Entry],
+    dim: usize,
+    pivots: &mut Pivots,
+    v: &mut Reduction,
+    bars: &mut Vec<Bar>,
+    mut late: Option<&mut Vec<u64>>,
+) -> usize {
+    let mut paired = 0;
+    while let Some((_, Some(w))) = open.front_mut() {
+        if !w.done || w.pivot.is_some_and(|p| pivots.contains_key(&p.index)) {
+            break;
+        }
+        let (i, mut w) = match open.pop_front() {
+            Some((i, Some(w))) => (i, w),
+            _ => unreachable!("the front was just read"),
+        };
+        paired += 1;
+        let col = columns[i];
+        v.starts[i] = v.entries.len();
+        let Some(p) = w.pivot else {
+            bars.push(Bar {
+                dim,
+                birth: col.diameter,
+                death: f32::INFINITY,
+                creator: col.index,
+                killer: None,
+            });
+            v.ends[i] = v.starts[i];
+            continue;
+        };
+        if p.diameter > col.diameter {
+            let (birth, death) = (col.diameter, p.diameter);
+            bars.push(Bar { dim, birth, death, creator: col.index, killer: Some(p.index) });
+        }
+        pivots.insert(p.index, i);
+        if let Some(late) = late.as_deref_mut() {
+            late.push(p.index);
+        }
+        // Column i of V: what was added, equal entries cancelling in pairs.
+        sum_mod2(&mut w.added, |e| e.index);
+        v.entries.extend_from_slice(&w.added);
+        v.ends[i] = v.entries.len();
+    }
+    paired
+}
+
+/// The last columns of a dimension, left open when all but a few were paired (typically the
+/// long chains of its essential classes), to be finished on threads of their own while the
+/// next dimension is listed and reduced on the pool's.
+///
+/// The next dimension's columns are then listed without the pivots these columns will find:
+/// those simplices are not cleared. That changes none of its pairs: a simplex that is the
+/// pivot of a column of the dimension below reduces to zero whatever else is reduced (the
+/// lemma clearing rests on), so it pivots nothing; it only reads as an essential class, and
+/// [`TailDone::late`] lists the pivots whose essential bars are to be dropped.
+pub struct Tail {
+    dim: usize,
+    open: Open,
+    v: Reduction,
+    /// Coboundaries a column adds between checks for cancelling.
+    budget: usize,
+    threads: usize,
+}
+
+/// What finishing a [`Tail`] found besides its bars.
+pub struct TailDone {
+    /// The pivots its columns found: simplices of the next dimension that clearing would have
+    /// left out.
+    pub late: Vec<u64>,
+    pub rounds: usize,
+}
+
+impl Tail {
+    /// The pivots of the open columns that wait (reduced as far as `pivots` go, for a column
+    /// before them), each once: theirs unless a column before them takes it. A guess, to
+    /// list the next dimension with; checked once the tail is finished.
+    pub fn provisional(&self, pivots: &Pivots) -> Vec<u64> {
+        let waiting = self.open.iter().filter(|(_, w)| !needs_work(w, pivots));
+        let mut p: Vec<u64> = waiting.filter_map(|(_, w)| w.as_ref()?.pivot.map(|p| p.index)).collect();
+        p.sort_unstable();
+        p.dedup();
+        p
+    }
+
+    /// A copy of the open columns that wait, to be finished as though the columns still
+    /// being reduced were not there: a guess at the pivots the waiting ones will pair with
+    /// once those are paired (the columns whose pivot an earlier waiting one takes, reduced
+    /// further), had at once. Checked as [`Tail::provisional`] is.
+    pub fn speculate(&self, pivots: &Pivots) -> Tail {
+        let waiting = self.open.iter().filter(|(_, w)| !needs_work(w, pivots)).cloned().collect();
+        Tail { dim: self.dim, open: waiting, v: self.v.clone(), budget: self.budget, threads: self.threads }
+    }
+
+    /// Reduces and pairs the open columns (of `columns`, with `pivots` the dimension's pivots
+    /// so far) in rounds as [`reduce`] does, on up to `threads` threads of its own.
+    pub fn finish(
+        mut self,
+        c: &Complex,
+        columns: &[Entry],
+        pivots: &mut Pivots,
+        bars: &mut Vec<Bar>,
+        published: &Mutex<Vec<u64>>,
+        ctl: &Control,
+    ) -> Result<TailDone, RipsError> {
+        let dim = self.dim;
+        let r = Reducer { c, dim, columns, on_the_fly: false, budget: self.budget };
+        let (mut late, mut rounds) = (Vec::new(), 0);
+        while !self.open.is_empty() {
+            ctl.check()?;
+            rounds += 1;
+            // The columns that need it, taken one at a time by up to `threads` threads (this
+            // one among them: a thread that cannot be made leaves its share to the others).
+            let todo: Vec<_> =
+                self.open.iter_mut().filter(|(_, w)| needs_work(w, pivots)).map(Mutex::new).collect();
+            let taken = AtomicU64::new(0);
+            let (v, p) = (&self.v, &*pivots);
+            let run = || {
+                let mut sc = Vec::with_capacity(dim + 2);
+                while let Some(cell) = todo.get(taken.fetch_add(1, Ordering::Relaxed) as usize) {
+                    let mut guard = cell.lock().unwrap_or_else(|e| e.into_inner());
+                    let (i, w) = &mut **guard;
+                    r.step(*i, w, p, v, &mut sc);
+                }
+            };
+            std::thread::scope(|s| {
+                for _ in 1..self.threads.min(todo.len()) {
+                    let _ = std::thread::Builder::new().spawn_scoped(s, run);
+                }
+                run();
+            });
+            let known = late.len();
+            let paired =
+                pair_leading(&mut self.open, columns, dim, pivots, &mut self.v, bars, Some(&mut late));
+            ctl.tick(paired as u64);
+            if late.len() > known {
+                published.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(&late[known..]);
+            }
+        }
+        Ok(TailDone { late, rounds })
+    }
 }
 
 /// How the rounds go: the pairs do not depend on it (a test holds them equal for tiny ones).
@@ -301,11 +488,20 @@ pub struct Schedule {
     /// reaches it: a column and its reduction are added whole): a round lasts about this many
     /// additions (a millisecond or so), not as long as its longest column.
     pub budget: usize,
+    /// Once every column is open, how few may still need reducing for the dimension to leave
+    /// them to a [`Tail`] and let the next begin (0: never).
+    pub tail: usize,
+    /// Tests only: the guess a tail's next dimension is listed with is made to fail, so that
+    /// the dimension is listed and reduced again.
+    pub(super) fail_guess: bool,
 }
 
 impl Default for Schedule {
+    /// A tail of up to a quarter of the threads: the long columns it is for are few, and each
+    /// takes a thread of its own beside the pool's.
     fn default() -> Self {
-        Schedule { window_per_thread: 512, budget: 256 }
+        let tail = (rayon::current_num_threads() / 4).max(1);
+        Schedule { window_per_thread: 512, budget: 256, tail, fail_guess: false }
     }
 }
 
@@ -314,6 +510,7 @@ impl Default for Schedule {
 /// emergent pair taken before the rest of the coboundary was summed, whether it is reduced as
 /// far as the pivots known went (not stopped by the budget), and the size at which its column
 /// is compacted next.
+#[derive(Clone)]
 struct Working {
     column: Column,
     added: Vec<Entry>,
@@ -334,6 +531,21 @@ struct Reducer<'a> {
 }
 
 impl Reducer<'_> {
+    /// Column `i` started, or reduced further (see [`Reducer::resume`]).
+    fn step(
+        &self,
+        i: usize,
+        w: &mut Option<Working>,
+        pivots: &Pivots,
+        v: &Reduction,
+        scratch: &mut Vec<usize>,
+    ) {
+        match w {
+            None => *w = Some(self.start(i, pivots, v, scratch)),
+            Some(w) => self.resume(i, w, pivots, v, scratch),
+        }
+    }
+
     /// Column `i`'s coboundary, stopping at the first cofacet of the column's own diameter
     /// when no column has it as pivot yet (the column pairs with it as it stands), reduced by
     /// the columns of `pivots`.
@@ -541,9 +753,13 @@ mod tests {
     fn every_schedule_finds_the_sequential_pivots() {
         let ctl = Control::default();
         let mut next = crate::synthetic::noise(23);
-        let schedules = [(1, 1), (1, 2), (3, 1), (2, 7), (512, 256)]
-            .map(|(w, b)| Schedule { window_per_thread: w, budget: b });
-        let sequential = Schedule { window_per_thread: 1, budget: usize::MAX };
+        let schedules = [(1, 1), (1, 2), (3, 1), (2, 7), (512, 256)].map(|(w, b)| Schedule {
+            window_per_thread: w,
+            budget: b,
+            tail: 0,
+            fail_guess: false,
+        });
+        let sequential = Schedule { window_per_thread: 1, budget: usize::MAX, tail: 0, fail_guess: false };
         let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a pool");
         for round in 0..30 {
             let dim = 2 + round % 2;
@@ -566,8 +782,9 @@ mod tests {
                     let apparent = if top { Apparent::LeftOut } else { Apparent::Found(&mut cpu) };
                     let mut stages = Stages::from_env();
                     let cols = super::super::Columns { complex: &c, dim, columns };
-                    reduce(&cols, &mut Vec::new(), apparent, schedule, &mut stages, &ctl)
+                    reduce(&cols, &mut Vec::new(), apparent, schedule, Overlap::default(), &mut stages, &ctl)
                         .expect("a reduction")
+                        .pivots
                 };
                 let p1 = one_thread.install(|| reduced(1, &edges_left, false, sequential));
                 let (triangles, _) = next_columns(&c, 1, &edges, &p1, true, &ctl).expect("the columns");
