@@ -44,34 +44,63 @@ __device__ __forceinline__ void vertices_of(const u64* binom, int kw, int n, u64
     }
 }
 
+// The neighbours of every point within the threshold, by increasing index (the sparse
+// matrix, src/topo/rips/index.rs's Neighbors), or none (start == 0): every point is tried.
+struct Neighbours {
+    const u64* start;  // n + 1 offsets
+    const unsigned* vertex;
+    const float* dist;
+};
+
+// The largest vertex w, not one of tv (k vertices, largest first), within diam of every one
+// of them, or -1: the vertex the first cofacet of tv's diameter adds (`first_joining` in
+// src/topo/rips/apparent.rs). diam is within the threshold, so with neighbour lists every
+// candidate is in tv[0]'s.
+__device__ int first_joining(const float* lower, Neighbours nb, int n, const int* tv, int k, float diam) {
+    if (nb.start) {
+        for (u64 e = nb.start[tv[0] + 1]; e-- > nb.start[tv[0]];) {
+            if (nb.dist[e] > diam) continue;
+            int w = (int)nb.vertex[e];
+            bool ok = true;
+            for (int i = 1; i < k && ok; ++i) ok = tv[i] != w && dist(lower, w, tv[i]) <= diam;
+            if (ok) return w;
+        }
+        return -1;
+    }
+    int at = 0;
+    for (int w = n - 1; w >= 0; --w) {
+        if (at < k && tv[at] == w) { ++at; continue; }
+        bool ok = true;
+        for (int i = 0; i < k && ok; ++i) ok = dist(lower, w, tv[i]) <= diam;
+        if (ok) return w;
+    }
+    return -1;
+}
+
 extern "C" __global__ void rips_apparent(
     const float* __restrict__ lower,
     const u64* __restrict__ binom,
     int kw,
     int n,
     int dim,
+    const u64* __restrict__ nb_start,
+    const unsigned* __restrict__ nb_vertex,
+    const float* __restrict__ nb_dist,
     const u64* __restrict__ columns,
     const float* __restrict__ diameters,
     u64 count,
     u64* __restrict__ out)  // the cofacet's number, or ~0 for none
 {
+    const Neighbours nb = {nb_start, nb_vertex, nb_dist};
     for (u64 c = blockIdx.x * (u64)blockDim.x + threadIdx.x; c < count; c += (u64)gridDim.x * blockDim.x) {
         const u64 s = columns[c];
         const float diam = diameters[c];
         int sv[MAX_VERTICES];
         const int k = dim + 1;
         vertices_of(binom, kw, n, s, k, sv);
-        // The earliest cofacet: the first v from the top within diam of every vertex of s.
-        int found = -1;
-        int at = 0;  // vertices of s above v
-        for (int v = n - 1; v >= 0; --v) {
-            if (at < k && sv[at] == v) { ++at; continue; }
-            bool within = true;
-            for (int i = 0; i < k; ++i) {
-                if (dist(lower, v, sv[i]) > diam) { within = false; break; }
-            }
-            if (within) { found = v; break; }
-        }
+        // The earliest cofacet: the first v from the top within diam of every vertex of s
+        // (among the neighbours of its largest vertex, when the complex has neighbour lists).
+        const int found = first_joining(lower, nb, n, sv, k, diam);
         u64 result = ~0ull;
         if (found >= 0) {
             // t's vertices, largest first.
@@ -106,39 +135,6 @@ extern "C" __global__ void rips_apparent(
         }
         out[c] = result;
     }
-}
-
-// The neighbours of every point within the threshold, by increasing index (the sparse
-// matrix, src/topo/rips/index.rs's Neighbors), or none (start == 0): every point is tried.
-struct Neighbours {
-    const u64* start;  // n + 1 offsets
-    const unsigned* vertex;
-    const float* dist;
-};
-
-// The largest vertex w, not one of tv (k vertices, largest first), within diam of every one
-// of them, or -1: the vertex the first cofacet of tv's diameter adds (`first_joining` in
-// src/topo/rips/apparent.rs). diam is within the threshold, so with neighbour lists every
-// candidate is in tv[0]'s.
-__device__ int first_joining(const float* lower, Neighbours nb, int n, const int* tv, int k, float diam) {
-    if (nb.start) {
-        for (u64 e = nb.start[tv[0] + 1]; e-- > nb.start[tv[0]];) {
-            if (nb.dist[e] > diam) continue;
-            int w = (int)nb.vertex[e];
-            bool ok = true;
-            for (int i = 1; i < k && ok; ++i) ok = tv[i] != w && dist(lower, w, tv[i]) <= diam;
-            if (ok) return w;
-        }
-        return -1;
-    }
-    int at = 0;
-    for (int w = n - 1; w >= 0; --w) {
-        if (at < k && tv[at] == w) { ++at; continue; }
-        bool ok = true;
-        for (int i = 0; i < k && ok; ++i) ok = dist(lower, w, tv[i]) <= diam;
-        if (ok) return w;
-    }
-    return -1;
 }
 
 // Whether the simplex tv (k vertices, largest first, diameter diam) has an apparent cofacet

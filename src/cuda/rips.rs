@@ -83,6 +83,7 @@ impl Gpu {
         let st = &self.stream;
         let func = self.function(Kernels::Rips, "rips_apparent")?;
         let dim = cols.dim as i32;
+        let null = 0u64;
         let mut found = Vec::with_capacity(cols.columns.len());
         for batch in cols.columns.chunks(BATCH) {
             ctl.check()?;
@@ -96,16 +97,13 @@ impl Gpu {
             let cfg =
                 LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BLOCK, 1, 1), shared_mem_bytes: 0 };
             let mut launch = st.launch_builder(&func);
-            launch
-                .arg(&dev.lower)
-                .arg(&dev.binom)
-                .arg(&dev.width)
-                .arg(&dev.n)
-                .arg(&dim)
-                .arg(&numbers_d)
-                .arg(&diameters_d)
-                .arg(&count)
-                .arg(&mut out);
+            launch.arg(&dev.lower).arg(&dev.binom).arg(&dev.width).arg(&dev.n).arg(&dim);
+            match &dev.neighbours {
+                Some((starts, vertices, dists)) => launch.arg(starts).arg(vertices).arg(dists),
+                // Null pointers: every point is tried.
+                None => launch.arg(&null).arg(&null).arg(&null),
+            };
+            launch.arg(&numbers_d).arg(&diameters_d).arg(&count).arg(&mut out);
             // SAFETY: the arguments match rips_apparent's signature in kernels/rips.cu, and
             // every buffer holds `count` entries (the distances and table, the whole complex).
             unsafe { launch.launch(cfg) }?;

@@ -124,21 +124,36 @@ pub fn cofacet(c: &Complex, s: Entry, dim: usize) -> Option<Entry> {
 /// The apparent facet of the simplex `us` (largest first, of diameter `diameter`), if it has
 /// one.
 pub fn facet_of_vertices(c: &Complex, us: &[usize], diameter: f32) -> Option<Entry> {
+    facet_and_vertices(c, us, diameter, &mut Vec::new())
+}
+
+/// As [`facet_of_vertices`], with the facet's vertices (largest first) left in `vertices`.
+fn facet_and_vertices(c: &Complex, us: &[usize], diameter: f32, vertices: &mut Vec<usize>) -> Option<Entry> {
     // The smallest numbered facet of the same diameter: leaving out the largest vertex gives
     // the smallest number, then the next largest, and so on.
     let skip = (0..us.len()).find(|&i| diameter_without(c, us, i) == diameter)?;
     let mut f = [0usize; MAX_VERTICES];
     let k = without(us, skip, &mut f);
     // Its first cofacet of this diameter must be `us`: no larger vertex joins it.
-    (first_joining(c, &f[..k], diameter, us[skip]) == Some(us[skip]))
-        .then(|| Entry { diameter, index: c.table.index_of(&f[..k]) })
+    if first_joining(c, &f[..k], diameter, us[skip]) != Some(us[skip]) {
+        return None;
+    }
+    vertices.clear();
+    vertices.extend_from_slice(&f[..k]);
+    Some(Entry { diameter, index: c.table.index_of(&f[..k]) })
 }
 
 /// The apparent facet of simplex `t` of dimension `dim`, if it has one.
 pub fn facet(c: &Complex, t: Entry, dim: usize) -> Option<Entry> {
+    facet_into(c, t, dim, &mut Vec::new())
+}
+
+/// As [`facet`], with the facet's vertices (largest first) left in `vertices` (for its
+/// coboundary, without decoding its number again).
+pub fn facet_into(c: &Complex, t: Entry, dim: usize, vertices: &mut Vec<usize>) -> Option<Entry> {
     let mut us = [0usize; MAX_VERTICES];
     c.table.vertices_into(t.index, dim, c.d.len(), &mut us[..dim + 1]);
-    facet_of_vertices(c, &us[..dim + 1], t.diameter)
+    facet_and_vertices(c, &us[..dim + 1], t.diameter, vertices)
 }
 
 #[cfg(test)]

@@ -137,6 +137,11 @@ struct Reduction {
 /// Adds the coboundary of `s` (cofacets within the threshold) to `column`.
 fn push_coboundary(c: &Complex, dim: usize, s: Entry, vertices: &mut Vec<usize>, column: &mut Column) {
     c.table.vertices(s.index, dim, c.d.len(), vertices);
+    push_coboundary_of(c, s, vertices, column);
+}
+
+/// As [`push_coboundary`], with the simplex's vertices (largest first) known.
+fn push_coboundary_of(c: &Complex, s: Entry, vertices: &[usize], column: &mut Column) {
     let mut cob = Coboundary::new(c, s, vertices);
     while cob.has_next(true) {
         let e = cob.next_entry();
@@ -637,14 +642,16 @@ impl Reducer<'_> {
                     w.added.push(s);
                     push_coboundary(c, dim, s, scratch, &mut w.column);
                 }
-            } else if let Some(f) = self.on_the_fly.then(|| apparent::facet(c, p, dim + 1)).flatten() {
+            } else if let Some(f) =
+                self.on_the_fly.then(|| apparent::facet_into(c, p, dim + 1, scratch)).flatten()
+            {
                 if budget == 0 {
                     return;
                 }
                 // An apparent column's reduced column is its coboundary.
                 budget -= 1;
                 w.added.push(f);
-                push_coboundary(c, dim, f, scratch, &mut w.column);
+                push_coboundary_of(c, f, scratch, &mut w.column);
             } else {
                 break;
             }
