@@ -505,7 +505,7 @@ fn scheduled(
     std::thread::scope(|scope| -> Result<(), RipsError> {
         let mut pending: Option<Pending> = None;
         let mut dim = 1;
-        loop {
+        while dim <= opts.maxdim {
             let apparent = if left_out(dim) { Apparent::LeftOut } else { Apparent::Found(&mut *offload) };
             let cols = Columns { complex: &c, dim, columns: &columns };
             let bars_before = bars.len();
@@ -552,7 +552,7 @@ fn scheduled(
                 }
             }
             if dim == opts.maxdim {
-                return Ok(());
+                break;
             }
             let top = left_out(dim + 1);
             let mut pivots = reduced.pivots;
@@ -607,6 +607,7 @@ fn scheduled(
             }
             dim += 1;
         }
+        Ok(())
     })?;
     Ok(Barcode { maxdim: opts.maxdim, points: n, bars })
 }
