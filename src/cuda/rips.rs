@@ -105,7 +105,8 @@ impl Gpu {
             };
             launch.arg(&numbers_d).arg(&diameters_d).arg(&count).arg(&mut out);
             // SAFETY: the arguments match rips_apparent's signature in kernels/rips.cu, and
-            // every buffer holds `count` entries (the distances and table, the whole complex).
+            // every buffer holds `count` entries (the distances, table and neighbour lists, the
+            // whole complex; null lists mean none).
             unsafe { launch.launch(cfg) }?;
             let cofacets = st.clone_dtoh(&out)?;
             found.extend(

@@ -124,11 +124,17 @@ pub fn cofacet(c: &Complex, s: Entry, dim: usize) -> Option<Entry> {
 /// The apparent facet of the simplex `us` (largest first, of diameter `diameter`), if it has
 /// one.
 pub fn facet_of_vertices(c: &Complex, us: &[usize], diameter: f32) -> Option<Entry> {
-    facet_and_vertices(c, us, diameter, &mut Vec::new())
+    facet_and_vertices(c, us, diameter, None)
 }
 
-/// As [`facet_of_vertices`], with the facet's vertices (largest first) left in `vertices`.
-fn facet_and_vertices(c: &Complex, us: &[usize], diameter: f32, vertices: &mut Vec<usize>) -> Option<Entry> {
+/// As [`facet_of_vertices`], with the facet's vertices (largest first) left in `vertices` if
+/// given.
+fn facet_and_vertices(
+    c: &Complex,
+    us: &[usize],
+    diameter: f32,
+    vertices: Option<&mut Vec<usize>>,
+) -> Option<Entry> {
     // The smallest numbered facet of the same diameter: leaving out the largest vertex gives
     // the smallest number, then the next largest, and so on.
     let skip = (0..us.len()).find(|&i| diameter_without(c, us, i) == diameter)?;
@@ -138,14 +144,18 @@ fn facet_and_vertices(c: &Complex, us: &[usize], diameter: f32, vertices: &mut V
     if first_joining(c, &f[..k], diameter, us[skip]) != Some(us[skip]) {
         return None;
     }
-    vertices.clear();
-    vertices.extend_from_slice(&f[..k]);
+    if let Some(vertices) = vertices {
+        vertices.clear();
+        vertices.extend_from_slice(&f[..k]);
+    }
     Some(Entry { diameter, index: c.table.index_of(&f[..k]) })
 }
 
 /// The apparent facet of simplex `t` of dimension `dim`, if it has one.
 pub fn facet(c: &Complex, t: Entry, dim: usize) -> Option<Entry> {
-    facet_into(c, t, dim, &mut Vec::new())
+    let mut us = [0usize; MAX_VERTICES];
+    c.table.vertices_into(t.index, dim, c.d.len(), &mut us[..dim + 1]);
+    facet_of_vertices(c, &us[..dim + 1], t.diameter)
 }
 
 /// As [`facet`], with the facet's vertices (largest first) left in `vertices` (for its
@@ -153,7 +163,7 @@ pub fn facet(c: &Complex, t: Entry, dim: usize) -> Option<Entry> {
 pub fn facet_into(c: &Complex, t: Entry, dim: usize, vertices: &mut Vec<usize>) -> Option<Entry> {
     let mut us = [0usize; MAX_VERTICES];
     c.table.vertices_into(t.index, dim, c.d.len(), &mut us[..dim + 1]);
-    facet_and_vertices(c, &us[..dim + 1], t.diameter, vertices)
+    facet_and_vertices(c, &us[..dim + 1], t.diameter, Some(vertices))
 }
 
 #[cfg(test)]

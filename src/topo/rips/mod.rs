@@ -20,6 +20,7 @@ mod stages;
 
 use crate::control::{Cancelled, Control};
 use reduce::Apparent;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A finite metric space: the distances between `n` points, lower triangle stored row by row
 /// (`d(i, j)` for `i > j` at `i (i - 1) / 2 + j`).
@@ -436,6 +437,34 @@ struct Pending<'s> {
     late: std::sync::Arc<std::sync::Mutex<Vec<u64>>>,
     provisional: Vec<u64>,
     simplices: Vec<index::Entry>,
+    stops: Stops,
+}
+
+/// The flags that end a tail's two threads early: the copy's once the next dimension is
+/// reduced (what it names later could only fail a check), both when the barcode stops before
+/// waiting for them (an error), which dropping these does.
+struct Stops {
+    tail: std::sync::Arc<AtomicBool>,
+    guess: std::sync::Arc<AtomicBool>,
+}
+
+impl Drop for Stops {
+    fn drop(&mut self) {
+        self.tail.store(true, Ordering::Relaxed);
+        self.guess.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A named thread of `scope`; failing to start one is an error of the barcode.
+fn spawn_in<'s, 'e, T: Send + 's>(
+    scope: &'s std::thread::Scope<'s, 'e>,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 's,
+) -> Result<std::thread::ScopedJoinHandle<'s, T>, RipsError> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn_scoped(scope, f)
+        .map_err(|e| RipsError::Invalid(format!("a thread for the Rips reduction could not start: {e}")))
 }
 
 /// The next dimension's columns and simplices of `l`, from `offload` or on the CPU's cores.
@@ -508,7 +537,6 @@ fn scheduled(
         while dim <= opts.maxdim {
             let apparent = if left_out(dim) { Apparent::LeftOut } else { Apparent::Found(&mut *offload) };
             let cols = Columns { complex: &c, dim, columns: &columns };
-            let bars_before = bars.len();
             let dropped = pending.as_ref().map(|p| &*p.late);
             // Not while the tail below is pending: its late pivots must reach every column of
             // this dimension, and a tail of its own would take some out of their reach.
@@ -523,6 +551,7 @@ fn scheduled(
                 ctl,
             )?;
             if let Some(p) = pending.take() {
+                p.stops.guess.store(true, Ordering::Relaxed);
                 let guessed = p.speculation.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
                 let (tail_bars, late, pivots) =
                     p.tail.join().unwrap_or_else(|e| std::panic::resume_unwind(e))?;
@@ -535,8 +564,11 @@ fn scheduled(
                     // clearing: the end of a bar below, not an essential class.
                     bars.retain(|b| b.dim != dim || b.killer.is_some() || !is_late(&b.creator));
                 } else {
-                    // A guess was wrong (a column of the tail took a pivot guessed as another's):
-                    // this dimension again, cleared as it should be.
+                    // A pivot the copy named is not the tail's (a column still being reduced when
+                    // the tail was left took it, or one that took its pivot): this dimension
+                    // again, cleared as it should be. (The pivots the listing guessed are always
+                    // the tail's: whichever column takes one makes it a pivot; checked all the
+                    // same.)
                     bars.retain(|b| b.dim != dim);
                     let l = Listing {
                         complex: &c,
@@ -547,7 +579,6 @@ fn scheduled(
                     };
                     (columns, simplices) = list(offload, &l, ctl)?;
                     stages.mark(|| format!("dim {dim}: listed again, a guessed clearing having failed"));
-                    debug_assert!(bars.len() <= bars_before);
                     continue;
                 }
             }
@@ -584,14 +615,34 @@ fn scheduled(
                 let done_columns = std::sync::Arc::new(done_columns);
                 let (c, published, cols) = (&c, late.clone(), done_columns.clone());
                 let (guess, mut guess_pivots) = (tail.speculate(&pivots), pivots.clone());
-                let speculation = scope.spawn(move || {
-                    guess.finish(c, &cols, &mut guess_pivots, &mut Vec::new(), &published, ctl).map(|_| ())
-                });
+                let stops = Stops { tail: Default::default(), guess: Default::default() };
+                let (stop_tail, stop_guess) = (stops.tail.clone(), stops.guess.clone());
+                // The copy's columns are the tail's: only the tail reports them as progress.
+                let quiet = Control { progress: None, ..*ctl };
+                let speculation = spawn_in(scope, "rips-guess", move || {
+                    let mut no_bars = Vec::new();
+                    let done = guess.finish(
+                        c,
+                        &cols,
+                        &mut guess_pivots,
+                        &mut no_bars,
+                        reduce::Shared { published: &published, stop: &stop_guess },
+                        &quiet,
+                    );
+                    done.map(|_| ())
+                })?;
                 let published = late.clone();
-                let tail = scope.spawn(move || {
+                let tail = spawn_in(scope, "rips-tail", move || {
                     let mut stages = stages::Stages::from_env();
                     let mut bars = Vec::new();
-                    let done = tail.finish(c, &done_columns, &mut pivots, &mut bars, &published, ctl)?;
+                    let done = tail.finish(
+                        c,
+                        &done_columns,
+                        &mut pivots,
+                        &mut bars,
+                        reduce::Shared { published: &published, stop: &stop_tail },
+                        ctl,
+                    )?;
                     stages.mark(|| {
                         format!(
                             "dim {dim}: its last columns finished beside the next dimension in {} rounds ({} pivots)",
@@ -602,8 +653,9 @@ fn scheduled(
                     let mut late = done.late;
                     late.sort_unstable();
                     Ok((bars, late, pivots))
-                });
-                pending = Some(Pending { tail, speculation, late, provisional, simplices: done_simplices });
+                })?;
+                pending =
+                    Some(Pending { tail, speculation, late, provisional, simplices: done_simplices, stops });
             }
             dim += 1;
         }

@@ -3,7 +3,7 @@
 //! down, each column's coboundary summed in a [`Column`], pivots (the earliest cofacet) looked up
 //! among those already paired; a column whose first cofacet of equal diameter is no pivot yet
 //! pairs at once (an emergent pair), and simplices that are pivots of the dimension below are
-//! never columns (clearing).
+//! never columns (clearing; those a [`Tail`] finds late are columns until it names them).
 //!
 //! Apparent pairs first, on all cores (Ripser++'s idea, on the CPU): a column whose earliest
 //! cofacet has it as youngest facet, at the same diameter, pairs with that cofacet whatever
@@ -32,7 +32,7 @@ use rayon::prelude::*;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Simplex numbers hashed by one multiplication (they are spread already; SipHash's
@@ -391,11 +391,12 @@ fn pair_leading(
 /// long chains of its essential classes), to be finished on threads of their own while the
 /// next dimension is listed and reduced on the pool's.
 ///
-/// The next dimension's columns are then listed without the pivots these columns will find:
-/// those simplices are not cleared. That changes none of its pairs: a simplex that is the
-/// pivot of a column of the dimension below reduces to zero whatever else is reduced (the
-/// lemma clearing rests on), so it pivots nothing; it only reads as an essential class, and
-/// [`TailDone::late`] lists the pivots whose essential bars are to be dropped.
+/// The next dimension's columns are then listed with only a guess at the pivots these columns
+/// will find ([`Tail::provisional`]): the others are not cleared. That changes none of its
+/// pairs: a simplex that is the pivot of a column of the dimension below reduces to zero
+/// whatever else is reduced (the lemma clearing rests on), so it pivots nothing; it only reads
+/// as an essential class, and [`TailDone::late`] lists the pivots whose essential bars are to
+/// be dropped.
 pub struct Tail {
     dim: usize,
     open: Open,
@@ -403,6 +404,14 @@ pub struct Tail {
     /// Coboundaries a column adds between checks for cancelling.
     budget: usize,
     threads: usize,
+}
+
+/// What a [`Tail`]'s thread shares with the barcode: where it names the pivots it finds (for
+/// the next dimension to drop their columns), and the flag that ends it early.
+#[derive(Clone, Copy)]
+pub struct Shared<'a> {
+    pub published: &'a Mutex<Vec<u64>>,
+    pub stop: &'a AtomicBool,
 }
 
 /// What finishing a [`Tail`] found besides its bars.
@@ -435,20 +444,23 @@ impl Tail {
     }
 
     /// Reduces and pairs the open columns (of `columns`, with `pivots` the dimension's pivots
-    /// so far) in rounds as [`reduce`] does, on up to `threads` threads of its own.
+    /// so far) in rounds as [`reduce`] does, on up to `threads` threads of its own, naming
+    /// each pivot found in `shared.published`; once `shared.stop` is set, ends at the next
+    /// round with what it found so far.
     pub fn finish(
         mut self,
         c: &Complex,
         columns: &[Entry],
         pivots: &mut Pivots,
         bars: &mut Vec<Bar>,
-        published: &Mutex<Vec<u64>>,
+        shared: Shared,
         ctl: &Control,
     ) -> Result<TailDone, RipsError> {
+        let Shared { published, stop } = shared;
         let dim = self.dim;
         let r = Reducer { c, dim, columns, on_the_fly: false, budget: self.budget };
         let (mut late, mut rounds) = (Vec::new(), 0);
-        while !self.open.is_empty() {
+        while !self.open.is_empty() && !stop.load(Ordering::Relaxed) {
             ctl.check()?;
             rounds += 1;
             // The columns that need it, taken one at a time by up to `threads` threads (this
@@ -467,7 +479,7 @@ impl Tail {
             };
             std::thread::scope(|s| {
                 for _ in 1..self.threads.min(todo.len()) {
-                    let _ = std::thread::Builder::new().spawn_scoped(s, run);
+                    let _ = std::thread::Builder::new().name("rips-tail-worker".into()).spawn_scoped(s, run);
                 }
                 run();
             });
