@@ -153,17 +153,20 @@ fn facet_and_vertices(
 
 /// The apparent facet of simplex `t` of dimension `dim`, if it has one.
 pub fn facet(c: &Complex, t: Entry, dim: usize) -> Option<Entry> {
-    let mut us = [0usize; MAX_VERTICES];
-    c.table.vertices_into(t.index, dim, c.d.len(), &mut us[..dim + 1]);
-    facet_of_vertices(c, &us[..dim + 1], t.diameter)
+    facet_of(c, t, dim, None)
 }
 
 /// As [`facet`], with the facet's vertices (largest first) left in `vertices` (for its
 /// coboundary, without decoding its number again).
 pub fn facet_into(c: &Complex, t: Entry, dim: usize, vertices: &mut Vec<usize>) -> Option<Entry> {
+    facet_of(c, t, dim, Some(vertices))
+}
+
+/// [`facet`] and [`facet_into`]: `t`'s vertices decoded, then its apparent facet's.
+fn facet_of(c: &Complex, t: Entry, dim: usize, vertices: Option<&mut Vec<usize>>) -> Option<Entry> {
     let mut us = [0usize; MAX_VERTICES];
     c.table.vertices_into(t.index, dim, c.d.len(), &mut us[..dim + 1]);
-    facet_and_vertices(c, &us[..dim + 1], t.diameter, Some(vertices))
+    facet_and_vertices(c, &us[..dim + 1], t.diameter, vertices)
 }
 
 #[cfg(test)]

@@ -349,13 +349,13 @@ fn pair_leading(
     mut late: Option<&mut Vec<u64>>,
 ) -> usize {
     let mut paired = 0;
-    while let Some((_, Some(w))) = open.front_mut() {
-        if !w.done || w.pivot.is_some_and(|p| pivots.contains_key(&p.index)) {
+    while let Some((_, w)) = open.front() {
+        if needs_work(w, pivots) {
             break;
         }
         let (i, mut w) = match open.pop_front() {
             Some((i, Some(w))) => (i, w),
-            _ => unreachable!("the front was just read"),
+            _ => unreachable!("the front was just read: started, as it needs no work"),
         };
         paired += 1;
         let col = columns[i];
@@ -423,11 +423,16 @@ pub struct TailDone {
 }
 
 impl Tail {
+    /// The open columns reduced as far as `pivots` go, waiting for a column before them.
+    fn waiting<'s>(&'s self, pivots: &'s Pivots) -> impl Iterator<Item = &'s (usize, Option<Working>)> {
+        self.open.iter().filter(|(_, w)| !needs_work(w, pivots))
+    }
+
     /// The pivots of the open columns that wait (reduced as far as `pivots` go, for a column
     /// before them), each once: theirs unless a column before them takes it. A guess, to
     /// list the next dimension with; checked once the tail is finished.
     pub fn provisional(&self, pivots: &Pivots) -> Vec<u64> {
-        let waiting = self.open.iter().filter(|(_, w)| !needs_work(w, pivots));
+        let waiting = self.waiting(pivots);
         let mut p: Vec<u64> = waiting.filter_map(|(_, w)| w.as_ref()?.pivot.map(|p| p.index)).collect();
         p.sort_unstable();
         p.dedup();
@@ -439,7 +444,7 @@ impl Tail {
     /// once those are paired (the columns whose pivot an earlier waiting one takes, reduced
     /// further), had at once. Checked as [`Tail::provisional`] is.
     pub fn speculate(&self, pivots: &Pivots) -> Tail {
-        let waiting = self.open.iter().filter(|(_, w)| !needs_work(w, pivots)).cloned().collect();
+        let waiting = self.waiting(pivots).cloned().collect();
         Tail { dim: self.dim, open: waiting, v: self.v.clone(), budget: self.budget, threads: self.threads }
     }
 
