@@ -215,7 +215,14 @@ mod tests {
             let d = Distances::euclidean(&pts, 2, &Default::default()).unwrap();
             let table = Binomials::new(n, MAX_DIM + 2).unwrap();
             for threshold in [f32::INFINITY, 2.0] {
-                let dense = Complex { d: &d, table: &table, threshold, neighbors: None, budget: u64::MAX };
+                let dense = Complex {
+                    d: &d,
+                    table: &table,
+                    threshold,
+                    neighbors: None,
+                    square: None,
+                    budget: u64::MAX,
+                };
                 let nb = Neighbors::new(&d, threshold);
                 let sparse = Complex { neighbors: Some(&nb), ..dense };
                 for c in [&dense, &sparse] {

@@ -13,55 +13,131 @@
 
 use super::index::Entry;
 
-/// Buckets: equal to the last pivot, then by the highest differing bit of 128.
-const BUCKETS: usize = 129;
+/// The most entries of a bucket sorted when it is emptied (see [`Heap::refill`]).
+const SORTED_BUCKET: usize = 512;
 
-/// A working column (see the module docs).
-#[derive(Clone, Default)]
-pub struct Column {
-    buckets: Vec<Vec<u128>>,
-    /// The key of the last pivot found (every entry's key is at least this).
-    last: u128,
-    len: usize,
-    /// Bit `b - 1` set when bucket `b` (1 to 128) has entries: the first is found at once.
-    filled: u128,
+/// An entry as an integer that orders like the filtration, earliest least: diameters are
+/// finite and not negative (-0 is read as 0), so their bits grow with them; ties go to the
+/// larger number, so it is inverted. 64 bits when every number fits 32, else 128: half the
+/// bytes moved for the columns of small clouds.
+pub trait Key: Copy + Ord + Default + std::ops::BitXor<Output = Self> {
+    const BITS: usize;
+    fn of(e: Entry) -> Self;
+    fn entry(self) -> Entry;
+    fn leading_zeros(self) -> usize;
 }
 
-/// An entry as a key that orders like the filtration, earliest least: diameters are finite
-/// and not negative (-0 is read as 0), so their bits grow with them; ties go to the larger
-/// number, so it is inverted.
-#[inline(always)]
-fn key(e: Entry) -> u128 {
-    debug_assert!(e.diameter.is_finite() && e.diameter.is_sign_positive());
-    (e.diameter.to_bits() as u128) << 64 | (!e.index) as u128
+impl Key for u128 {
+    const BITS: usize = 128;
+    #[inline(always)]
+    fn of(e: Entry) -> u128 {
+        debug_assert!(e.diameter.is_finite() && e.diameter.is_sign_positive());
+        (e.diameter.to_bits() as u128) << 64 | (!e.index) as u128
+    }
+    #[inline(always)]
+    fn entry(self) -> Entry {
+        Entry { diameter: f32::from_bits((self >> 64) as u32), index: !(self as u64) }
+    }
+    #[inline(always)]
+    fn leading_zeros(self) -> usize {
+        u128::leading_zeros(self) as usize
+    }
 }
 
-#[inline(always)]
-fn entry(k: u128) -> Entry {
-    Entry { diameter: f32::from_bits((k >> 64) as u32), index: !(k as u64) }
+impl Key for u64 {
+    const BITS: usize = 64;
+    #[inline(always)]
+    fn of(e: Entry) -> u64 {
+        debug_assert!(e.diameter.is_finite() && e.diameter.is_sign_positive());
+        debug_assert!(e.index <= u32::MAX as u64);
+        (e.diameter.to_bits() as u64) << 32 | (!e.index & u32::MAX as u64)
+    }
+    #[inline(always)]
+    fn entry(self) -> Entry {
+        Entry { diameter: f32::from_bits((self >> 32) as u32), index: !self & u32::MAX as u64 }
+    }
+    #[inline(always)]
+    fn leading_zeros(self) -> usize {
+        u64::leading_zeros(self) as usize
+    }
+}
+
+/// A working column (see the module docs), its keys as narrow as the numbers allow.
+#[derive(Clone)]
+pub enum Column {
+    Narrow(Heap<u64>),
+    Wide(Heap<u128>),
 }
 
 impl Column {
-    #[inline(always)]
-    fn bucket(&self, k: u128) -> usize {
-        if k == self.last { 0 } else { 128 - (k ^ self.last).leading_zeros() as usize }
+    /// An empty column for entries numbered up to `most` (inclusive).
+    pub fn for_numbers_up_to(most: u64) -> Column {
+        if most <= u32::MAX as u64 { Column::Narrow(Heap::default()) } else { Column::Wide(Heap::default()) }
     }
 
     /// Adds `e`; an entry before the last pivot found is dropped (see the module docs: it is
     /// one of a pair that cancels).
     #[inline]
     pub fn push(&mut self, e: Entry) {
-        self.push_key(key(e));
+        match self {
+            Column::Narrow(h) => h.push_key(u64::of(e)),
+            Column::Wide(h) => h.push_key(u128::of(e)),
+        }
+    }
+
+    /// The pivot: the earliest entry that occurs an odd number of times (pairs cancel and are
+    /// dropped), left in the column; None when all cancel.
+    pub fn pivot(&mut self) -> Option<Entry> {
+        match self {
+            Column::Narrow(h) => h.pivot().map(Key::entry),
+            Column::Wide(h) => h.pivot().map(Key::entry),
+        }
+    }
+
+    /// The number of entries held, cancelled pairs not yet dropped included.
+    pub fn held(&self) -> usize {
+        match self {
+            Column::Narrow(h) => h.len,
+            Column::Wide(h) => h.len,
+        }
+    }
+
+    /// Drops every pair of equal entries (a long chain of additions otherwise carries each
+    /// cancelled pair until it becomes the pivot).
+    pub fn compact(&mut self) {
+        match self {
+            Column::Narrow(h) => h.compact(),
+            Column::Wide(h) => h.compact(),
+        }
+    }
+}
+
+/// The radix heap of a [`Column`]: bucket 0 holds the copies of the last pivot, bucket `b`
+/// (1 to `K::BITS`) the keys whose highest bit differing from it is bit `b - 1`.
+#[derive(Clone, Default)]
+pub struct Heap<K> {
+    buckets: Vec<Vec<K>>,
+    /// The key of the last pivot found (every entry's key is at least this).
+    last: K,
+    len: usize,
+    /// Bit `b - 1` set when bucket `b` has entries: the first is found at once.
+    filled: u128,
+}
+
+impl<K: Key> Heap<K> {
+    #[inline(always)]
+    fn bucket(&self, k: K) -> usize {
+        if k == self.last { 0 } else { K::BITS - (k ^ self.last).leading_zeros() }
     }
 
     #[inline]
-    fn push_key(&mut self, k: u128) {
+    fn push_key(&mut self, k: K) {
         if k < self.last {
             return;
         }
         let b = self.bucket(k);
         if self.buckets.len() <= b {
-            self.buckets.resize_with(BUCKETS, Vec::new);
+            self.buckets.resize_with(K::BITS + 1, Vec::new);
         }
         self.buckets[b].push(k);
         if b > 0 {
@@ -70,25 +146,27 @@ impl Column {
         self.len += 1;
     }
 
-    /// The pivot: the earliest entry that occurs an odd number of times (pairs cancel and are
-    /// dropped), left in the column; None when all cancel.
-    pub fn pivot(&mut self) -> Option<Entry> {
+    /// The earliest key held an odd number of times, left in bucket 0 (see [`Column::pivot`]).
+    fn pivot(&mut self) -> Option<K> {
         loop {
-            if self.buckets.first().is_none_or(|b| b.is_empty()) && !self.refill() {
-                return None;
+            if let Some(copies) = self.buckets.first().map(|b| b.len()).filter(|&c| c > 0) {
+                self.buckets[0].truncate(copies % 2);
+                self.len -= copies - copies % 2;
+                if copies % 2 == 1 {
+                    return Some(self.last);
+                }
             }
-            // Bucket 0 holds the copies of the last pivot.
-            let copies = self.buckets[0].len();
-            self.buckets[0].truncate(copies % 2);
-            self.len -= copies - copies % 2;
-            if copies % 2 == 1 {
-                return Some(entry(self.last));
+            if !self.refill() {
+                return None;
             }
         }
     }
 
     /// Moves the least entry's copies into bucket 0 from the first bucket that has entries;
-    /// false when the column is empty.
+    /// false when the column is empty. Every entry of that bucket comes before those of the
+    /// buckets above, so a small one is sorted and its leading pairs dropped at once (a
+    /// column summing many coboundaries cancels most of what it meets): the sphere's class
+    /// took 10% less time so.
     fn refill(&mut self) -> bool {
         if self.filled == 0 {
             return false;
@@ -96,9 +174,24 @@ impl Column {
         let i = self.filled.trailing_zeros() as usize + 1;
         self.filled &= !(1 << (i - 1));
         let mut moved = std::mem::take(&mut self.buckets[i]);
-        self.last = moved.iter().copied().min().unwrap_or(self.last);
+        let mut first = 0;
+        if moved.len() <= SORTED_BUCKET {
+            moved.sort_unstable();
+            // Drop the runs of equal entries of even length before the first odd one.
+            while first < moved.len() {
+                let same = moved[first..].iter().take_while(|&&k| k == moved[first]).count();
+                if same % 2 == 1 {
+                    break;
+                }
+                first += same;
+            }
+            self.len -= first;
+            self.last = moved.get(first).copied().unwrap_or(self.last);
+        } else {
+            self.last = moved.iter().copied().min().unwrap_or(self.last);
+        }
         // Each entry differs from the new least in a lower bit than before: a lower bucket.
-        for &k in &moved {
+        for &k in &moved[first..] {
             let b = self.bucket(k);
             self.buckets[b].push(k);
             if b > 0 {
@@ -110,15 +203,8 @@ impl Column {
         true
     }
 
-    /// The number of entries held, cancelled pairs not yet dropped included.
-    pub fn held(&self) -> usize {
-        self.len
-    }
-
-    /// Drops every pair of equal entries (a long chain of additions otherwise carries each
-    /// cancelled pair until it becomes the pivot).
-    pub fn compact(&mut self) {
-        let mut all: Vec<u128> = self.buckets.iter_mut().flat_map(|b| b.drain(..)).collect();
+    fn compact(&mut self) {
+        let mut all: Vec<K> = self.buckets.iter_mut().flat_map(|b| b.drain(..)).collect();
         sum_mod2(&mut all, |&k| k);
         self.len = 0;
         self.filled = 0;
@@ -153,8 +239,9 @@ mod tests {
     #[test]
     fn pivots_are_the_earliest_odd_entries() {
         let mut next = crate::synthetic::noise(5);
-        for round in 0..200 {
-            let mut col = Column::default();
+        for round in 0..400 {
+            // Half the rounds with narrow keys (every number below 8 fits).
+            let mut col = Column::for_numbers_up_to(if round % 2 == 0 { 8 } else { u64::MAX });
             let mut counts: BTreeMap<(u32, std::cmp::Reverse<u64>), usize> = BTreeMap::new();
             let mut floor = (0f32, u64::MAX);
             for _ in 0..(round % 40 + 1) {

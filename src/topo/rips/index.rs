@@ -161,9 +161,16 @@ pub struct Complex<'a> {
     pub table: &'a Binomials,
     pub threshold: f32,
     pub neighbors: Option<&'a Neighbors>,
+    /// The whole distance matrix, row by row, when the complex is dense and small enough
+    /// ([`SQUARE_MOST_POINTS`]): [`cofacets_within`] reads it along rows.
+    pub square: Option<&'a [f32]>,
     /// Bytes the columns and simplices of one dimension may take (the memory available).
     pub budget: u64,
 }
+
+/// The most points for which a dense complex keeps the whole matrix beside the lower triangle
+/// (16 MiB).
+pub const SQUARE_MOST_POINTS: usize = 2048;
 
 /// The most vertices of a simplex whose cofacets are enumerated.
 const MAX_VERTICES: usize = super::MAX_DIM + 1;
@@ -316,6 +323,65 @@ impl<'a> Coboundary<'a> {
     }
 }
 
+/// Every cofacet of the simplex `s` (vertices largest first) within the threshold, to `f`, as
+/// [`Coboundary`] enumerates them. With the whole matrix, the cofacets that add the vertices
+/// between two of the simplex's are one run: one column of binomials, and each of the
+/// simplex's vertices read along its row (the enumerator reads the lower triangle across rows,
+/// a cofacet at a time). A column that sums thousands of coboundaries spends its time here.
+pub fn cofacets_within(c: &Complex, s: Entry, vertices: &[usize], mut f: impl FnMut(Entry)) {
+    if let (None, Some(square)) = (c.neighbors, c.square) {
+        match vertices.len() {
+            1 => return dense_runs::<1>(c, square, s, vertices, &mut f),
+            2 => return dense_runs::<2>(c, square, s, vertices, &mut f),
+            3 => return dense_runs::<3>(c, square, s, vertices, &mut f),
+            4 => return dense_runs::<4>(c, square, s, vertices, &mut f),
+            5 => return dense_runs::<5>(c, square, s, vertices, &mut f),
+            _ => {}
+        }
+    }
+    let mut cob = Coboundary::new(c, s, vertices);
+    while cob.has_next(true) {
+        let e = cob.next_entry();
+        if e.diameter <= c.threshold {
+            f(e);
+        }
+    }
+}
+
+/// [`cofacets_within`] for a simplex of `K` vertices, with the whole matrix.
+fn dense_runs<const K: usize>(
+    c: &Complex,
+    square: &[f32],
+    s: Entry,
+    vs: &[usize],
+    f: &mut impl FnMut(Entry),
+) {
+    let n = c.d.len();
+    let rows: [&[f32]; K] = std::array::from_fn(|i| &square[vs[i] * n..(vs[i] + 1) * n]);
+    let (table, width) = c.table.raw();
+    // The cofacet adding v, with `a` of the simplex's vertices above v, is numbered
+    // above + C(v, K - a + 1) + below, `above` and `below` the terms of the vertices above
+    // and below v (see `Coboundary::next_cofacet`).
+    let (mut above, mut below) = (0u64, s.index);
+    let mut top = n;
+    for a in 0..=K {
+        let bottom = if a < K { vs[a] + 1 } else { 0 };
+        let k = K - a + 1;
+        for v in (bottom..top).rev() {
+            let diameter = rows.iter().fold(s.diameter, |m, r| m.max(r[v]));
+            if diameter <= c.threshold {
+                f(Entry { diameter, index: above + table[v * width + k] + below });
+            }
+        }
+        if a < K {
+            let v = vs[a];
+            below -= table[v * width + k - 1];
+            above += table[v * width + k];
+            top = v;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,7 +431,14 @@ mod tests {
         let t = Binomials::new(n, 4).unwrap();
         let diam = |vs: &[usize]| d.diameter(vs);
         let mut vs = Vec::new();
-        let dense = Complex { d: &d, table: &t, threshold: f32::INFINITY, neighbors: None, budget: u64::MAX };
+        let dense = Complex {
+            d: &d,
+            table: &t,
+            threshold: f32::INFINITY,
+            neighbors: None,
+            square: None,
+            budget: u64::MAX,
+        };
         let nb = Neighbors::new(&d, f32::INFINITY);
         let sparse = Complex { neighbors: Some(&nb), ..dense };
         for cx in [&dense, &sparse] {
@@ -393,6 +466,44 @@ mod tests {
                     above += 1;
                 }
                 assert_eq!(above, n - 1 - vs[0]);
+            }
+        }
+    }
+
+    /// The runs read along the whole matrix give the enumerator's cofacets within the
+    /// threshold, in its order, for every simplex of dimensions 0 to 3.
+    #[test]
+    fn cofacets_within_are_the_enumerators() {
+        let mut next = crate::synthetic::noise(31);
+        for round in 0..6 {
+            let n = 6 + round;
+            // A coarse grid: ties and equal points.
+            let pts: Vec<f64> = (0..2 * n).map(|_| (next() % 4) as f64).collect();
+            let d = Distances::euclidean(&pts, 2, &Default::default()).unwrap();
+            let t = Binomials::new(n, 5).unwrap();
+            let square = d.square();
+            for threshold in [f32::INFINITY, 2.0, 0.0] {
+                let dense =
+                    Complex { d: &d, table: &t, threshold, neighbors: None, square: None, budget: u64::MAX };
+                let rows = Complex { square: Some(&square), ..dense };
+                let mut vs = Vec::new();
+                for dim in 0..4 {
+                    for idx in 0..t.get(n, dim + 1) {
+                        t.vertices(idx, dim, n, &mut vs);
+                        let e = Entry { diameter: d.diameter(&vs), index: idx };
+                        let mut want = Vec::new();
+                        let mut c = Coboundary::new(&dense, e, &vs);
+                        while c.has_next(true) {
+                            want.push(c.next_entry());
+                        }
+                        want.retain(|f| f.diameter <= threshold);
+                        for cx in [&dense, &rows] {
+                            let mut got = Vec::new();
+                            cofacets_within(cx, e, &vs, |f| got.push(f));
+                            assert_eq!(got, want, "{n} points, dimension {dim}, simplex {idx}");
+                        }
+                    }
+                }
             }
         }
     }

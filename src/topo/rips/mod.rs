@@ -197,6 +197,19 @@ impl Distances {
         self.lower.par_chunks(1 << 16).map(|c| c.iter().filter(|&&x| x <= threshold).count()).sum()
     }
 
+    /// The whole matrix, row by row (`d(i, j)` at `i * n + j`): twice the lower triangle.
+    pub fn square(&self) -> Vec<f32> {
+        let n = self.len();
+        let mut m = vec![0f32; n * n];
+        for i in 0..n {
+            for (j, &x) in self.row(i).iter().enumerate() {
+                m[i * n + j] = x;
+                m[j * n + i] = x;
+            }
+        }
+        m
+    }
+
     /// The lower triangle, row by row.
     pub fn lower(&self) -> &[f32] {
         &self.lower
@@ -515,9 +528,19 @@ fn scheduled(
     // A dimension's columns and simplices are held at once: refused, not swapped or killed,
     // past 80% of the memory available.
     let budget = crate::mem::available_bytes().map_or(u64::MAX, |a| a / 10 * 8);
-    let c = index::Complex { d, table: &table, threshold, neighbors: neighbors.as_ref(), budget };
-    stages
-        .mark(|| format!("{n} points: enclosing radius, {within} edges within {threshold}, neighbour lists"));
+    let square = (neighbors.is_none() && n <= index::SQUARE_MOST_POINTS).then(|| d.square());
+    let c = index::Complex {
+        d,
+        table: &table,
+        threshold,
+        neighbors: neighbors.as_ref(),
+        square: square.as_deref(),
+        budget,
+    };
+    stages.mark(|| {
+        let kept = if neighbors.is_some() { "neighbour lists" } else { "dense" };
+        format!("{n} points: enclosing radius, {within} edges within {threshold}, {kept}")
+    });
     let mut bars = Vec::new();
     let (mut columns, mut simplices) = reduce::dim0(&c, &mut bars);
     stages.mark(|| {

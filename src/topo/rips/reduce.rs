@@ -142,13 +142,7 @@ fn push_coboundary(c: &Complex, dim: usize, s: Entry, vertices: &mut Vec<usize>,
 
 /// As [`push_coboundary`], with the simplex's vertices (largest first) known.
 fn push_coboundary_of(c: &Complex, s: Entry, vertices: &[usize], column: &mut Column) {
-    let mut cob = Coboundary::new(c, s, vertices);
-    while cob.has_next(true) {
-        let e = cob.next_entry();
-        if e.diameter <= c.threshold {
-            column.push(e);
-        }
-    }
+    super::index::cofacets_within(c, s, vertices, |e| column.push(e));
 }
 
 /// How a dimension's apparent pairs are paired.
@@ -577,7 +571,7 @@ impl Reducer<'_> {
         let mut vertices = Vec::with_capacity(dim + 1);
         c.table.vertices(col.index, dim, c.d.len(), &mut vertices);
         let mut w = Working {
-            column: Column::default(),
+            column: Column::for_numbers_up_to(c.table.get(c.d.len(), dim + 2).saturating_sub(1)),
             added: Vec::new(),
             pivot: None,
             shortcut: false,
@@ -793,11 +787,13 @@ mod tests {
             let table = Binomials::new(n, 4).expect("small numbers");
             for threshold in [f32::INFINITY, 2.0] {
                 let neighbors = threshold.is_finite().then(|| Neighbors::new(&d, threshold));
+                let square = d.square();
                 let c = Complex {
                     d: &d,
                     table: &table,
                     threshold,
                     neighbors: neighbors.as_ref(),
+                    square: round.is_multiple_of(2).then_some(&square[..]),
                     budget: u64::MAX,
                 };
                 let (edges_left, edges) = dim0(&c, &mut Vec::new());
