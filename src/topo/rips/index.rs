@@ -364,8 +364,9 @@ fn dense_runs<const K: usize>(
     // and below v (see `Coboundary::next_cofacet`).
     let (mut above, mut below) = (0u64, s.index);
     let mut top = n;
-    for a in 0..=K {
-        let bottom = if a < K { vs[a] + 1 } else { 0 };
+    // The runs end at each of the simplex's vertices, the last at 0.
+    for (a, end) in vs.iter().map(Some).chain([None]).enumerate() {
+        let bottom = end.map_or(0, |&v| v + 1);
         let k = K - a + 1;
         for v in (bottom..top).rev() {
             let diameter = rows.iter().fold(s.diameter, |m, r| m.max(r[v]));
@@ -373,8 +374,7 @@ fn dense_runs<const K: usize>(
                 f(Entry { diameter, index: above + table[v * width + k] + below });
             }
         }
-        if a < K {
-            let v = vs[a];
+        if let Some(&v) = end {
             below -= table[v * width + k - 1];
             above += table[v * width + k];
             top = v;
