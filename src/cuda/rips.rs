@@ -54,21 +54,66 @@ impl Gpu {
             )));
         }
         let st = &self.stream;
-        let neighbours = match &rows {
-            Some((starts, vertices, dists)) => Some((
-                st.clone_htod(starts)?,
-                st.clone_htod(&*or_one(vertices))?,
-                st.clone_htod(&*or_one(dists))?,
-            )),
-            None => None,
+        let lower = match &rows {
+            Some((starts, vertices, dists)) => {
+                let lists = (
+                    st.clone_htod(starts)?,
+                    st.clone_htod(&*or_one(vertices))?,
+                    st.clone_htod(&*or_one(dists))?,
+                );
+                let lower = self.lower_from_neighbours(n, c.d.lower().len(), &lists)?;
+                return Ok(RipsDevice {
+                    lower,
+                    binom: st.clone_htod(table)?,
+                    width: width as i32,
+                    n: n as i32,
+                    neighbours: Some(lists),
+                });
+            }
+            None => st.clone_htod(&*or_one(c.d.lower()))?,
         };
         Ok(RipsDevice {
-            lower: st.clone_htod(&*or_one(c.d.lower()))?,
+            lower,
             binom: st.clone_htod(table)?,
             width: width as i32,
             n: n as i32,
-            neighbours,
+            neighbours: None,
         })
+    }
+
+    /// The lower triangle (`len` entries) of `n` points built on the device from their
+    /// neighbour lists, +inf beyond the threshold (see kernels/rips.cu): the lists are
+    /// uploaded anyway, and the whole triangle took most of the barcode's GPU time on
+    /// cyclooctane.
+    fn lower_from_neighbours(
+        &self,
+        n: usize,
+        len: usize,
+        (starts, vertices, dists): &(CudaSlice<u64>, CudaSlice<u32>, CudaSlice<f32>),
+    ) -> Result<CudaSlice<f32>, GpuError> {
+        let st = &self.stream;
+        let mut lower: CudaSlice<f32> = st.alloc_zeros(len.max(1))?;
+        let count = len.max(1) as u64;
+        let blocks = |items: usize| (items as u32).div_ceil(BLOCK).min(self.multiprocessors * 64).max(1);
+        let cfg = |items| LaunchConfig {
+            grid_dim: (blocks(items), 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let fill = self.function(Kernels::Rips, "rips_fill")?;
+        let mut launch = st.launch_builder(&fill);
+        launch.arg(&mut lower).arg(&count).arg(&f32::INFINITY);
+        // SAFETY: rips_fill(float*, u64, float) writes `count` entries, `lower`'s length.
+        unsafe { launch.launch(cfg(len)) }?;
+        let scatter = self.function(Kernels::Rips, "rips_scatter_neighbours")?;
+        let n32 = n as i32;
+        let mut launch = st.launch_builder(&scatter);
+        launch.arg(&mut lower).arg(&n32).arg(starts).arg(vertices).arg(dists);
+        // SAFETY: the arguments match rips_scatter_neighbours's signature; `starts` has n + 1
+        // offsets into `vertices` and `dists`, and each entry below its point lands inside the
+        // triangle of n points (`lower` holds all of it).
+        unsafe { launch.launch(cfg(n)) }?;
+        Ok(lower)
     }
 
     /// The apparent pair of each of `cols`' columns, as [`crate::topo::rips::apparent_on_cpu`]
