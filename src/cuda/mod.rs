@@ -223,6 +223,11 @@ impl Gpu {
             }
             let _ = modules[Kernels::Rips as usize].set(probe);
             let stream = ctx.default_stream();
+            // The driver sets up host-to-device copies at a context's first (11-13 ms on the
+            // H100 machine, whatever the size): done here, where the device is opened, rather
+            // than inside the first job's time.
+            let first_copy = stream.clone_htod(&[0u8]).and_then(|b| stream.synchronize().map(|()| drop(b)));
+            first_copy.map_err(|e| format!("{name}: cannot copy to the device ({e})"))?;
             let multiprocessors = ctx
                 .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
                 .map_err(|e| format!("{name}: cannot read the multiprocessor count ({e})"))?

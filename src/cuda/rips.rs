@@ -8,6 +8,7 @@ use super::Kernels;
 use super::{Gpu, GpuError};
 use crate::control::{Cancelled, Control};
 use crate::topo::rips::index::{Complex, Entry};
+use crate::topo::rips::stages::Stages;
 use crate::topo::rips::{Columns, Listed, Listing, Offload, RipsError};
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
@@ -295,11 +296,13 @@ pub struct RipsOnGpu<'g> {
     ctl: &'g Control<'g>,
     device: Option<RipsDevice>,
     failed: Option<GpuError>,
+    /// The upload and each call timed apart, the stream waited on (`TOPOVIEW_RIPS_STAGES`).
+    stages: Stages,
 }
 
 impl<'g> RipsOnGpu<'g> {
     pub fn new(gpu: &'g Gpu, ctl: &'g Control<'g>) -> RipsOnGpu<'g> {
-        RipsOnGpu { gpu, ctl, device: None, failed: None }
+        RipsOnGpu { gpu, ctl, device: None, failed: None, stages: Stages::from_env() }
     }
 
     /// The device's failure, if one stopped the barcode.
@@ -314,10 +317,39 @@ impl<'g> RipsOnGpu<'g> {
         f: impl FnOnce(&Gpu, &RipsDevice) -> Result<T, GpuError>,
     ) -> Result<T, RipsError> {
         let gpu = self.gpu;
-        let result = match &self.device {
-            Some(dev) => f(gpu, dev),
-            None => gpu.rips_upload(c).and_then(|dev| f(gpu, self.device.insert(dev))),
+        let stages = &mut self.stages;
+        let device = &mut self.device;
+        // The lap starts with the GPU's earlier work done.
+        let begun: Result<(), GpuError> = match stages.on() {
+            true => gpu
+                .stream
+                .synchronize()
+                .map(|()| {
+                    stages.lap();
+                })
+                .map_err(GpuError::from),
+            false => Ok(()),
         };
+        let mut timed = |what: &str| -> Result<(), GpuError> {
+            if stages.on() {
+                gpu.stream.synchronize()?;
+                eprintln!("rips gpu   {:9.1} ms  {what}", stages.lap().as_secs_f64() * 1e3);
+            }
+            Ok(())
+        };
+        let result = begun.and_then(|()| {
+            let dev = match device {
+                Some(dev) => dev,
+                None => {
+                    let dev = gpu.rips_upload(c)?;
+                    timed("distances (or neighbour lists) and binomials to the device")?;
+                    device.insert(dev)
+                }
+            };
+            let out = f(gpu, dev)?;
+            timed("the kernel's part, launches and transfers")?;
+            Ok(out)
+        });
         result.map_err(|e| match e {
             GpuError::Cancelled => RipsError::Cancelled(Cancelled),
             e => {

@@ -16,7 +16,7 @@ pub mod image_points;
 pub mod index;
 pub mod naive;
 mod reduce;
-mod stages;
+pub(crate) mod stages;
 
 use crate::control::{Cancelled, Control};
 use reduce::Apparent;
