@@ -221,6 +221,7 @@ mod tests {
                     threshold,
                     neighbors: None,
                     square: None,
+                    shortest: 0.0,
                     budget: u64::MAX,
                 };
                 let nb = Neighbors::new(&d, threshold);

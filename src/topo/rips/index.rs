@@ -164,6 +164,11 @@ pub struct Complex<'a> {
     /// The whole distance matrix, row by row, when the complex is dense and small enough
     /// ([`SQUARE_MOST_POINTS`]): [`cofacets_within`] reads it along rows.
     pub square: Option<&'a [f32]>,
+    /// The shortest edge within the threshold: no simplex above dimension 0 is shorter, so
+    /// a column's keys need only the diameters from it to the threshold ([`Column`]).
+    ///
+    /// [`Column`]: super::column::Column
+    pub shortest: f32,
     /// Bytes the columns and simplices of one dimension may take (the memory available).
     pub budget: u64,
 }
@@ -437,6 +442,7 @@ mod tests {
             threshold: f32::INFINITY,
             neighbors: None,
             square: None,
+            shortest: 0.0,
             budget: u64::MAX,
         };
         let nb = Neighbors::new(&d, f32::INFINITY);
@@ -483,8 +489,15 @@ mod tests {
             let t = Binomials::new(n, 5).unwrap();
             let square = d.square();
             for threshold in [f32::INFINITY, 2.0, 0.0] {
-                let dense =
-                    Complex { d: &d, table: &t, threshold, neighbors: None, square: None, budget: u64::MAX };
+                let dense = Complex {
+                    d: &d,
+                    table: &t,
+                    threshold,
+                    neighbors: None,
+                    square: None,
+                    shortest: 0.0,
+                    budget: u64::MAX,
+                };
                 let rows = Complex { square: Some(&square), ..dense };
                 let mut vs = Vec::new();
                 for dim in 0..4 {

@@ -191,10 +191,15 @@ impl Distances {
         &self.lower[start..start + i]
     }
 
-    /// How many of the distances (each pair once) are at most `threshold`, on all cores.
-    pub fn within(&self, threshold: f32) -> usize {
+    /// How many of the distances (each pair once) are at most `threshold`, and the shortest
+    /// (+inf when none is), on all cores.
+    pub fn within(&self, threshold: f32) -> (usize, f32) {
         use rayon::prelude::*;
-        self.lower.par_chunks(1 << 16).map(|c| c.iter().filter(|&&x| x <= threshold).count()).sum()
+        let part = |c: &[f32]| {
+            c.iter().filter(|&&x| x <= threshold).fold((0, f32::INFINITY), |(k, m), &x| (k + 1, m.min(x)))
+        };
+        let both = |a: (usize, f32), b: (usize, f32)| (a.0 + b.0, a.1.min(b.1));
+        self.lower.par_chunks(1 << 16).map(part).reduce(|| (0, f32::INFINITY), both)
     }
 
     /// The whole matrix, row by row (`d(i, j)` at `i * n + j`): twice the lower triangle.
@@ -523,7 +528,7 @@ fn scheduled(
     // one) the complex is a cone and every class has died: edges longer than it change no bar.
     let threshold = opts.threshold.min(d.enclosing_radius());
     // Neighbour lists pay once the threshold leaves out most edges (Ripser's sparse matrix).
-    let within = d.within(threshold);
+    let (within, shortest) = d.within(threshold);
     let neighbors = (within < d.lower().len() / 2).then(|| index::Neighbors::new(d, threshold));
     // A dimension's columns and simplices are held at once: refused, not swapped or killed,
     // past 80% of the memory available.
@@ -535,6 +540,7 @@ fn scheduled(
         threshold,
         neighbors: neighbors.as_ref(),
         square: square.as_deref(),
+        shortest,
         budget,
     };
     stages.mark(|| {
@@ -719,7 +725,8 @@ mod tests {
             assert_eq!(d.enclosing_radius(), want, "{n} points");
             let within =
                 (0..n).flat_map(|i| (0..i).map(move |j| (i, j))).filter(|&(i, j)| d.get(i, j) <= 3.0);
-            assert_eq!(d.within(3.0), within.count());
+            let shortest = within.clone().map(|(i, j)| d.get(i, j)).fold(f32::INFINITY, f32::min);
+            assert_eq!(d.within(3.0), (within.count(), shortest));
         }
         let zero = Distances::from_lower(vec![-0.0]).unwrap();
         assert!(zero.get(1, 0).is_sign_positive(), "-0 is read as 0");

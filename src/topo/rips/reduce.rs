@@ -571,7 +571,7 @@ impl Reducer<'_> {
         let mut vertices = Vec::with_capacity(dim + 1);
         c.table.vertices(col.index, dim, c.d.len(), &mut vertices);
         let mut w = Working {
-            column: Column::for_numbers_up_to(c.table.get(c.d.len(), dim + 2).saturating_sub(1)),
+            column: Column::for_cofacets(c, dim),
             added: Vec::new(),
             pivot: None,
             shortcut: false,
@@ -794,6 +794,7 @@ mod tests {
                     threshold,
                     neighbors: neighbors.as_ref(),
                     square: round.is_multiple_of(2).then_some(&square[..]),
+                    shortest: d.within(threshold).1,
                     budget: u64::MAX,
                 };
                 let (edges_left, edges) = dim0(&c, &mut Vec::new());
