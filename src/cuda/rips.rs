@@ -95,7 +95,8 @@ impl Gpu {
         let st = &self.stream;
         let mut lower: CudaSlice<f32> = st.alloc_zeros(len.max(1))?;
         let count = len.max(1) as u64;
-        let blocks = |items: usize| (items as u32).div_ceil(BLOCK).min(self.multiprocessors * 64).max(1);
+        let most = self.multiprocessors as usize * 64;
+        let blocks = |items: usize| items.div_ceil(BLOCK as usize).clamp(1, most) as u32;
         let cfg = |items| LaunchConfig {
             grid_dim: (blocks(items), 1, 1),
             block_dim: (BLOCK, 1, 1),

@@ -75,7 +75,12 @@ impl Narrow {
         let (floor, span) = (shortest.to_bits(), longest.to_bits() - shortest.to_bits());
         let index_bits = (64 - most.leading_zeros()).max(1);
         let mask = u64::MAX >> (64 - index_bits);
-        (index_bits + (32 - span.leading_zeros()) <= 64).then_some(Narrow { floor, index_bits, mask })
+        // Below 64 bits for the numbers: a shift by 64 is not one.
+        (index_bits < 64 && index_bits + (32 - span.leading_zeros()) <= 64).then_some(Narrow {
+            floor,
+            index_bits,
+            mask,
+        })
     }
 
     #[inline(always)]
@@ -298,6 +303,9 @@ mod tests {
         }
         // Too many bits (a zero-length edge leaves every diameter's bits): wide keys.
         assert_eq!(Narrow::fitting(0.0, 0.5, 1 << 36), None);
+        // Numbers of 64 bits, even with every diameter equal.
+        assert_eq!(Narrow::fitting(1.0, 1.0, u64::MAX), None);
+        assert!(Narrow::fitting(1.0, 1.0, u64::MAX >> 1).is_some());
         assert_eq!(Narrow::fitting(0.0, 1.0, u64::MAX >> 1), None);
         assert_eq!(Narrow::fitting(f32::MIN_POSITIVE, f32::MAX, 1 << 40), None);
     }
@@ -307,8 +315,9 @@ mod tests {
     fn pivots_are_the_earliest_odd_entries() {
         let mut next = crate::synthetic::noise(5);
         for round in 0..400 {
-            // Half the rounds with narrow keys (diameters 0 to 20, numbers below 8).
-            let narrow = Narrow::fitting(0.0, 20.0, 8);
+            // Half the rounds with narrow keys (diameters from 0, numbers to 8; the floor rises
+            // by at most 1.5 a step, 40 steps).
+            let narrow = Narrow::fitting(0.0, 64.0, 8);
             assert!(narrow.is_some());
             let mut col = Column::with(if round % 2 == 0 { narrow } else { None });
             let mut counts: BTreeMap<(u32, std::cmp::Reverse<u64>), usize> = BTreeMap::new();

@@ -340,7 +340,6 @@ pub fn cofacets_within(c: &Complex, s: Entry, vertices: &[usize], mut f: impl Fn
             2 => return dense_runs::<2>(c, square, s, vertices, &mut f),
             3 => return dense_runs::<3>(c, square, s, vertices, &mut f),
             4 => return dense_runs::<4>(c, square, s, vertices, &mut f),
-            5 => return dense_runs::<5>(c, square, s, vertices, &mut f),
             _ => {}
         }
     }
