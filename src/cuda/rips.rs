@@ -320,35 +320,29 @@ impl<'g> RipsOnGpu<'g> {
         let gpu = self.gpu;
         let stages = &mut self.stages;
         let device = &mut self.device;
-        // The lap starts with the GPU's earlier work done.
-        let begun: Result<(), GpuError> = match stages.on() {
-            true => gpu
-                .stream
-                .synchronize()
-                .map(|()| {
-                    stages.lap();
-                })
-                .map_err(GpuError::from),
-            false => Ok(()),
-        };
-        let mut timed = |what: &str| -> Result<(), GpuError> {
+        // With stages on: the stream waited on, then the time since the last lap printed
+        // (none for the lap that starts the call, once the GPU's earlier work is done).
+        let mut timed = |what: Option<&str>| -> Result<(), GpuError> {
             if stages.on() {
                 gpu.stream.synchronize()?;
-                eprintln!("rips gpu   {:9.1} ms  {what}", stages.lap().as_secs_f64() * 1e3);
+                let lap = stages.lap();
+                if let Some(what) = what {
+                    eprintln!("rips gpu   {:9.1} ms  {what}", lap.as_secs_f64() * 1e3);
+                }
             }
             Ok(())
         };
-        let result = begun.and_then(|()| {
+        let result = timed(None).and_then(|()| {
             let dev = match device {
                 Some(dev) => dev,
                 None => {
                     let dev = gpu.rips_upload(c)?;
-                    timed("distances (or neighbour lists) and binomials to the device")?;
+                    timed(Some("distances (or neighbour lists) and binomials to the device"))?;
                     device.insert(dev)
                 }
             };
             let out = f(gpu, dev)?;
-            timed("the kernel's part, launches and transfers")?;
+            timed(Some("the kernel's part, launches and transfers"))?;
             Ok(out)
         });
         result.map_err(|e| match e {
