@@ -303,3 +303,262 @@ extern "C" __global__ void label(unsigned* __restrict__ next, long long n, const
         next[i] = (lo < m && roots[lo] == x) ? base + (unsigned)lo : NO_LABEL;
     }
 }
+
+// Saddle-saddle arcs of a 3D grid (the twin of morse::descending from 2-saddles): every
+// 2-saddle's DAG of edges explored at once, level by level, in one hash table keyed by (saddle,
+// edge); then paths counted in a topological order (Kahn's), and each arc's kept path walked
+// back through the parents. The kept path is the CPU's: a shortest one, whose parent at each
+// step back is the predecessor of smallest cell id among those one level less deep.
+//
+// The table: `keys` (saddle << 32 | cell, EMPTY_KEY where free), and per slot the node's
+// depth (UNSEEN until written), parent cell (the minimum: atomicMin from UNSEEN), arcs into it
+// not yet counted (`waiting`), path count (64 bits) and a flag set where a count passed
+// `most` (the host recounts those saddles on the CPU, which counts to 128 bits). The host
+// keeps the table at most 70% full, so a probe always ends.
+
+#define EMPTY_KEY 0xffffffffffffffffull
+#define UNSEEN 0xffffffffu
+
+__device__ __forceinline__ unsigned long long slot_of(unsigned long long key, unsigned long long mask) {
+    // The murmur3 finaliser: neighbouring cells of one saddle spread over the table.
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdull;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ull;
+    key ^= key >> 33;
+    return key & mask;
+}
+
+// The slot of `key`, inserted if absent (`inserted` says which); -1 when no slot is free.
+__device__ long long find_or_insert(unsigned long long* keys, unsigned long long mask, unsigned long long key,
+                                    bool* inserted) {
+    unsigned long long s = slot_of(key, mask);
+    for (unsigned long long probe = 0; probe <= mask; probe++, s = (s + 1) & mask) {
+        // A key, once written, never changes: a stale read is EMPTY_KEY, which the CAS corrects.
+        const unsigned long long k = keys[s];
+        if (k == key) {
+            *inserted = false;
+            return (long long)s;
+        }
+        if (k != EMPTY_KEY) continue;
+        const unsigned long long old = atomicCAS(keys + s, EMPTY_KEY, key);
+        if (old == EMPTY_KEY || old == key) {
+            *inserted = old == EMPTY_KEY;
+            return (long long)s;
+        }
+    }
+    return -1;
+}
+
+// The slot of a key known to be in the table.
+__device__ unsigned long long find(const unsigned long long* __restrict__ keys, unsigned long long mask,
+                                   unsigned long long key) {
+    unsigned long long s = slot_of(key, mask);
+    while (keys[s] != key) s = (s + 1) & mask;
+    return s;
+}
+
+// The doubled grid's geometry: its x and y sides and the strides of the three axes.
+struct Cells {
+    long long cx, cy;
+    __device__ long long stride(int axis) const { return axis == 0 ? 1 : axis == 1 ? cx : cx * cy; }
+    __device__ long long coord(long long c, int axis) const {
+        return axis == 0 ? c % cx : axis == 1 ? (c / cx) % cy : c / (cx * cy);
+    }
+    // The cell `a` pairs with when that is one dimension up (a path goes on through it), else
+    // -1 (critical, or paired downwards).
+    __device__ long long up_partner(const unsigned* __restrict__ codes, long long a) const {
+        const unsigned k = code_of(codes, a);
+        if (k < PAIRED) return -1;
+        const int axis = (k - PAIRED) / 2;
+        // One step along an axis where `a` is even (it spans none) reaches a cell of one more dimension.
+        if (coord(a, axis) % 2 != 0) return -1;
+        return ((k - PAIRED) % 2 == 1) ? a + stride(axis) : a - stride(axis);
+    }
+    // The facets of `b` other than `a` (at most 5), into `out`; how many.
+    __device__ int other_facets(long long b, long long a, long long* out) const {
+        int n = 0;
+        for (int axis = 0; axis < 3; axis++) {
+            if (coord(b, axis) % 2 == 0) continue;
+            const long long s = stride(axis);
+            if (b - s != a) out[n++] = b - s;
+            if (b + s != a) out[n++] = b + s;
+        }
+        return n;
+    }
+};
+
+__device__ __forceinline__ unsigned long long key_of(unsigned saddle, long long cell) {
+    return (unsigned long long)saddle << 32 | (unsigned long long)cell;
+}
+
+// Level 0: each saddle's facets, depth 0, parent the saddle; pushed to `frontier`.
+extern "C" __global__ void ss_seed(const unsigned* __restrict__ saddles, int n, unsigned long long* keys,
+                                   unsigned* __restrict__ depth, unsigned* __restrict__ parent, unsigned long long mask,
+                                   long long cx, long long cy, unsigned* __restrict__ frontier,
+                                   unsigned* __restrict__ count, int* __restrict__ full) {
+    const Cells g{cx, cy};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        long long f[6];
+        const int m = g.other_facets(saddles[i], -1, f);
+        for (int k = 0; k < m; k++) {
+            bool inserted;
+            const long long s = find_or_insert(keys, mask, key_of(i, f[k]), &inserted);
+            if (s < 0) {
+                *full = 1;
+                return;
+            }
+            depth[s] = 0;
+            parent[s] = saddles[i];
+            frontier[atomicAdd(count, 1u)] = (unsigned)s;
+        }
+    }
+}
+
+// One level: each frontier node's successors are found or inserted (depth `level` + 1, pushed
+// to `next`), their `waiting` counts the arc, and a successor first seen at this level takes
+// the node as parent if it is the smallest so far.
+extern "C" __global__ void ss_expand(const unsigned* __restrict__ codes, const unsigned* __restrict__ frontier, int n,
+                                     unsigned long long* keys, unsigned* depth, unsigned* __restrict__ parent,
+                                     unsigned* __restrict__ waiting, unsigned long long mask, long long cx, long long cy,
+                                     unsigned level, unsigned* __restrict__ next, unsigned* __restrict__ count,
+                                     int* __restrict__ full) {
+    const Cells g{cx, cy};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const unsigned long long key = keys[frontier[i]];
+        const long long a = (long long)(key & 0xffffffffull);
+        const long long b = g.up_partner(codes, a);
+        if (b < 0) continue;
+        long long w[6];
+        const int m = g.other_facets(b, a, w);
+        for (int k = 0; k < m; k++) {
+            bool inserted;
+            const long long s = find_or_insert(keys, mask, (key & ~0xffffffffull) | (unsigned long long)w[k], &inserted);
+            if (s < 0) {
+                *full = 1;
+                return;
+            }
+            if (inserted) {
+                depth[s] = level + 1;
+                next[atomicAdd(count, 1u)] = (unsigned)s;
+            }
+            atomicAdd(waiting + s, 1u);
+            // Written in an earlier launch, a depth is final; one written in this launch is
+            // level + 1, and may still read UNSEEN.
+            const unsigned d = ((volatile unsigned*)depth)[s];
+            if (d == UNSEEN || d == level + 1) atomicMin(parent + s, (unsigned)a);
+        }
+    }
+}
+
+// Moves a full table's entries into one twice as large, and the frontier's slots with them.
+extern "C" __global__ void ss_rehash(const unsigned long long* __restrict__ keys, const unsigned* __restrict__ depth,
+                                     const unsigned* __restrict__ parent, const unsigned* __restrict__ waiting,
+                                     unsigned long long n, unsigned long long* new_keys, unsigned* __restrict__ new_depth,
+                                     unsigned* __restrict__ new_parent, unsigned* __restrict__ new_waiting,
+                                     unsigned long long new_mask, int* __restrict__ full) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        if (keys[i] == EMPTY_KEY) continue;
+        bool inserted;
+        const long long s = find_or_insert(new_keys, new_mask, keys[i], &inserted);
+        if (s < 0) {
+            *full = 1;
+            return;
+        }
+        new_depth[s] = depth[i];
+        new_parent[s] = parent[i];
+        new_waiting[s] = waiting[i];
+    }
+}
+
+extern "C" __global__ void ss_remap(const unsigned* __restrict__ frontier, int n,
+                                    const unsigned long long* __restrict__ keys,
+                                    const unsigned long long* __restrict__ new_keys, unsigned long long new_mask,
+                                    unsigned* __restrict__ out) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        out[i] = (unsigned)find(new_keys, new_mask, keys[frontier[i]]);
+}
+
+// Before counting: one path to each saddle facet (from the saddle), none elsewhere; the
+// sources (nothing waiting) pushed to `ready`.
+extern "C" __global__ void ss_sources(const unsigned long long* __restrict__ keys, const unsigned* __restrict__ depth,
+                                      const unsigned* __restrict__ waiting, unsigned long long n,
+                                      unsigned long long* __restrict__ paths, unsigned char* __restrict__ over,
+                                      unsigned* __restrict__ ready, unsigned* __restrict__ count) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const bool used = keys[i] != EMPTY_KEY;
+        paths[i] = used && depth[i] == 0 ? 1 : 0;
+        over[i] = 0;
+        if (used && waiting[i] == 0) ready[atomicAdd(count, 1u)] = (unsigned)i;
+    }
+}
+
+// One round of counting: each ready node adds its paths to its successors' (flagging a sum
+// past `most` or 2^64); a successor with nothing left waiting is ready next round.
+extern "C" __global__ void ss_count(const unsigned* __restrict__ codes, const unsigned* __restrict__ ready, int n,
+                                    const unsigned long long* __restrict__ keys, unsigned* __restrict__ waiting,
+                                    unsigned long long* __restrict__ paths, unsigned char* __restrict__ over,
+                                    unsigned long long mask, long long cx, long long cy, unsigned long long most,
+                                    unsigned* __restrict__ next, unsigned* __restrict__ count) {
+    const Cells g{cx, cy};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const unsigned long long key = keys[ready[i]];
+        const long long a = (long long)(key & 0xffffffffull);
+        const long long b = g.up_partner(codes, a);
+        if (b < 0) continue;
+        const unsigned long long m = paths[ready[i]];
+        const bool flagged = over[ready[i]] != 0;
+        long long w[6];
+        const int k = g.other_facets(b, a, w);
+        for (int j = 0; j < k; j++) {
+            const unsigned long long s = find(keys, mask, (key & ~0xffffffffull) | (unsigned long long)w[j]);
+            const unsigned long long old = atomicAdd(paths + s, m);
+            if (flagged || old + m < old || old + m > most) over[s] = 1;
+            if (atomicSub(waiting + s, 1u) == 1) next[atomicAdd(count, 1u)] = (unsigned)s;
+        }
+    }
+}
+
+// The arcs: every critical cell in the table, with its key, paths, flag and depth.
+extern "C" __global__ void ss_arcs(const unsigned* __restrict__ codes, const unsigned long long* __restrict__ keys,
+                                   const unsigned* __restrict__ depth, const unsigned long long* __restrict__ paths,
+                                   const unsigned char* __restrict__ over, unsigned long long n,
+                                   unsigned long long* __restrict__ out_key, unsigned long long* __restrict__ out_paths,
+                                   unsigned char* __restrict__ out_over, unsigned* __restrict__ out_depth,
+                                   unsigned* __restrict__ count) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const unsigned long long key = keys[i];
+        if (key == EMPTY_KEY || code_of(codes, (long long)(key & 0xffffffffull)) != CRITICAL) continue;
+        const unsigned k = atomicAdd(count, 1u);
+        out_key[k] = key;
+        out_paths[k] = paths[i];
+        out_over[k] = over[i];
+        out_depth[k] = depth[i];
+    }
+}
+
+// Each arc's kept path, from the saddle to the target (2 depth + 2 cells from `offset`):
+// walked back through the parents, each parent followed by the square it pairs with.
+extern "C" __global__ void ss_paths(const unsigned* __restrict__ codes, const unsigned long long* __restrict__ keys,
+                                    const unsigned* __restrict__ depth, const unsigned* __restrict__ parent,
+                                    unsigned long long mask, long long cx, long long cy,
+                                    const unsigned long long* __restrict__ arc_key,
+                                    const unsigned long long* __restrict__ offset, int n, unsigned* __restrict__ cells) {
+    const Cells g{cx, cy};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const unsigned long long high = arc_key[i] & ~0xffffffffull;
+        unsigned long long s = find(keys, mask, arc_key[i]);
+        unsigned long long at = offset[i] + 2ull * depth[s] + 1;
+        cells[at] = (unsigned)(arc_key[i] & 0xffffffffull);
+        while (depth[s] > 0) {
+            const unsigned p = parent[s];
+            cells[--at] = (unsigned)g.up_partner(codes, p);
+            cells[--at] = p;
+            s = find(keys, mask, high | p);
+        }
+        cells[--at] = parent[s];
+    }
+}

@@ -769,5 +769,47 @@ fn the_backends_morse_smale_analysis_on_the_gpu_equals_the_cpus() {
         assert_eq!(gpu.hierarchy.cancelled_at, cpu.hierarchy.cancelled_at);
         assert_eq!(gpu.hierarchy.partner, cpu.hierarchy.partner);
     }
-    println!("{} analyses with the GPU's gradient and labels equal to the CPU's", fields.len());
+    println!(
+        "{} analyses with the GPU's gradient, labels and saddle-saddle arcs equal to the CPU's",
+        fields.len()
+    );
+}
+
+#[test]
+fn saddle_saddle_arcs_recounted_or_grown_equal_the_cpus() {
+    use topoview::topo::msc::complex::SaddleArc;
+    use topoview::topo::msc::morse::descending;
+    let Some(g) = gpu() else { return };
+    let mni = topoview::io::open(&common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
+    let grf = topoview::synthetic::gaussian_random_field(&[64, 48, 40], 3.0, 7, &Default::default()).unwrap();
+    let noise = field_of(Dtype::U16, &[40, 30, 20], &values(Dtype::U16, 5, 40 * 30 * 20, 50));
+    let key = |a: &SaddleArc| (a.upper, a.lower);
+    let mut checked = 0;
+    for f in [&mni, &grf, &noise] {
+        let (gradient, device) = g.msc_gradient(f, cell_grid(f)).unwrap();
+        let saddles: Vec<u32> = gradient.critical_cells()[2].iter().map(|&c| c as u32).collect();
+        let mut cpu: Vec<SaddleArc> = saddles
+            .iter()
+            .flat_map(|&s| {
+                descending(&gradient, s as usize).into_iter().map(move |(t, m, path)| SaddleArc {
+                    upper: s,
+                    lower: t as u32,
+                    multiplicity: m,
+                    cells: path.into_iter().map(|c| c as u32).collect(),
+                })
+            })
+            .collect();
+        cpu.sort_by_key(key);
+        let most_paths = cpu.iter().map(|a| a.multiplicity.count).max().unwrap();
+        assert!(most_paths > 1, "some saddles are joined by several V-paths");
+        // Counts above 1 recounted on the CPU; a table grown from 16 slots; both.
+        for (most, slots) in [(1, 1 << 20), (u64::MAX, 16), (2, 16)] {
+            let mut got =
+                g.saddle_arcs_within(&gradient, &device, &saddles, most, slots, &Control::default()).unwrap();
+            got.sort_by_key(key);
+            assert_eq!(got, cpu, "{:?}: counts to {most}, from {slots} slots", f.shape());
+            checked += 1;
+        }
+    }
+    println!("{checked} sets of saddle-saddle arcs (recounted, grown) equal to the CPU's");
 }

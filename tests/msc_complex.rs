@@ -41,6 +41,36 @@ fn enumerate_paths(g: &Gradient) -> BTreeMap<(usize, usize), u128> {
     out
 }
 
+/// The path a saddle-saddle arc keeps, found by brute force: every V-path from `sigma` to
+/// `target` enumerated, the shortest kept, and among them the one whose cells read from the
+/// target back are least.
+fn kept_path(g: &Gradient, sigma: usize, target: usize) -> Vec<usize> {
+    let grid = g.grid;
+    let mut best: Option<Vec<usize>> = None;
+    let mut stack: Vec<Vec<usize>> = grid.facets(sigma).map(|f| vec![sigma, f]).collect();
+    while let Some(path) = stack.pop() {
+        let a = *path.last().unwrap();
+        if a == target {
+            let back = |p: &Vec<usize>| (p.len(), p.iter().rev().copied().collect::<Vec<_>>());
+            if best.as_ref().is_none_or(|b| back(&path) < back(b)) {
+                best = Some(path);
+            }
+            continue;
+        }
+        if g.is_critical(a) {
+            continue;
+        }
+        if let Some(b) = g.partner(a).filter(|&b| grid.dim(b) > grid.dim(a)) {
+            for f in grid.facets(b).filter(|&f| f != a) {
+                let mut p = path.clone();
+                p.extend([b, f]);
+                stack.push(p);
+            }
+        }
+    }
+    best.unwrap()
+}
+
 fn check_arcs(dims: &[usize], vals: &[f64]) {
     let (_, a) = run(dims, vals);
     let g = &a.complex.gradient;
@@ -64,6 +94,9 @@ fn check_arcs(dims: &[usize], vals: &[f64]) {
             let facet = grid.facets(x).any(|f| f == y);
             let partner = g.partner(x) == Some(y);
             assert!(facet || partner, "{dims:?}: {x} -> {y} is not a V-path step");
+        }
+        if let topoview::topo::msc::complex::Path::Cells(_) = arc.path {
+            assert_eq!(cells, kept_path(g, u.cell, l.cell), "{dims:?} {vals:?}");
         }
     }
     // Every voxel reaches a minimum; minima label themselves.

@@ -435,7 +435,7 @@ struct GpuStages<'a> {
     backend: &'a Backend,
     field: &'a ScalarField,
     ctl: &'a Control<'a>,
-    /// The gradient's codes on the device, for the labels.
+    /// The gradient's codes on the device, for the labels and the saddle-saddle arcs.
     device: Option<crate::cuda::DeviceGradient>,
     /// Where the stages ran: on the GPU when the gradient did; why a stage took the CPU (the
     /// labels take it when the gradient did, without a reason of their own).
@@ -460,13 +460,31 @@ impl msc::Stages for GpuStages<'_> {
         critical: &[msc::complex::CriticalPoint],
     ) -> Result<msc::complex::Labels, Cancelled> {
         let cpu = || msc::complex::labels(g, critical, self.ctl);
-        let Some(device) = self.device.take() else { return cpu() };
-        let gpu = |gpu: &Gpu| gpu.msc_labels(&device, critical, self.ctl);
+        let Some(device) = &self.device else { return cpu() };
+        let gpu = |gpu: &Gpu| gpu.msc_labels(device, critical, self.ctl);
         let (labels, ran) = self.backend.run(true, Box::new(gpu), cpu)?;
         if let Some(why) = ran.fallback {
             self.ran.fallback = Some(format!("manifold labels: {why}"));
         }
+        if g.grid.ndim < 3 {
+            self.device = None;
+        }
         Ok(labels)
+    }
+
+    fn saddle_arcs(
+        &mut self,
+        g: &msc::gradient::Gradient,
+        saddles: &[u32],
+    ) -> Result<Option<Vec<msc::complex::SaddleArc>>, Cancelled> {
+        // The codes leave the device with this stage, the last to use them.
+        let Some(device) = self.device.take() else { return Ok(None) };
+        let gpu = |gpu: &Gpu| gpu.msc_saddle_arcs(g, &device, saddles, self.ctl).map(Some);
+        let (arcs, ran) = self.backend.run(true, Box::new(gpu), || Ok(None))?;
+        if let Some(why) = ran.fallback {
+            self.ran.fallback = Some(format!("saddle-saddle arcs: {why}"));
+        }
+        Ok(arcs)
     }
 }
 

@@ -7,11 +7,34 @@
 use super::{DeviceSample, Gpu, GpuError, Kernels};
 use crate::control::Control;
 use crate::field::ScalarField;
-use crate::topo::msc::complex::{CriticalPoint, Labels};
+use crate::topo::msc::complex::{CriticalPoint, Labels, SaddleArc};
 use crate::topo::msc::gradient::Gradient;
-use crate::topo::msc::grid::CellGrid;
+use crate::topo::msc::grid::{Cell, CellGrid};
+use crate::topo::msc::morse::{Multiplicity, descending};
 use crate::with_samples;
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtrMut, PushKernelArg};
+
+/// Where the GPU's Morse-Smale time goes, on standard error when `TOPOVIEW_MSC_STAGES` is set:
+/// the stream waited on at each lap (only then), and the time since the last printed.
+struct Laps {
+    on: bool,
+    last: std::time::Instant,
+}
+
+impl Laps {
+    fn new() -> Laps {
+        Laps { on: std::env::var_os("TOPOVIEW_MSC_STAGES").is_some(), last: std::time::Instant::now() }
+    }
+
+    fn lap(&mut self, gpu: &Gpu, what: impl FnOnce() -> String) -> Result<(), GpuError> {
+        if self.on {
+            gpu.stream.synchronize()?;
+            eprintln!("msc gpu {:9.1} ms  {}", self.last.elapsed().as_secs_f64() * 1e3, what());
+            self.last = std::time::Instant::now();
+        }
+        Ok(())
+    }
+}
 
 /// A gradient's codes left on the device for the labels (32-bit words, 8 cells each).
 pub struct DeviceGradient {
@@ -56,8 +79,10 @@ impl Gpu {
                 free >> 20
             )));
         }
+        let mut laps = Laps::new();
         let field = st.clone_htod(v)?;
         let mut codes: CudaSlice<u8> = st.alloc_zeros(bytes)?;
+        laps.lap(self, || format!("gradient: the field up ({} MiB)", std::mem::size_of_val(v) >> 20))?;
         let f = self.function(Kernels::Msc, &format!("gradient_{}", T::NAME))?;
         let [nx, ny, nz] = grid.vdims.map(|d| d as i32);
         let mut l = st.launch_builder(&f);
@@ -66,8 +91,10 @@ impl Gpu {
         // the (2nx-1)(2ny-1)(2nz-1) grid (whole words); the kernel is a grid-stride loop over the
         // vertices and writes only cells of their lower stars, which lie on the grid.
         unsafe { l.launch(self.grid(v.len())) }?;
+        laps.lap(self, || "gradient: the kernel".into())?;
         let mut out = st.clone_dtoh(&codes)?;
         out.truncate(grid.n_cells().div_ceil(2));
+        laps.lap(self, || format!("gradient: the codes down ({} MiB)", bytes >> 20))?;
         Ok((Gradient::from_codes(grid, out), DeviceGradient { codes, grid }))
     }
 
@@ -98,7 +125,9 @@ impl Gpu {
         // SAFETY: `codes` holds the grid's codes, `next` one entry per vertex; the kernel is a
         // grid-stride loop over the vertices.
         unsafe { l.launch(self.grid(n)) }?;
+        let mut laps = Laps::new();
         let basins = self.jump_to_labels(next, &minima, 0, ctl)?;
+        laps.lap(self, || "labels: basins, down".into())?;
 
         let n: usize = grid.dual_dims().iter().product();
         let mut next: CudaSlice<u32> = st.alloc_zeros(n)?;
@@ -109,6 +138,7 @@ impl Gpu {
         // SAFETY: as above, one entry per top cell (the dual grid's n elements).
         unsafe { l.launch(self.grid(n)) }?;
         let mountains = self.jump_to_labels(next, &maxima, first_max as u32, ctl)?;
+        laps.lap(self, || "labels: mountains, down".into())?;
         Ok((basins, mountains))
     }
 
@@ -156,4 +186,312 @@ impl Gpu {
         unsafe { l.launch(self.grid(n)) }?;
         Ok(st.clone_dtoh(&next)?)
     }
+}
+
+/// The most a table holds (its slots are numbered with 32-bit integers, and its frontiers'
+/// lengths are 32-bit counts).
+const MOST_SLOTS: usize = 1 << 30;
+
+/// Bytes per slot of the saddle-saddle table: key 8, depth, parent and waiting 4 each, paths 8,
+/// flag 1; and two frontiers of 4.
+const SLOT_BYTES: usize = 8 + 3 * 4 + 8 + 1 + 2 * 4;
+
+/// Every 2-saddle's DAG of edges on the device (see kernels/msc.cu): a hash table of (saddle,
+/// edge) nodes and the two frontiers of the level-by-level passes.
+struct Table {
+    keys: CudaSlice<u64>,
+    depth: CudaSlice<u32>,
+    parent: CudaSlice<u32>,
+    waiting: CudaSlice<u32>,
+    frontier: CudaSlice<u32>,
+    next: CudaSlice<u32>,
+}
+
+impl Table {
+    fn slots(&self) -> usize {
+        self.keys.len()
+    }
+
+    fn mask(&self) -> u64 {
+        self.slots() as u64 - 1
+    }
+}
+
+impl Gpu {
+    /// Sets every byte of `s` to 0xff (the table's "free" and "unseen").
+    fn fill_ones<T: cudarc::driver::DeviceRepr>(&self, s: &mut CudaSlice<T>) -> Result<(), GpuError> {
+        let st = &self.stream;
+        let bytes = s.num_bytes();
+        let (ptr, _record) = s.device_ptr_mut(st);
+        // SAFETY: `ptr` is the start of `s`'s `bytes` bytes, valid on this stream while the
+        // record lives; the kernels read these words as u64 and u32, whose every bit pattern is valid.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xff, bytes, st.cu_stream()) }?;
+        Ok(())
+    }
+
+    /// An empty table of `slots` slots (a power of two), or why it does not fit in the free
+    /// memory.
+    fn table(&self, slots: usize) -> Result<Table, GpuError> {
+        let (free, _) = self.memory()?;
+        if slots > MOST_SLOTS || slots * SLOT_BYTES > free {
+            return Err(GpuError::TooLarge(format!(
+                "the saddle-saddle arcs need a table of {} MiB on the GPU, {} MiB are free",
+                (slots * SLOT_BYTES) >> 20,
+                free >> 20
+            )));
+        }
+        let st = &self.stream;
+        // SAFETY: each buffer is filled (keys, depth, parent) or zeroed (waiting) below before a
+        // kernel reads it; the frontiers are written before they are read.
+        let (mut keys, mut depth, mut parent) =
+            unsafe { (st.alloc(slots)?, st.alloc(slots)?, st.alloc(slots)?) };
+        self.fill_ones(&mut keys)?;
+        self.fill_ones(&mut depth)?;
+        self.fill_ones(&mut parent)?;
+        let waiting = st.alloc_zeros(slots)?;
+        let (frontier, next) = unsafe { (st.alloc(slots)?, st.alloc(slots)?) };
+        Ok(Table { keys, depth, parent, waiting, frontier, next })
+    }
+
+    /// `t` moved into a table twice its size, its first `n` frontier entries with it.
+    fn grow(&self, t: Table, n: usize) -> Result<Table, GpuError> {
+        let st = &self.stream;
+        let mut bigger = self.table(t.slots() * 2)?;
+        let mut full: CudaSlice<i32> = st.alloc_zeros(1)?;
+        let f = self.function(Kernels::Msc, "ss_rehash")?;
+        let (slots, mask) = (t.slots() as u64, bigger.mask());
+        let mut l = st.launch_builder(&f);
+        l.arg(&t.keys).arg(&t.depth).arg(&t.parent).arg(&t.waiting).arg(&slots);
+        l.arg(&mut bigger.keys).arg(&mut bigger.depth).arg(&mut bigger.parent).arg(&mut bigger.waiting);
+        l.arg(&mask).arg(&mut full);
+        // SAFETY: the old table holds `slots` entries of each array, the new one twice as many;
+        // the kernel is a grid-stride loop over the old slots.
+        unsafe { l.launch(self.grid(t.slots())) }?;
+        if n > 0 {
+            let f = self.function(Kernels::Msc, "ss_remap")?;
+            let n32 = n as i32;
+            let mut l = st.launch_builder(&f);
+            l.arg(&t.frontier).arg(&n32).arg(&t.keys).arg(&bigger.keys).arg(&mask).arg(&mut bigger.frontier);
+            // SAFETY: the first n frontier entries are slots of the old table, whose keys are all
+            // in the new one.
+            unsafe { l.launch(self.grid(n)) }?;
+        }
+        if st.clone_dtoh(&full)?[0] != 0 {
+            return Err(GpuError::Driver("the saddle-saddle table overflowed while growing".into()));
+        }
+        Ok(bigger)
+    }
+
+    /// The saddle-saddle arcs of the 3D gradient `g`, whose codes `d` holds, from the 2-saddles
+    /// `saddles` (cells, ascending): each 1-saddle their V-paths reach, with the number of paths
+    /// and the kept path, equal to [`crate::topo::msc::morse::descending`]'s. A saddle whose
+    /// counts pass 2^64 is counted again on the CPU (to 128 bits, as the CPU counts).
+    pub fn msc_saddle_arcs(
+        &self,
+        g: &Gradient,
+        d: &DeviceGradient,
+        saddles: &[u32],
+        ctl: &Control,
+    ) -> Result<Vec<SaddleArc>, GpuError> {
+        // Start where a smooth field's DAGs would fit (64 edges a saddle), growing by doubling.
+        self.saddle_arcs_within(g, d, saddles, u64::MAX, saddles.len() * 4 * 64, ctl)
+    }
+
+    /// [`Gpu::msc_saddle_arcs`] with the saddles whose counts pass `most` counted again on the
+    /// CPU, starting from a table of about `slots` slots: the tests pass a small `most` and a
+    /// small table, so that the recount and the growth are exercised.
+    #[doc(hidden)]
+    pub fn saddle_arcs_within(
+        &self,
+        g: &Gradient,
+        d: &DeviceGradient,
+        saddles: &[u32],
+        most: u64,
+        slots: usize,
+        ctl: &Control,
+    ) -> Result<Vec<SaddleArc>, GpuError> {
+        self.ctx.bind_to_thread()?;
+        if saddles.is_empty() {
+            return Ok(Vec::new());
+        }
+        let st = &self.stream;
+        let mut laps = Laps::new();
+        let grid = d.grid;
+        let (cx, cy) = (grid.cdims[0] as i64, grid.cdims[1] as i64);
+        let saddles_d = st.clone_htod(saddles)?;
+        let mut count: CudaSlice<u32> = st.alloc_zeros(1)?;
+        let mut full: CudaSlice<i32> = st.alloc_zeros(1)?;
+        // The seeds (4 a saddle) fill at most half of it.
+        let mut t = self.table(slots.max(saddles.len() * 8).next_power_of_two())?;
+        let n_saddles = saddles.len() as i32;
+        let f = self.function(Kernels::Msc, "ss_seed")?;
+        let mask = t.mask();
+        let mut l = st.launch_builder(&f);
+        l.arg(&saddles_d).arg(&n_saddles).arg(&mut t.keys).arg(&mut t.depth).arg(&mut t.parent).arg(&mask);
+        l.arg(&cx).arg(&cy).arg(&mut t.frontier).arg(&mut count).arg(&mut full);
+        // SAFETY: `saddles_d` holds n_saddles cells of the grid; the table has room for their 4
+        // facets each (8 slots a saddle at least); the frontier has a slot per table slot.
+        unsafe { l.launch(self.grid(saddles.len())) }?;
+        let mut n = st.clone_dtoh(&count)?[0] as usize;
+        let mut entries = n;
+
+        // Level by level, growing the table before a level could fill it past 70%: each node
+        // inserts at most 3 successors (the other edges of its square).
+        let expand = self.function(Kernels::Msc, "ss_expand")?;
+        let mut level: u32 = 0;
+        while n > 0 {
+            ctl.check()?;
+            while (entries + 3 * n) * 10 > t.slots() * 7 {
+                t = self.grow(t, n)?;
+            }
+            st.memset_zeros(&mut count)?;
+            let (mask, n32) = (t.mask(), n as i32);
+            let mut l = st.launch_builder(&expand);
+            l.arg(&d.codes).arg(&t.frontier).arg(&n32).arg(&mut t.keys).arg(&mut t.depth).arg(&mut t.parent);
+            l.arg(&mut t.waiting).arg(&mask).arg(&cx).arg(&cy).arg(&level).arg(&mut t.next).arg(&mut count);
+            l.arg(&mut full);
+            // SAFETY: the frontier's n entries are slots of the table; at most 3n new nodes fit
+            // in the table (kept under 70% full) and in `next` (one entry per slot).
+            unsafe { l.launch(self.grid(n)) }?;
+            n = st.clone_dtoh(&count)?[0] as usize;
+            entries += n;
+            std::mem::swap(&mut t.frontier, &mut t.next);
+            level += 1;
+        }
+        if st.clone_dtoh(&full)?[0] != 0 {
+            return Err(GpuError::Driver("the saddle-saddle table overflowed".into()));
+        }
+        laps.lap(self, || {
+            format!(
+                "saddle-saddle: {} saddles' DAGs explored, {level} levels, {entries} nodes in {} slots",
+                saddles.len(),
+                t.slots()
+            )
+        })?;
+
+        // Counting, in rounds of the nodes whose predecessors have all been counted.
+        let slots = t.slots();
+        let slots64 = slots as u64;
+        let mut paths: CudaSlice<u64> = st.alloc_zeros(slots)?;
+        let mut over: CudaSlice<u8> = st.alloc_zeros(slots)?;
+        st.memset_zeros(&mut count)?;
+        let f = self.function(Kernels::Msc, "ss_sources")?;
+        let mut l = st.launch_builder(&f);
+        l.arg(&t.keys).arg(&t.depth).arg(&t.waiting).arg(&slots64).arg(&mut paths).arg(&mut over);
+        l.arg(&mut t.frontier).arg(&mut count);
+        // SAFETY: every array has `slots` entries; the kernel is a grid-stride loop over them.
+        unsafe { l.launch(self.grid(slots)) }?;
+        let mut n = st.clone_dtoh(&count)?[0] as usize;
+        let counting = self.function(Kernels::Msc, "ss_count")?;
+        let mask = t.mask();
+        let mut rounds = 0;
+        while n > 0 {
+            rounds += 1;
+            ctl.check()?;
+            st.memset_zeros(&mut count)?;
+            let n32 = n as i32;
+            let mut l = st.launch_builder(&counting);
+            l.arg(&d.codes).arg(&t.frontier).arg(&n32).arg(&t.keys).arg(&mut t.waiting).arg(&mut paths);
+            l.arg(&mut over).arg(&mask).arg(&cx).arg(&cy).arg(&most).arg(&mut t.next).arg(&mut count);
+            // SAFETY: the n ready entries are slots of the table, whose successors are in it;
+            // each slot becomes ready once, so `next` (a slot each) has room.
+            unsafe { l.launch(self.grid(n)) }?;
+            n = st.clone_dtoh(&count)?[0] as usize;
+            std::mem::swap(&mut t.frontier, &mut t.next);
+        }
+
+        laps.lap(self, || format!("saddle-saddle: paths counted in {rounds} rounds"))?;
+        // The arcs (critical cells reached) and their kept paths.
+        st.memset_zeros(&mut count)?;
+        let cap = entries;
+        let (mut arc_key, mut arc_paths, mut arc_over, mut arc_depth): (
+            CudaSlice<u64>,
+            CudaSlice<u64>,
+            CudaSlice<u8>,
+            CudaSlice<u32>,
+        ) = (st.alloc_zeros(cap)?, st.alloc_zeros(cap)?, st.alloc_zeros(cap)?, st.alloc_zeros(cap)?);
+        let f = self.function(Kernels::Msc, "ss_arcs")?;
+        let mut l = st.launch_builder(&f);
+        l.arg(&d.codes).arg(&t.keys).arg(&t.depth).arg(&paths).arg(&over).arg(&slots64);
+        l.arg(&mut arc_key).arg(&mut arc_paths).arg(&mut arc_over).arg(&mut arc_depth).arg(&mut count);
+        // SAFETY: at most `entries` slots are used, so at most that many arcs are written.
+        unsafe { l.launch(self.grid(slots)) }?;
+        let m = st.clone_dtoh(&count)?[0] as usize;
+        drop((paths, over));
+        if m == 0 {
+            // No V-path reached a 1-saddle (nor can a zero-length buffer be allocated).
+            return Ok(Vec::new());
+        }
+        let keys = st.clone_dtoh(&arc_key.slice(..m))?;
+        let counts = st.clone_dtoh(&arc_paths.slice(..m))?;
+        let flagged = st.clone_dtoh(&arc_over.slice(..m))?;
+        let depths = st.clone_dtoh(&arc_depth.slice(..m))?;
+        let mut offsets = Vec::with_capacity(m + 1);
+        let mut total = 0u64;
+        for &dp in &depths {
+            offsets.push(total);
+            total += 2 * dp as u64 + 2;
+        }
+        let offsets_d = st.clone_htod(&offsets)?;
+        let mut cells: CudaSlice<u32> = st.alloc_zeros(total as usize)?;
+        {
+            let f = self.function(Kernels::Msc, "ss_paths")?;
+            let m32 = m as i32;
+            let mut l = st.launch_builder(&f);
+            l.arg(&d.codes).arg(&t.keys).arg(&t.depth).arg(&t.parent).arg(&mask).arg(&cx).arg(&cy);
+            l.arg(&arc_key).arg(&offsets_d).arg(&m32).arg(&mut cells);
+            // SAFETY: arc i's path has 2 depth + 2 cells from offsets[i], which `cells` holds;
+            // its parents are in the table down to depth 0.
+            unsafe { l.launch(self.grid(m)) }?;
+        }
+        let cells = st.clone_dtoh(&cells)?;
+        drop(t);
+        laps.lap(self, || format!("saddle-saddle: {m} arcs and their {total} cells down"))?;
+        let arcs = saddle_arcs(g, saddles, &keys, &counts, &flagged, &offsets, &cells);
+        laps.lap(self, || format!("saddle-saddle: {} arcs assembled on the host", arcs.len()))?;
+        Ok(arcs)
+    }
+}
+
+/// The device's arcs (in no particular order: the complex sorts its arcs); a saddle with a
+/// flagged count is counted again on the CPU.
+fn saddle_arcs(
+    g: &Gradient,
+    saddles: &[u32],
+    keys: &[u64],
+    counts: &[u64],
+    flagged: &[u8],
+    offsets: &[u64],
+    cells: &[u32],
+) -> Vec<SaddleArc> {
+    use rayon::prelude::*;
+    let mut recount = vec![false; saddles.len()];
+    for (i, &k) in keys.iter().enumerate() {
+        if flagged[i] != 0 {
+            recount[(k >> 32) as usize] = true;
+        }
+    }
+    let mut out: Vec<SaddleArc> = (0..keys.len())
+        .into_par_iter()
+        .filter(|&i| !recount[(keys[i] >> 32) as usize])
+        .map(|i| {
+            let end = offsets.get(i + 1).map_or(cells.len(), |&e| e as usize);
+            SaddleArc {
+                upper: saddles[(keys[i] >> 32) as usize],
+                lower: keys[i] as u32,
+                multiplicity: Multiplicity { count: counts[i] as u128, overflowed: false },
+                cells: cells[offsets[i] as usize..end].into(),
+            }
+        })
+        .collect();
+    let again: Vec<u32> = recount.iter().zip(saddles).filter(|(r, _)| **r).map(|(_, &s)| s).collect();
+    out.par_extend(again.par_iter().flat_map_iter(|&s| {
+        descending(g, s as Cell).into_iter().map(move |(t, m, path)| SaddleArc {
+            upper: s,
+            lower: t as u32,
+            multiplicity: m,
+            cells: path.into_iter().map(|c| c as u32).collect(),
+        })
+    }));
+    out
 }

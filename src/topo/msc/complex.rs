@@ -121,13 +121,31 @@ pub fn position(grid: &CellGrid, c: Cell) -> [f64; 3] {
 /// `critical`, as [`labels`] computes them.
 pub type Labels = (Vec<u32>, Vec<u32>);
 
-/// The complex of `gradient`, with the manifold labels made by `labels` (the CPU's [`labels`],
-/// or an equal computation elsewhere).
+/// A saddle-saddle arc as [`descending`] finds it from a 2-saddle, before its ends are numbered
+/// (made elsewhere than on the CPU: the GPU's).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SaddleArc {
+    /// The 2-saddle's cell.
+    pub upper: u32,
+    /// The 1-saddle's cell.
+    pub lower: u32,
+    pub multiplicity: Multiplicity,
+    /// The kept V-path's cells, from `upper` to `lower`.
+    pub cells: Box<[u32]>,
+}
+
+/// What [`build`]'s other side gives: the labels, and the saddle-saddle arcs of every 2-saddle
+/// when it found them (else the CPU's threads find them after).
+pub type Found = (Labels, Option<Vec<SaddleArc>>);
+
+/// The complex of `gradient`, with the manifold labels made by `device` (the CPU's [`labels`],
+/// or an equal computation elsewhere), which may also give the saddle-saddle arcs (as the CPU's
+/// [`descending`] from each 2-saddle would); it runs beside the saddle-extremum arcs.
 pub fn build(
     gradient: Gradient,
     order: &(impl VertexOrder + ?Sized),
     value: impl Fn(usize) -> f64 + Sync,
-    labels: impl FnOnce(&Gradient, &[CriticalPoint]) -> Result<Labels, Cancelled> + Send,
+    device: impl FnOnce(&Gradient, &[CriticalPoint]) -> Result<Found, Cancelled> + Send,
     ctl: &Control,
 ) -> Result<MorseSmale, Cancelled> {
     let g = &gradient;
@@ -166,9 +184,9 @@ pub fn build(
     ctl.tick(1);
     ctl.check()?;
     // The labels and the arcs need only the gradient and the critical points, so they run side
-    // by side (the GPU's labels, transfers included, then hide behind the arcs).
+    // by side (the GPU's labels and arcs, transfers included, then hide behind the CPU's arcs).
     let find_labels = || {
-        let l = labels(g, &critical);
+        let l = device(g, &critical);
         ctl.tick(1);
         l
     };
@@ -194,22 +212,43 @@ pub fn build(
                 if k + 1 == nd {
                     out.extend(saddle_to_maxima(g, i, p.cell, &id_of));
                 }
-                if k == 2 && nd == 3 {
-                    // Between saddles V-paths split and merge: count them on the DAG.
-                    out.extend(descending(g, p.cell).into_iter().map(|(t, m, path)| Arc {
-                        upper: i,
-                        lower: id_of(t),
-                        multiplicity: m,
-                        path: Path::Cells(path.into_iter().map(|c| c as u32).collect()),
-                    }));
-                }
                 merge(out)
             })
             .collect::<Vec<Arc>>()
     };
     let (found, mut arcs) = rayon::join(find_labels, find_arcs);
-    let (basins, mountains) = found?;
+    let ((basins, mountains), saddle_arcs) = found?;
     ctl.check()?;
+    if grid.ndim == 3 {
+        // Between saddles V-paths split and merge: they are counted on each 2-saddle's DAG. A
+        // 2-saddle's arcs down have distinct ends, and none is one of its arcs up.
+        let of_saddle = |a: SaddleArc| Arc {
+            upper: id_of(a.upper as Cell),
+            lower: id_of(a.lower as Cell),
+            multiplicity: a.multiplicity,
+            path: Path::Cells(a.cells),
+        };
+        match saddle_arcs {
+            Some(found) => arcs.par_extend(found.into_par_iter().map(of_saddle)),
+            None => arcs.par_extend(critical[starts[2]..starts[3]].par_iter().flat_map_iter(|p| {
+                if ctl.cancelled() {
+                    return Vec::new();
+                }
+                descending(g, p.cell)
+                    .into_iter()
+                    .map(|(t, m, path)| {
+                        of_saddle(SaddleArc {
+                            upper: p.cell as u32,
+                            lower: t as u32,
+                            multiplicity: m,
+                            cells: path.into_iter().map(|c| c as u32).collect(),
+                        })
+                    })
+                    .collect()
+            })),
+        }
+        ctl.check()?;
+    }
     // Ends are distinct now, so the in-place unstable sort (no buffer) is deterministic.
     arcs.par_sort_unstable_by_key(|a| (a.upper, a.lower));
     ctl.tick(1);

@@ -224,8 +224,8 @@ pub fn analyse_within(
 
 /// The stages of [`analyse_with`] that may run elsewhere than on the CPU (the GPU's, see
 /// [`crate::compute::backend::Backend::msc`]). Each must give exactly what the CPU's does:
-/// the rest of the pipeline runs on its results. The labels run beside the arcs, on another
-/// thread.
+/// the rest of the pipeline runs on its results. The labels and then the saddle-saddle arcs run
+/// beside the saddle-extremum arcs, on another thread.
 pub trait Stages: Send {
     /// The discrete gradient of the field, in the vertex order `order` ([`cpu_gradient`]).
     fn gradient(&mut self, order: &FieldOrder) -> Result<Gradient, MscError>;
@@ -236,6 +236,16 @@ pub trait Stages: Send {
         g: &Gradient,
         critical: &[complex::CriticalPoint],
     ) -> Result<complex::Labels, Cancelled>;
+    /// The saddle-saddle arcs of the 3D gradient `g` from its 2-saddles `saddles` (cells,
+    /// ascending), as [`morse::descending`] finds them, in any order; None leaves them to the
+    /// CPU's threads. Called after [`Stages::labels`].
+    fn saddle_arcs(
+        &mut self,
+        _g: &Gradient,
+        _saddles: &[u32],
+    ) -> Result<Option<Vec<complex::SaddleArc>>, Cancelled> {
+        Ok(None)
+    }
 }
 
 /// Every stage on all CPU threads.
@@ -307,8 +317,14 @@ fn analyse_ordered(
     }
     ctl.tick(1);
     let t1 = t.elapsed().as_secs_f64();
-    let labels = |g: &Gradient, critical: &[complex::CriticalPoint]| stages.labels(g, critical);
-    let complex = complex::build(gradient, order, |v| field.samples().get_f64(v), labels, ctl)?;
+    let device = |g: &Gradient, critical: &[complex::CriticalPoint]| {
+        let labels = stages.labels(g, critical)?;
+        let saddles: Vec<u32> =
+            critical.iter().filter(|p| g.grid.ndim == 3 && p.index == 2).map(|p| p.cell as u32).collect();
+        let arcs = if saddles.is_empty() { None } else { stages.saddle_arcs(g, &saddles)? };
+        Ok((labels, arcs))
+    };
+    let complex = complex::build(gradient, order, |v| field.samples().get_f64(v), device, ctl)?;
     let gradient = &complex.gradient;
     let t2 = t.elapsed().as_secs_f64();
     let (partner, pairs) = morse::complex_persistence(&complex, order, ctl)?;

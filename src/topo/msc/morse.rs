@@ -50,6 +50,11 @@ impl Multiplicity {
 /// Critical (k-1)-cells reached by descending V-paths from the critical k-cell `sigma`, in
 /// cell-id order, each with the number of paths to it and one of those paths as the cells it
 /// visits (`sigma` first, the target last).
+///
+/// The path kept is a shortest one, and among those the one that, walked back from the target,
+/// steps each time to the predecessor of smallest cell id. That choice depends on no traversal
+/// order, so the GPU (kernels/msc.cu), which explores every saddle's DAG level by level on many
+/// threads at once, finds the same path.
 pub fn descending(g: &Gradient, sigma: Cell) -> Vec<(Cell, Multiplicity, Vec<Cell>)> {
     let grid = &g.grid;
     // The cells a path at `a` goes on to: the other facets of a's partner above it (at most 5,
@@ -67,16 +72,30 @@ pub fn descending(g: &Gradient, sigma: Cell) -> Vec<(Cell, Multiplicity, Vec<Cel
     SCRATCH.with_borrow_mut(|scratch| descend(g, sigma, next, scratch))
 }
 
-/// Per thread, the traversal's maps and lists, emptied between saddles but kept allocated:
+/// A cell of one saddle's DAG.
+struct Node {
+    cell: Cell,
+    /// Steps from the saddle's facets (0 for them).
+    depth: u32,
+    /// Among the cells one step less deep that lead here, the smallest (the saddle for its
+    /// facets).
+    parent: Cell,
+    /// Arcs into it from the DAG's cells not yet counted.
+    waiting: u32,
+    paths: Multiplicity,
+}
+
+/// Per thread, the traversal's map and lists, emptied between saddles but kept allocated:
 /// fresh ones per saddle were millions of short allocations among the arcs' long-lived ones,
 /// which left the heap fragmented (a third more resident memory than live data).
 #[derive(Default)]
 struct Scratch {
-    /// First cell that reached each cell.
-    parent: HashMap<Cell, Cell>,
-    paths: HashMap<Cell, Multiplicity>,
-    post: Vec<Cell>,
-    stack: Vec<(Cell, Successors)>,
+    /// Place in `nodes` of each cell reached.
+    index: HashMap<Cell, u32>,
+    /// The cells reached, in breadth-first order.
+    nodes: Vec<Node>,
+    /// Nodes whose every predecessor has been counted.
+    ready: Vec<u32>,
 }
 
 thread_local! {
@@ -89,64 +108,78 @@ fn descend(
     next: impl Fn(Cell) -> Successors,
     scratch: &mut Scratch,
 ) -> Vec<(Cell, Multiplicity, Vec<Cell>)> {
-    let Scratch { parent, paths, post, stack } = scratch;
-    parent.clear();
-    paths.clear();
-    post.clear();
-    let starts: Vec<Cell> = g.grid.facets(sigma).collect();
-    for &s in &starts {
-        if parent.contains_key(&s) {
-            continue;
-        }
-        parent.insert(s, sigma);
-        stack.clear();
-        stack.push((s, next(s)));
-        while let Some((c, succ)) = stack.last_mut() {
-            let c = *c;
-            if let Some(w) = succ.pop() {
-                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(w) {
-                    e.insert(c);
-                    stack.push((w, next(w)));
+    let Scratch { index, nodes, ready } = scratch;
+    index.clear();
+    nodes.clear();
+    ready.clear();
+    let one = Multiplicity { count: 1, overflowed: false };
+    for s in g.grid.facets(sigma) {
+        index.insert(s, nodes.len() as u32);
+        nodes.push(Node { cell: s, depth: 0, parent: sigma, waiting: 0, paths: one });
+    }
+    // Breadth first: the nodes list is the queue, so the cells of one depth are all seen before
+    // the next depth's, and a cell's parent is settled once its depth's cells are done.
+    let mut i = 0;
+    while i < nodes.len() {
+        let (a, d) = (nodes[i].cell, nodes[i].depth);
+        let mut succ = next(a);
+        while let Some(w) = succ.pop() {
+            match index.entry(w) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    let n = &mut nodes[*e.get() as usize];
+                    n.waiting += 1;
+                    if n.depth == d + 1 {
+                        n.parent = n.parent.min(a);
+                    }
                 }
-            } else {
-                post.push(c);
-                stack.pop();
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(nodes.len() as u32);
+                    let paths = Multiplicity { count: 0, overflowed: false };
+                    nodes.push(Node { cell: w, depth: d + 1, parent: a, waiting: 1, paths });
+                }
             }
         }
+        i += 1;
     }
-    let zero = Multiplicity { count: 0, overflowed: false };
-    for &s in &starts {
-        let m = paths.entry(s).or_insert(zero);
-        *m = m.plus(Multiplicity { count: 1, overflowed: false });
-    }
+    // Paths are counted in a topological order (Kahn's): a node passes its count on once every
+    // node before it has passed theirs. The DAG's sources are among the saddle's facets.
+    ready.extend((0..nodes.len() as u32).filter(|&i| nodes[i as usize].waiting == 0));
     let mut out = Vec::new();
-    for &c in post.iter().rev() {
-        let Some(&m) = paths.get(&c) else { continue };
+    while let Some(i) = ready.pop() {
+        let (c, m) = (nodes[i as usize].cell, nodes[i as usize].paths);
         if g.is_critical(c) {
-            // Walk the first-reach parents back to sigma, with each step's gradient partner.
-            let mut cells = vec![c];
-            let mut at = c;
-            while let Some(&p) = parent.get(&at) {
-                if p == sigma {
-                    break;
-                }
-                cells.push(g.partner(p).expect("a path goes on through a paired cell"));
-                cells.push(p);
-                at = p;
-            }
-            cells.push(sigma);
-            cells.reverse();
-            out.push((c, m, cells));
+            out.push((c, m, path_to(g, sigma, c, index, nodes)));
             continue;
         }
         let mut succ = next(c);
         while let Some(w) = succ.pop() {
-            let e = paths.entry(w).or_insert(zero);
-            *e = e.plus(m);
+            let j = index[&w];
+            let n = &mut nodes[j as usize];
+            n.paths = n.paths.plus(m);
+            n.waiting -= 1;
+            if n.waiting == 0 {
+                ready.push(j);
+            }
         }
     }
     out.sort_by_key(|(c, _, _)| *c);
     out
+}
+
+/// The kept path from `sigma` to `target` ([`descending`]), walked back through the parents
+/// with each step's gradient partner.
+fn path_to(g: &Gradient, sigma: Cell, target: Cell, index: &HashMap<Cell, u32>, nodes: &[Node]) -> Vec<Cell> {
+    let mut cells = vec![target];
+    let mut at = &nodes[index[&target] as usize];
+    while at.depth > 0 {
+        let p = at.parent;
+        cells.push(g.partner(p).expect("a path goes on through a paired cell"));
+        cells.push(p);
+        at = &nodes[index[&p] as usize];
+    }
+    cells.push(sigma);
+    cells.reverse();
+    cells
 }
 
 /// The successors of a cell on descending V-paths, popped from the end.
