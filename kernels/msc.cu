@@ -310,14 +310,28 @@ extern "C" __global__ void label(unsigned* __restrict__ next, long long n, const
 // back through the parents. The kept path is the CPU's: a shortest one, whose parent at each
 // step back is the predecessor of smallest cell id among those one level less deep.
 //
-// The table: `keys` (saddle << 32 | cell, EMPTY_KEY where free), and per slot the node's
-// depth (UNSEEN until written), parent cell (the minimum: atomicMin from UNSEEN), arcs into it
-// not yet counted (`waiting`), path count (64 bits) and a flag set where a count passed
-// `most` (the host recounts those saddles on the CPU, which counts to 128 bits). The host
-// keeps the table at most 70% full, so a probe always ends.
+// The table's slots are nodes of 32 bytes, one memory sector: every access to a node after its
+// probe touches the sector the probe read (four arrays of fields took 33.5 ms to explore the
+// 256^3 GRF of the benchmark and 12.4 ms to count it on the H100). The host keeps the table at
+// most 70% full, so a probe always ends.
 
 #define EMPTY_KEY 0xffffffffffffffffull
 #define UNSEEN 0xffffffffu
+
+struct __align__(32) Node {
+    unsigned long long key;    // saddle << 32 | cell; EMPTY_KEY where free
+    unsigned long long paths;  // V-paths from the saddle (mod 2^64), once counting starts
+    unsigned depth;            // steps from the saddle's facets; UNSEEN until written
+    unsigned parent;           // the least predecessor one step less deep (atomicMin from UNSEEN)
+    unsigned waiting;          // arcs into it not yet counted
+    unsigned over;             // set where a count passed `most` (the host recounts the saddle)
+};
+
+extern "C" __global__ void ss_clear(Node* __restrict__ t, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        t[i] = Node{EMPTY_KEY, 0, UNSEEN, UNSEEN, 0, 0};
+}
 
 __device__ __forceinline__ unsigned long long slot_of(unsigned long long key, unsigned long long mask) {
     // The murmur3 finaliser: neighbouring cells of one saddle spread over the table.
@@ -330,18 +344,17 @@ __device__ __forceinline__ unsigned long long slot_of(unsigned long long key, un
 }
 
 // The slot of `key`, inserted if absent (`inserted` says which); -1 when no slot is free.
-__device__ long long find_or_insert(unsigned long long* keys, unsigned long long mask, unsigned long long key,
-                                    bool* inserted) {
+__device__ long long find_or_insert(Node* t, unsigned long long mask, unsigned long long key, bool* inserted) {
     unsigned long long s = slot_of(key, mask);
     for (unsigned long long probe = 0; probe <= mask; probe++, s = (s + 1) & mask) {
         // A key, once written, never changes: a stale read is EMPTY_KEY, which the CAS corrects.
-        const unsigned long long k = keys[s];
+        const unsigned long long k = t[s].key;
         if (k == key) {
             *inserted = false;
             return (long long)s;
         }
         if (k != EMPTY_KEY) continue;
-        const unsigned long long old = atomicCAS(keys + s, EMPTY_KEY, key);
+        const unsigned long long old = atomicCAS(&t[s].key, EMPTY_KEY, key);
         if (old == EMPTY_KEY || old == key) {
             *inserted = old == EMPTY_KEY;
             return (long long)s;
@@ -351,10 +364,9 @@ __device__ long long find_or_insert(unsigned long long* keys, unsigned long long
 }
 
 // The slot of a key known to be in the table.
-__device__ unsigned long long find(const unsigned long long* __restrict__ keys, unsigned long long mask,
-                                   unsigned long long key) {
+__device__ unsigned long long find(const Node* __restrict__ t, unsigned long long mask, unsigned long long key) {
     unsigned long long s = slot_of(key, mask);
-    while (keys[s] != key) s = (s + 1) & mask;
+    while (t[s].key != key) s = (s + 1) & mask;
     return s;
 }
 
@@ -388,13 +400,12 @@ struct Cells {
     }
 };
 
-__device__ __forceinline__ unsigned long long key_of(unsigned saddle, long long cell) {
-    return (unsigned long long)saddle << 32 | (unsigned long long)cell;
+__device__ __forceinline__ unsigned long long with_cell(unsigned long long key, long long cell) {
+    return (key & ~0xffffffffull) | (unsigned long long)cell;
 }
 
 // Level 0: each saddle's facets, depth 0, parent the saddle; pushed to `frontier`.
-extern "C" __global__ void ss_seed(const unsigned* __restrict__ saddles, int n, unsigned long long* keys,
-                                   unsigned* __restrict__ depth, unsigned* __restrict__ parent, unsigned long long mask,
+extern "C" __global__ void ss_seed(const unsigned* __restrict__ saddles, int n, Node* t, unsigned long long mask,
                                    long long cx, long long cy, unsigned* __restrict__ frontier,
                                    unsigned* __restrict__ count, int* __restrict__ full) {
     const Cells g{cx, cy};
@@ -403,13 +414,13 @@ extern "C" __global__ void ss_seed(const unsigned* __restrict__ saddles, int n, 
         const int m = g.other_facets(saddles[i], -1, f);
         for (int k = 0; k < m; k++) {
             bool inserted;
-            const long long s = find_or_insert(keys, mask, key_of(i, f[k]), &inserted);
+            const long long s = find_or_insert(t, mask, (unsigned long long)i << 32 | (unsigned long long)f[k], &inserted);
             if (s < 0) {
                 *full = 1;
                 return;
             }
-            depth[s] = 0;
-            parent[s] = saddles[i];
+            t[s].depth = 0;
+            t[s].parent = saddles[i];
             frontier[atomicAdd(count, 1u)] = (unsigned)s;
         }
     }
@@ -419,13 +430,11 @@ extern "C" __global__ void ss_seed(const unsigned* __restrict__ saddles, int n, 
 // to `next`), their `waiting` counts the arc, and a successor first seen at this level takes
 // the node as parent if it is the smallest so far.
 extern "C" __global__ void ss_expand(const unsigned* __restrict__ codes, const unsigned* __restrict__ frontier, int n,
-                                     unsigned long long* keys, unsigned* depth, unsigned* __restrict__ parent,
-                                     unsigned* __restrict__ waiting, unsigned long long mask, long long cx, long long cy,
-                                     unsigned level, unsigned* __restrict__ next, unsigned* __restrict__ count,
-                                     int* __restrict__ full) {
+                                     Node* t, unsigned long long mask, long long cx, long long cy, unsigned level,
+                                     unsigned* __restrict__ next, unsigned* __restrict__ count, int* __restrict__ full) {
     const Cells g{cx, cy};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const unsigned long long key = keys[frontier[i]];
+        const unsigned long long key = t[frontier[i]].key;
         const long long a = (long long)(key & 0xffffffffull);
         const long long b = g.up_partner(codes, a);
         if (b < 0) continue;
@@ -433,132 +442,116 @@ extern "C" __global__ void ss_expand(const unsigned* __restrict__ codes, const u
         const int m = g.other_facets(b, a, w);
         for (int k = 0; k < m; k++) {
             bool inserted;
-            const long long s = find_or_insert(keys, mask, (key & ~0xffffffffull) | (unsigned long long)w[k], &inserted);
+            const long long s = find_or_insert(t, mask, with_cell(key, w[k]), &inserted);
             if (s < 0) {
                 *full = 1;
                 return;
             }
             if (inserted) {
-                depth[s] = level + 1;
+                t[s].depth = level + 1;
                 next[atomicAdd(count, 1u)] = (unsigned)s;
             }
-            atomicAdd(waiting + s, 1u);
+            atomicAdd(&t[s].waiting, 1u);
             // Written in an earlier launch, a depth is final; one written in this launch is
             // level + 1, and may still read UNSEEN.
-            const unsigned d = ((volatile unsigned*)depth)[s];
-            if (d == UNSEEN || d == level + 1) atomicMin(parent + s, (unsigned)a);
+            const unsigned d = ((volatile Node*)t)[s].depth;
+            if (d == UNSEEN || d == level + 1) atomicMin(&t[s].parent, (unsigned)a);
         }
     }
 }
 
-// Moves a full table's entries into one twice as large, and the frontier's slots with them.
-extern "C" __global__ void ss_rehash(const unsigned long long* __restrict__ keys, const unsigned* __restrict__ depth,
-                                     const unsigned* __restrict__ parent, const unsigned* __restrict__ waiting,
-                                     unsigned long long n, unsigned long long* new_keys, unsigned* __restrict__ new_depth,
-                                     unsigned* __restrict__ new_parent, unsigned* __restrict__ new_waiting,
+// Moves a full table's nodes into one twice as large.
+extern "C" __global__ void ss_rehash(const Node* __restrict__ t, unsigned long long n, Node* bigger,
                                      unsigned long long new_mask, int* __restrict__ full) {
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x) {
-        if (keys[i] == EMPTY_KEY) continue;
+        if (t[i].key == EMPTY_KEY) continue;
         bool inserted;
-        const long long s = find_or_insert(new_keys, new_mask, keys[i], &inserted);
+        const long long s = find_or_insert(bigger, new_mask, t[i].key, &inserted);
         if (s < 0) {
             *full = 1;
             return;
         }
-        new_depth[s] = depth[i];
-        new_parent[s] = parent[i];
-        new_waiting[s] = waiting[i];
+        bigger[s] = t[i];
     }
 }
 
-extern "C" __global__ void ss_remap(const unsigned* __restrict__ frontier, int n,
-                                    const unsigned long long* __restrict__ keys,
-                                    const unsigned long long* __restrict__ new_keys, unsigned long long new_mask,
+// The frontier's slots in the grown table.
+extern "C" __global__ void ss_remap(const unsigned* __restrict__ frontier, int n, const Node* __restrict__ t,
+                                    const Node* __restrict__ bigger, unsigned long long new_mask,
                                     unsigned* __restrict__ out) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        out[i] = (unsigned)find(new_keys, new_mask, keys[frontier[i]]);
+        out[i] = (unsigned)find(bigger, new_mask, t[frontier[i]].key);
 }
 
 // Before counting: one path to each saddle facet (from the saddle), none elsewhere; the
 // sources (nothing waiting) pushed to `ready`.
-extern "C" __global__ void ss_sources(const unsigned long long* __restrict__ keys, const unsigned* __restrict__ depth,
-                                      const unsigned* __restrict__ waiting, unsigned long long n,
-                                      unsigned long long* __restrict__ paths, unsigned char* __restrict__ over,
-                                      unsigned* __restrict__ ready, unsigned* __restrict__ count) {
+extern "C" __global__ void ss_sources(Node* __restrict__ t, unsigned long long n, unsigned* __restrict__ ready,
+                                      unsigned* __restrict__ count) {
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x) {
-        const bool used = keys[i] != EMPTY_KEY;
-        paths[i] = used && depth[i] == 0 ? 1 : 0;
-        over[i] = 0;
-        if (used && waiting[i] == 0) ready[atomicAdd(count, 1u)] = (unsigned)i;
+        if (t[i].key == EMPTY_KEY) continue;
+        t[i].paths = t[i].depth == 0 ? 1 : 0;
+        if (t[i].waiting == 0) ready[atomicAdd(count, 1u)] = (unsigned)i;
     }
 }
 
 // One round of counting: each ready node adds its paths to its successors' (flagging a sum
 // past `most` or 2^64); a successor with nothing left waiting is ready next round.
 extern "C" __global__ void ss_count(const unsigned* __restrict__ codes, const unsigned* __restrict__ ready, int n,
-                                    const unsigned long long* __restrict__ keys, unsigned* __restrict__ waiting,
-                                    unsigned long long* __restrict__ paths, unsigned char* __restrict__ over,
-                                    unsigned long long mask, long long cx, long long cy, unsigned long long most,
-                                    unsigned* __restrict__ next, unsigned* __restrict__ count) {
+                                    Node* __restrict__ t, unsigned long long mask, long long cx, long long cy,
+                                    unsigned long long most, unsigned* __restrict__ next, unsigned* __restrict__ count) {
     const Cells g{cx, cy};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const unsigned long long key = keys[ready[i]];
-        const long long a = (long long)(key & 0xffffffffull);
+        const Node node = t[ready[i]];
+        const long long a = (long long)(node.key & 0xffffffffull);
         const long long b = g.up_partner(codes, a);
         if (b < 0) continue;
-        const unsigned long long m = paths[ready[i]];
-        const bool flagged = over[ready[i]] != 0;
         long long w[6];
         const int k = g.other_facets(b, a, w);
         for (int j = 0; j < k; j++) {
-            const unsigned long long s = find(keys, mask, (key & ~0xffffffffull) | (unsigned long long)w[j]);
-            const unsigned long long old = atomicAdd(paths + s, m);
-            if (flagged || old + m < old || old + m > most) over[s] = 1;
-            if (atomicSub(waiting + s, 1u) == 1) next[atomicAdd(count, 1u)] = (unsigned)s;
+            const unsigned long long s = find(t, mask, with_cell(node.key, w[j]));
+            const unsigned long long old = atomicAdd(&t[s].paths, node.paths);
+            if (node.over || old + node.paths < old || old + node.paths > most) t[s].over = 1;
+            if (atomicSub(&t[s].waiting, 1u) == 1) next[atomicAdd(count, 1u)] = (unsigned)s;
         }
     }
 }
 
 // The arcs: every critical cell in the table, with its key, paths, flag and depth.
-extern "C" __global__ void ss_arcs(const unsigned* __restrict__ codes, const unsigned long long* __restrict__ keys,
-                                   const unsigned* __restrict__ depth, const unsigned long long* __restrict__ paths,
-                                   const unsigned char* __restrict__ over, unsigned long long n,
-                                   unsigned long long* __restrict__ out_key, unsigned long long* __restrict__ out_paths,
-                                   unsigned char* __restrict__ out_over, unsigned* __restrict__ out_depth,
-                                   unsigned* __restrict__ count) {
+extern "C" __global__ void ss_arcs(const unsigned* __restrict__ codes, const Node* __restrict__ t,
+                                   unsigned long long n, unsigned long long* __restrict__ out_key,
+                                   unsigned long long* __restrict__ out_paths, unsigned char* __restrict__ out_over,
+                                   unsigned* __restrict__ out_depth, unsigned* __restrict__ count) {
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
          i += (unsigned long long)gridDim.x * blockDim.x) {
-        const unsigned long long key = keys[i];
+        const unsigned long long key = t[i].key;
         if (key == EMPTY_KEY || code_of(codes, (long long)(key & 0xffffffffull)) != CRITICAL) continue;
         const unsigned k = atomicAdd(count, 1u);
         out_key[k] = key;
-        out_paths[k] = paths[i];
-        out_over[k] = over[i];
-        out_depth[k] = depth[i];
+        out_paths[k] = t[i].paths;
+        out_over[k] = t[i].over != 0;
+        out_depth[k] = t[i].depth;
     }
 }
 
 // Each arc's kept path, from the saddle to the target (2 depth + 2 cells from `offset`):
 // walked back through the parents, each parent followed by the square it pairs with.
-extern "C" __global__ void ss_paths(const unsigned* __restrict__ codes, const unsigned long long* __restrict__ keys,
-                                    const unsigned* __restrict__ depth, const unsigned* __restrict__ parent,
+extern "C" __global__ void ss_paths(const unsigned* __restrict__ codes, const Node* __restrict__ t,
                                     unsigned long long mask, long long cx, long long cy,
                                     const unsigned long long* __restrict__ arc_key,
                                     const unsigned long long* __restrict__ offset, int n, unsigned* __restrict__ cells) {
     const Cells g{cx, cy};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const unsigned long long high = arc_key[i] & ~0xffffffffull;
-        unsigned long long s = find(keys, mask, arc_key[i]);
-        unsigned long long at = offset[i] + 2ull * depth[s] + 1;
+        unsigned long long s = find(t, mask, arc_key[i]);
+        unsigned long long at = offset[i] + 2ull * t[s].depth + 1;
         cells[at] = (unsigned)(arc_key[i] & 0xffffffffull);
-        while (depth[s] > 0) {
-            const unsigned p = parent[s];
+        while (t[s].depth > 0) {
+            const unsigned p = t[s].parent;
             cells[--at] = (unsigned)g.up_partner(codes, p);
             cells[--at] = p;
-            s = find(keys, mask, high | p);
+            s = find(t, mask, with_cell(arc_key[i], p));
         }
-        cells[--at] = parent[s];
+        cells[--at] = t[s].parent;
     }
 }

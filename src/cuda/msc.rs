@@ -12,7 +12,7 @@ use crate::topo::msc::gradient::Gradient;
 use crate::topo::msc::grid::{Cell, CellGrid};
 use crate::topo::msc::morse::{Multiplicity, descending};
 use crate::with_samples;
-use cudarc::driver::{CudaSlice, DevicePtrMut, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 
 /// Where the GPU's Morse-Smale time goes, on standard error when `TOPOVIEW_MSC_STAGES` is set:
 /// the stream waited on at each lap (only then), and the time since the last printed.
@@ -80,7 +80,7 @@ impl Gpu {
             )));
         }
         let mut laps = Laps::new();
-        let field = st.clone_htod(v)?;
+        let field = self.upload_staged(v)?;
         let mut codes: CudaSlice<u8> = st.alloc_zeros(bytes)?;
         laps.lap(self, || format!("gradient: the field up ({} MiB)", std::mem::size_of_val(v) >> 20))?;
         let f = self.function(Kernels::Msc, &format!("gradient_{}", T::NAME))?;
@@ -92,7 +92,7 @@ impl Gpu {
         // vertices and writes only cells of their lower stars, which lie on the grid.
         unsafe { l.launch(self.grid(v.len())) }?;
         laps.lap(self, || "gradient: the kernel".into())?;
-        let mut out = st.clone_dtoh(&codes)?;
+        let mut out = self.download(&codes.as_view())?;
         out.truncate(grid.n_cells().div_ceil(2));
         laps.lap(self, || format!("gradient: the codes down ({} MiB)", bytes >> 20))?;
         Ok((Gradient::from_codes(grid, out), DeviceGradient { codes, grid }))
@@ -184,7 +184,7 @@ impl Gpu {
         l.arg(&mut next).arg(&n64).arg(&roots_d).arg(&m).arg(&base);
         // SAFETY: `next` holds n entries, `roots_d` m.
         unsafe { l.launch(self.grid(n)) }?;
-        Ok(st.clone_dtoh(&next)?)
+        self.download(&next.as_view())
     }
 }
 
@@ -192,24 +192,23 @@ impl Gpu {
 /// lengths are 32-bit counts).
 const MOST_SLOTS: usize = 1 << 30;
 
-/// Bytes per slot of the saddle-saddle table: key 8, depth, parent and waiting 4 each, paths 8,
-/// flag 1; and two frontiers of 4.
-const SLOT_BYTES: usize = 8 + 3 * 4 + 8 + 1 + 2 * 4;
+/// Bytes of a node of the saddle-saddle table (`Node` in kernels/msc.cu), as u64 words.
+const NODE_WORDS: usize = 4;
+
+/// Bytes per slot of the saddle-saddle table: the node, and two frontiers of 4.
+const SLOT_BYTES: usize = 8 * NODE_WORDS + 2 * 4;
 
 /// Every 2-saddle's DAG of edges on the device (see kernels/msc.cu): a hash table of (saddle,
 /// edge) nodes and the two frontiers of the level-by-level passes.
 struct Table {
-    keys: CudaSlice<u64>,
-    depth: CudaSlice<u32>,
-    parent: CudaSlice<u32>,
-    waiting: CudaSlice<u32>,
+    nodes: CudaSlice<u64>,
     frontier: CudaSlice<u32>,
     next: CudaSlice<u32>,
 }
 
 impl Table {
     fn slots(&self) -> usize {
-        self.keys.len()
+        self.nodes.len() / NODE_WORDS
     }
 
     fn mask(&self) -> u64 {
@@ -218,17 +217,6 @@ impl Table {
 }
 
 impl Gpu {
-    /// Sets every byte of `s` to 0xff (the table's "free" and "unseen").
-    fn fill_ones<T: cudarc::driver::DeviceRepr>(&self, s: &mut CudaSlice<T>) -> Result<(), GpuError> {
-        let st = &self.stream;
-        let bytes = s.num_bytes();
-        let (ptr, _record) = s.device_ptr_mut(st);
-        // SAFETY: `ptr` is the start of `s`'s `bytes` bytes, valid on this stream while the
-        // record lives; the kernels read these words as u64 and u32, whose every bit pattern is valid.
-        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xff, bytes, st.cu_stream()) }?;
-        Ok(())
-    }
-
     /// An empty table of `slots` slots (a power of two), or why it does not fit in the free
     /// memory.
     fn table(&self, slots: usize) -> Result<Table, GpuError> {
@@ -241,16 +229,17 @@ impl Gpu {
             )));
         }
         let st = &self.stream;
-        // SAFETY: each buffer is filled (keys, depth, parent) or zeroed (waiting) below before a
-        // kernel reads it; the frontiers are written before they are read.
-        let (mut keys, mut depth, mut parent) =
-            unsafe { (st.alloc(slots)?, st.alloc(slots)?, st.alloc(slots)?) };
-        self.fill_ones(&mut keys)?;
-        self.fill_ones(&mut depth)?;
-        self.fill_ones(&mut parent)?;
-        let waiting = st.alloc_zeros(slots)?;
-        let (frontier, next) = unsafe { (st.alloc(slots)?, st.alloc(slots)?) };
-        Ok(Table { keys, depth, parent, waiting, frontier, next })
+        // SAFETY: `ss_clear` writes every node below before another kernel reads one; the
+        // frontiers are written before they are read.
+        let (mut nodes, frontier, next) =
+            unsafe { (st.alloc(slots * NODE_WORDS)?, st.alloc(slots)?, st.alloc(slots)?) };
+        let f = self.function(Kernels::Msc, "ss_clear")?;
+        let n = slots as u64;
+        let mut l = st.launch_builder(&f);
+        l.arg(&mut nodes).arg(&n);
+        // SAFETY: `nodes` holds `slots` nodes of 32 bytes; a grid-stride loop over them.
+        unsafe { l.launch(self.grid(slots)) }?;
+        Ok(Table { nodes, frontier, next })
     }
 
     /// `t` moved into a table twice its size, its first `n` frontier entries with it.
@@ -261,17 +250,20 @@ impl Gpu {
         let f = self.function(Kernels::Msc, "ss_rehash")?;
         let (slots, mask) = (t.slots() as u64, bigger.mask());
         let mut l = st.launch_builder(&f);
-        l.arg(&t.keys).arg(&t.depth).arg(&t.parent).arg(&t.waiting).arg(&slots);
-        l.arg(&mut bigger.keys).arg(&mut bigger.depth).arg(&mut bigger.parent).arg(&mut bigger.waiting);
-        l.arg(&mask).arg(&mut full);
-        // SAFETY: the old table holds `slots` entries of each array, the new one twice as many;
-        // the kernel is a grid-stride loop over the old slots.
+        l.arg(&t.nodes).arg(&slots).arg(&mut bigger.nodes).arg(&mask).arg(&mut full);
+        // SAFETY: the old table holds `slots` nodes, the new one twice as many; the kernel is a
+        // grid-stride loop over the old slots.
         unsafe { l.launch(self.grid(t.slots())) }?;
         if n > 0 {
             let f = self.function(Kernels::Msc, "ss_remap")?;
             let n32 = n as i32;
             let mut l = st.launch_builder(&f);
-            l.arg(&t.frontier).arg(&n32).arg(&t.keys).arg(&bigger.keys).arg(&mask).arg(&mut bigger.frontier);
+            l.arg(&t.frontier)
+                .arg(&n32)
+                .arg(&t.nodes)
+                .arg(&bigger.nodes)
+                .arg(&mask)
+                .arg(&mut bigger.frontier);
             // SAFETY: the first n frontier entries are slots of the old table, whose keys are all
             // in the new one.
             unsafe { l.launch(self.grid(n)) }?;
@@ -327,7 +319,7 @@ impl Gpu {
         let f = self.function(Kernels::Msc, "ss_seed")?;
         let mask = t.mask();
         let mut l = st.launch_builder(&f);
-        l.arg(&saddles_d).arg(&n_saddles).arg(&mut t.keys).arg(&mut t.depth).arg(&mut t.parent).arg(&mask);
+        l.arg(&saddles_d).arg(&n_saddles).arg(&mut t.nodes).arg(&mask);
         l.arg(&cx).arg(&cy).arg(&mut t.frontier).arg(&mut count).arg(&mut full);
         // SAFETY: `saddles_d` holds n_saddles cells of the grid; the table has room for their 4
         // facets each (8 slots a saddle at least); the frontier has a slot per table slot.
@@ -347,9 +339,8 @@ impl Gpu {
             st.memset_zeros(&mut count)?;
             let (mask, n32) = (t.mask(), n as i32);
             let mut l = st.launch_builder(&expand);
-            l.arg(&d.codes).arg(&t.frontier).arg(&n32).arg(&mut t.keys).arg(&mut t.depth).arg(&mut t.parent);
-            l.arg(&mut t.waiting).arg(&mask).arg(&cx).arg(&cy).arg(&level).arg(&mut t.next).arg(&mut count);
-            l.arg(&mut full);
+            l.arg(&d.codes).arg(&t.frontier).arg(&n32).arg(&mut t.nodes).arg(&mask).arg(&cx).arg(&cy);
+            l.arg(&level).arg(&mut t.next).arg(&mut count).arg(&mut full);
             // SAFETY: the frontier's n entries are slots of the table; at most 3n new nodes fit
             // in the table (kept under 70% full) and in `next` (one entry per slot).
             unsafe { l.launch(self.grid(n)) }?;
@@ -372,14 +363,12 @@ impl Gpu {
         // Counting, in rounds of the nodes whose predecessors have all been counted.
         let slots = t.slots();
         let slots64 = slots as u64;
-        let mut paths: CudaSlice<u64> = st.alloc_zeros(slots)?;
-        let mut over: CudaSlice<u8> = st.alloc_zeros(slots)?;
         st.memset_zeros(&mut count)?;
         let f = self.function(Kernels::Msc, "ss_sources")?;
         let mut l = st.launch_builder(&f);
-        l.arg(&t.keys).arg(&t.depth).arg(&t.waiting).arg(&slots64).arg(&mut paths).arg(&mut over);
-        l.arg(&mut t.frontier).arg(&mut count);
-        // SAFETY: every array has `slots` entries; the kernel is a grid-stride loop over them.
+        l.arg(&mut t.nodes).arg(&slots64).arg(&mut t.frontier).arg(&mut count);
+        // SAFETY: the table has `slots` nodes and the frontier as many entries; the kernel is a
+        // grid-stride loop over the nodes.
         unsafe { l.launch(self.grid(slots)) }?;
         let mut n = st.clone_dtoh(&count)?[0] as usize;
         let counting = self.function(Kernels::Msc, "ss_count")?;
@@ -391,8 +380,8 @@ impl Gpu {
             st.memset_zeros(&mut count)?;
             let n32 = n as i32;
             let mut l = st.launch_builder(&counting);
-            l.arg(&d.codes).arg(&t.frontier).arg(&n32).arg(&t.keys).arg(&mut t.waiting).arg(&mut paths);
-            l.arg(&mut over).arg(&mask).arg(&cx).arg(&cy).arg(&most).arg(&mut t.next).arg(&mut count);
+            l.arg(&d.codes).arg(&t.frontier).arg(&n32).arg(&mut t.nodes).arg(&mask).arg(&cx).arg(&cy);
+            l.arg(&most).arg(&mut t.next).arg(&mut count);
             // SAFETY: the n ready entries are slots of the table, whose successors are in it;
             // each slot becomes ready once, so `next` (a slot each) has room.
             unsafe { l.launch(self.grid(n)) }?;
@@ -412,20 +401,19 @@ impl Gpu {
         ) = (st.alloc_zeros(cap)?, st.alloc_zeros(cap)?, st.alloc_zeros(cap)?, st.alloc_zeros(cap)?);
         let f = self.function(Kernels::Msc, "ss_arcs")?;
         let mut l = st.launch_builder(&f);
-        l.arg(&d.codes).arg(&t.keys).arg(&t.depth).arg(&paths).arg(&over).arg(&slots64);
+        l.arg(&d.codes).arg(&t.nodes).arg(&slots64);
         l.arg(&mut arc_key).arg(&mut arc_paths).arg(&mut arc_over).arg(&mut arc_depth).arg(&mut count);
         // SAFETY: at most `entries` slots are used, so at most that many arcs are written.
         unsafe { l.launch(self.grid(slots)) }?;
         let m = st.clone_dtoh(&count)?[0] as usize;
-        drop((paths, over));
         if m == 0 {
             // No V-path reached a 1-saddle (nor can a zero-length buffer be allocated).
             return Ok(Vec::new());
         }
-        let keys = st.clone_dtoh(&arc_key.slice(..m))?;
-        let counts = st.clone_dtoh(&arc_paths.slice(..m))?;
-        let flagged = st.clone_dtoh(&arc_over.slice(..m))?;
-        let depths = st.clone_dtoh(&arc_depth.slice(..m))?;
+        let keys = self.download(&arc_key.slice(..m))?;
+        let counts = self.download(&arc_paths.slice(..m))?;
+        let flagged = self.download(&arc_over.slice(..m))?;
+        let depths = self.download(&arc_depth.slice(..m))?;
         let mut offsets = Vec::with_capacity(m + 1);
         let mut total = 0u64;
         for &dp in &depths {
@@ -438,13 +426,13 @@ impl Gpu {
             let f = self.function(Kernels::Msc, "ss_paths")?;
             let m32 = m as i32;
             let mut l = st.launch_builder(&f);
-            l.arg(&d.codes).arg(&t.keys).arg(&t.depth).arg(&t.parent).arg(&mask).arg(&cx).arg(&cy);
+            l.arg(&d.codes).arg(&t.nodes).arg(&mask).arg(&cx).arg(&cy);
             l.arg(&arc_key).arg(&offsets_d).arg(&m32).arg(&mut cells);
             // SAFETY: arc i's path has 2 depth + 2 cells from offsets[i], which `cells` holds;
             // its parents are in the table down to depth 0.
             unsafe { l.launch(self.grid(m)) }?;
         }
-        let cells = st.clone_dtoh(&cells)?;
+        let cells = self.download(&cells.as_view())?;
         drop(t);
         laps.lap(self, || format!("saddle-saddle: {m} arcs and their {total} cells down"))?;
         let arcs = saddle_arcs(g, saddles, &keys, &counts, &flagged, &offsets, &cells);
