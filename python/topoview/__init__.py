@@ -263,8 +263,8 @@ def msc(data, persistence=None, relative=None, *, spacing=None, backend: str = "
     """The discrete Morse-Smale complex of a 2D or 3D array (lower-star filtration, ties broken
     by voxel index), its persistence diagram and simplification hierarchy, at the level
     ``persistence`` (in the data's units) or ``relative`` (a fraction of its value range);
-    unsimplified when neither is given. The grid-sized stages (the discrete gradient, the
-    manifold labels) run on the GPU when ``backend`` (``"auto"``, ``"cuda"``, ``"cpu"``) picks
+    unsimplified when neither is given. The discrete gradient, the manifold labels and the
+    saddle-saddle arcs run on the GPU when ``backend`` (``"auto"``, ``"cuda"``, ``"cpu"``) picks
     one, the rest on all CPU cores; the result is the same on either."""
     if persistence is not None and relative is not None:
         raise TopoviewError("give persistence or relative, not both")

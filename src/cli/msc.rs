@@ -43,7 +43,7 @@ pub struct MscArgs {
     /// estimate made after the gradient. Default: 90% of the memory available when it starts.
     #[arg(long, value_name = "SIZE", value_parser = topoview::mem::parse_size)]
     pub max_memory: Option<usize>,
-    /// Where the grid-sized stages (the discrete gradient, the manifold labels) run; the others
+    /// Where the discrete gradient, the manifold labels and the saddle-saddle arcs run; the others
     /// run on all CPU cores. auto: CUDA when a device is usable, else the CPU; cuda: fail if no
     /// device; cpu. The result is the same on either.
     #[arg(long, value_enum, default_value_t = Choice::Auto)]
@@ -133,7 +133,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     } else if args.backend == Choice::Auto
         && let Some(why) = backend.why_cpu()
     {
-        say!("note: {why}: the gradient and the labels ran on the CPU");
+        say!("note: {why}: the gradient, the labels and the saddle-saddle arcs ran on the CPU");
     }
     let view = Simplified::new(&field, &a, threshold);
     // The outputs appear together, or none does.
@@ -171,8 +171,10 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         json(&mut w)?;
         w.flush()?;
     }
-    let mut lines =
-        vec![summary(&what, &view), format!("gradient and labels on {}", backend.where_ran(&ran))];
+    let mut lines = vec![
+        summary(&what, &view),
+        format!("gradient, labels and saddle-saddle arcs on {}", backend.where_ran(&ran)),
+    ];
     if !written.is_empty() {
         let names: Vec<String> =
             written.iter().map(|p| outputs::one_line(&p.display().to_string())).collect();

@@ -408,8 +408,8 @@ impl Backend {
 }
 
 impl Backend {
-    /// The Morse-Smale analysis of `field` ([`msc::analyse_within`]): its grid-sized stages
-    /// (the discrete gradient, the manifold labels) on the GPU when there is one, equal to the
+    /// The Morse-Smale analysis of `field` ([`msc::analyse_within`]): the discrete gradient,
+    /// the manifold labels and the saddle-saddle arcs on the GPU when there is one, equal to the
     /// CPU's, the stages on the critical points on all CPU cores; a stage the GPU fails (a
     /// field it cannot hold) takes the CPU, saying why.
     pub fn msc(
@@ -472,6 +472,10 @@ impl msc::Stages for GpuStages<'_> {
         Ok(labels)
     }
 
+    fn saddle_arcs_here(&self) -> bool {
+        self.device.is_some()
+    }
+
     fn saddle_arcs(
         &mut self,
         g: &msc::gradient::Gradient,
@@ -480,6 +484,7 @@ impl msc::Stages for GpuStages<'_> {
         // The codes leave the device with this stage, the last to use them.
         let Some(device) = self.device.take() else { return Ok(None) };
         let gpu = |gpu: &Gpu| gpu.msc_saddle_arcs(g, &device, saddles, self.ctl).map(Some);
+        // The CPU's fallback is the complex's own, once the labels are back (`None`).
         let (arcs, ran) = self.backend.run(true, Box::new(gpu), || Ok(None))?;
         if let Some(why) = ran.fallback {
             self.ran.fallback = Some(format!("saddle-saddle arcs: {why}"));

@@ -184,7 +184,8 @@ impl Job for Msc {
             cx.report(STAGES[k.min(STAGES.len() - 1)], n, STAGES.len() as u64);
         };
         cx.report(STAGES[0], 0, STAGES.len() as u64);
-        // The gradient and the labels run on the GPU when there is one, the rest on the CPU.
+        // The gradient, the labels and the saddle-saddle arcs run on the GPU when there is one,
+        // the rest on the CPU.
         let (analysis, ran) = cx.backend.msc(&self.field, &cx.control(&progress), self.max_bytes)?;
         cx.note(ran.fallback);
         Ok(MscScene::new(self.field, analysis))

@@ -4,7 +4,7 @@
 //! uses the CPU.
 //!
 //! Every result is checked against the CPU reference in `tests/cuda.rs` (exactly for the ECC
-//! and the Morse-Smale gradient and labels,
+//! and the Morse-Smale gradient, labels and saddle-saddle arcs,
 //! bit for bit for smoothing and the crack filter); those tests skip, saying why, where no device is usable.
 
 pub mod bench;

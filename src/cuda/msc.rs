@@ -1,8 +1,8 @@
-//! The Morse-Smale complex's grid-sized stages on the GPU (kernels/msc.cu): the discrete
-//! gradient (one thread per vertex pairs its lower star as the CPU does, so the codes are the
-//! CPU's bit for bit) and the manifold labels (pointer jumping on the codes, which stay on the
-//! device in between). The stages on the critical points (arcs, persistence, hierarchy) run on
-//! the CPU on these results.
+//! The Morse-Smale complex's stages on the GPU (kernels/msc.cu): the discrete gradient (one
+//! thread per vertex pairs its lower star as the CPU does, so the codes are the CPU's bit for
+//! bit), the manifold labels (pointer jumping on the codes, which stay on the device in between)
+//! and the saddle-saddle arcs (every 2-saddle's DAG at once, in one hash table). Persistence and
+//! the hierarchy run on the CPU on these results.
 
 use super::{DeviceSample, Gpu, GpuError, Kernels};
 use crate::control::Control;

@@ -135,17 +135,28 @@ pub struct SaddleArc {
 }
 
 /// What [`build`]'s other side gives: the labels, and the saddle-saddle arcs of every 2-saddle
-/// when it found them (else the CPU's threads find them after).
+/// when it was to find them and did (else the CPU's threads find them after).
 pub type Found = (Labels, Option<Vec<SaddleArc>>);
 
+/// A saddle-saddle arc of the 2-saddle `p` from what [`descending`] gives.
+fn found_from(p: &CriticalPoint, (t, m, path): (Cell, Multiplicity, Vec<Cell>)) -> SaddleArc {
+    SaddleArc {
+        upper: p.cell as u32,
+        lower: t as u32,
+        multiplicity: m,
+        cells: path.into_iter().map(|c| c as u32).collect(),
+    }
+}
+
 /// The complex of `gradient`, with the manifold labels made by `device` (the CPU's [`labels`],
-/// or an equal computation elsewhere), which may also give the saddle-saddle arcs (as the CPU's
-/// [`descending`] from each 2-saddle would); it runs beside the saddle-extremum arcs.
+/// or an equal computation elsewhere), which also gives the saddle-saddle arcs (as the CPU's
+/// [`descending`] from each 2-saddle would) when `device_arcs`; it runs beside the other arcs.
 pub fn build(
     gradient: Gradient,
     order: &(impl VertexOrder + ?Sized),
     value: impl Fn(usize) -> f64 + Sync,
     device: impl FnOnce(&Gradient, &[CriticalPoint]) -> Result<Found, Cancelled> + Send,
+    device_arcs: bool,
     ctl: &Control,
 ) -> Result<MorseSmale, Cancelled> {
     let g = &gradient;
@@ -190,6 +201,12 @@ pub fn build(
         ctl.tick(1);
         l
     };
+    let of_saddle = |a: SaddleArc| Arc {
+        upper: id_of(a.upper as Cell),
+        lower: id_of(a.lower as Cell),
+        multiplicity: a.multiplicity,
+        path: Path::Cells(a.cells),
+    };
     let find_arcs = || {
         let nd = grid.ndim;
         // Every arc has the critical point that traces it as one end (a saddle), so its parallel
@@ -212,6 +229,10 @@ pub fn build(
                 if k + 1 == nd {
                     out.extend(saddle_to_maxima(g, i, p.cell, &id_of));
                 }
+                if k == 2 && nd == 3 && !device_arcs {
+                    // Between saddles V-paths split and merge: count them on the DAG.
+                    out.extend(descending(g, p.cell).into_iter().map(|d| of_saddle(found_from(p, d))));
+                }
                 merge(out)
             })
             .collect::<Vec<Arc>>()
@@ -219,32 +240,14 @@ pub fn build(
     let (found, mut arcs) = rayon::join(find_labels, find_arcs);
     let ((basins, mountains), saddle_arcs) = found?;
     ctl.check()?;
-    if grid.ndim == 3 {
-        // Between saddles V-paths split and merge: they are counted on each 2-saddle's DAG. A
-        // 2-saddle's arcs down have distinct ends, and none is one of its arcs up.
-        let of_saddle = |a: SaddleArc| Arc {
-            upper: id_of(a.upper as Cell),
-            lower: id_of(a.lower as Cell),
-            multiplicity: a.multiplicity,
-            path: Path::Cells(a.cells),
-        };
+    if grid.ndim == 3 && device_arcs {
+        // A 2-saddle's arcs down have distinct ends, and none is one of its arcs up; where the
+        // device did not find them (it failed), the CPU does.
         match saddle_arcs {
             Some(found) => arcs.par_extend(found.into_par_iter().map(of_saddle)),
             None => arcs.par_extend(critical[starts[2]..starts[3]].par_iter().flat_map_iter(|p| {
-                if ctl.cancelled() {
-                    return Vec::new();
-                }
-                descending(g, p.cell)
-                    .into_iter()
-                    .map(|(t, m, path)| {
-                        of_saddle(SaddleArc {
-                            upper: p.cell as u32,
-                            lower: t as u32,
-                            multiplicity: m,
-                            cells: path.into_iter().map(|c| c as u32).collect(),
-                        })
-                    })
-                    .collect()
+                let d = if ctl.cancelled() { Vec::new() } else { descending(g, p.cell) };
+                d.into_iter().map(|d| of_saddle(found_from(p, d))).collect::<Vec<_>>()
             })),
         }
         ctl.check()?;

@@ -236,9 +236,15 @@ pub trait Stages: Send {
         g: &Gradient,
         critical: &[complex::CriticalPoint],
     ) -> Result<complex::Labels, Cancelled>;
+    /// Whether [`Stages::saddle_arcs`] is to find the saddle-saddle arcs (else the CPU's
+    /// threads find them beside the labels).
+    fn saddle_arcs_here(&self) -> bool {
+        false
+    }
     /// The saddle-saddle arcs of the 3D gradient `g` from its 2-saddles `saddles` (cells,
-    /// ascending), as [`morse::descending`] finds them, in any order; None leaves them to the
-    /// CPU's threads. Called after [`Stages::labels`].
+    /// ascending), as [`morse::descending`] finds them, in any order; None (a failure, said in
+    /// the stages' report) leaves them to the CPU's threads. Called after [`Stages::labels`],
+    /// when [`Stages::saddle_arcs_here`].
     fn saddle_arcs(
         &mut self,
         _g: &Gradient,
@@ -268,7 +274,8 @@ impl Stages for CpuStages<'_> {
     }
 }
 
-/// [`analyse_within`] with the gradient and the manifold labels made by `stages`.
+/// [`analyse_within`] with the gradient, the manifold labels and the saddle-saddle arcs made by
+/// `stages`.
 pub fn analyse_with(
     field: &ScalarField,
     ctl: &crate::control::Control,
@@ -317,14 +324,16 @@ fn analyse_ordered(
     }
     ctl.tick(1);
     let t1 = t.elapsed().as_secs_f64();
+    let device_arcs = gradient.grid.ndim == 3 && stages.saddle_arcs_here();
     let device = |g: &Gradient, critical: &[complex::CriticalPoint]| {
         let labels = stages.labels(g, critical)?;
-        let saddles: Vec<u32> =
-            critical.iter().filter(|p| g.grid.ndim == 3 && p.index == 2).map(|p| p.cell as u32).collect();
-        let arcs = if saddles.is_empty() { None } else { stages.saddle_arcs(g, &saddles)? };
-        Ok((labels, arcs))
+        if !device_arcs {
+            return Ok((labels, None));
+        }
+        let saddles: Vec<u32> = critical.iter().filter(|p| p.index == 2).map(|p| p.cell as u32).collect();
+        Ok((labels, stages.saddle_arcs(g, &saddles)?))
     };
-    let complex = complex::build(gradient, order, |v| field.samples().get_f64(v), device, ctl)?;
+    let complex = complex::build(gradient, order, |v| field.samples().get_f64(v), device, device_arcs, ctl)?;
     let gradient = &complex.gradient;
     let t2 = t.elapsed().as_secs_f64();
     let (partner, pairs) = morse::complex_persistence(&complex, order, ctl)?;
