@@ -363,8 +363,8 @@ __device__ long long find_or_insert(Node* t, unsigned long long mask, unsigned l
     return -1;
 }
 
-// The slot of a key known to be in the table.
-__device__ unsigned long long find(const Node* __restrict__ t, unsigned long long mask, unsigned long long key) {
+// The slot of a key known to be in the table (whose other fields other threads may be updating).
+__device__ unsigned long long find(const Node* t, unsigned long long mask, unsigned long long key) {
     unsigned long long s = slot_of(key, mask);
     while (t[s].key != key) s = (s + 1) & mask;
     return s;

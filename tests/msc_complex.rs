@@ -42,8 +42,9 @@ fn enumerate_paths(g: &Gradient) -> BTreeMap<(usize, usize), u128> {
 }
 
 /// The path a saddle-saddle arc keeps, found by brute force: every V-path from `sigma` to
-/// `target` enumerated, the shortest kept, and among them the one whose cells read from the
-/// target back are least.
+/// `target` enumerated, the shortest kept, and among them the one whose (k-1)-cells read from
+/// the target back are least (the least parent at each step back: every parent one step less
+/// deep leads on to `sigma` by a shortest path).
 fn kept_path(g: &Gradient, sigma: usize, target: usize) -> Vec<usize> {
     let grid = g.grid;
     let mut best: Option<Vec<usize>> = None;
@@ -51,7 +52,9 @@ fn kept_path(g: &Gradient, sigma: usize, target: usize) -> Vec<usize> {
     while let Some(path) = stack.pop() {
         let a = *path.last().unwrap();
         if a == target {
-            let back = |p: &Vec<usize>| (p.len(), p.iter().rev().copied().collect::<Vec<_>>());
+            // The path alternates (k-1)-cells and their partners; from the target back, every
+            // other cell is a (k-1)-cell.
+            let back = |p: &Vec<usize>| (p.len(), p.iter().rev().step_by(2).copied().collect::<Vec<_>>());
             if best.as_ref().is_none_or(|b| back(&path) < back(b)) {
                 best = Some(path);
             }

@@ -487,7 +487,8 @@ impl msc::Stages for GpuStages<'_> {
         // The CPU's fallback is the complex's own, once the labels are back (`None`).
         let (arcs, ran) = self.backend.run(true, Box::new(gpu), || Ok(None))?;
         if let Some(why) = ran.fallback {
-            self.ran.fallback = Some(format!("saddle-saddle arcs: {why}"));
+            let earlier = self.ran.fallback.take().map_or(String::new(), |e| format!("{e}; "));
+            self.ran.fallback = Some(format!("{earlier}saddle-saddle arcs: {why}"));
         }
         Ok(arcs)
     }
