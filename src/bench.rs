@@ -233,25 +233,26 @@ pub fn gaussian_random_field(dims: &[usize], corr: f64, seed: u64) -> ScalarFiel
 /// The fields `bench --msc` times: smooth random fields (every Morse-Smale implementation's
 /// favourite), and two with critical points nearly everywhere (white noise, and a field smoothed
 /// at sigma 1), which show what the pipeline costs per critical point.
-/// Each is made when the iterator reaches it, so a run's peak memory holds its own field only.
-pub fn msc_fields() -> impl Iterator<Item = (String, ScalarField)> {
+/// Each is made when the iterator reaches it, so a run's peak memory holds its own field only;
+/// those whose names `wanted` refuses are not made.
+pub fn msc_fields(wanted: impl Fn(&str) -> bool + Clone) -> impl Iterator<Item = (String, ScalarField)> {
     let smooth = [
         (vec![2048, 2048], 4.0),
         (vec![128, 128, 128], 4.0),
         (vec![256, 256, 256], 4.0),
         (vec![256, 256, 256], 1.0),
     ];
-    let grf = smooth.into_iter().map(|(dims, sigma): (Vec<usize>, f64)| {
-        (
-            format!("GRF sigma={sigma} {}", crate::field::dims_string(&dims)),
-            gaussian_random_field(&dims, sigma, 1),
-        )
+    let want = wanted.clone();
+    let grf = smooth.into_iter().filter_map(move |(dims, sigma): (Vec<usize>, f64)| {
+        let name = format!("GRF sigma={sigma} {}", crate::field::dims_string(&dims));
+        want(&name).then(|| (name, gaussian_random_field(&dims, sigma, 1)))
     });
-    let noise = std::iter::once(()).map(|_| {
-        let f = crate::synthetic::white_noise(&[128; 3], 1, &Control::default())
-            .expect("the benchmark's dims are valid");
-        ("white noise 128x128x128".to_string(), f)
-    });
+    let noise =
+        std::iter::once("white noise 128x128x128".to_string()).filter(move |n| wanted(n)).map(|name| {
+            let f = crate::synthetic::white_noise(&[128; 3], 1, &Control::default())
+                .expect("the benchmark's dims are valid");
+            (name, f)
+        });
     grf.chain(noise)
 }
 

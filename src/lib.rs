@@ -22,6 +22,7 @@ pub mod cuda;
 pub mod export;
 pub mod field;
 pub mod io;
+pub mod laps;
 pub mod mem;
 #[cfg(feature = "viewer")]
 pub mod render;

@@ -20,6 +20,10 @@ pub struct BenchArgs {
     /// noise), at each of --threads (default: all cores).
     #[arg(long)]
     pub msc: bool,
+    /// With --msc: only the random fields whose names hold this text (as the table names them:
+    /// "sigma=4 256x256x256", "noise"); FILE is timed whatever it is.
+    #[arg(long)]
+    pub only: Option<String>,
     /// Time the crack filter (inter-pixel filtering, the Gaussian bank of `topoview cracks`)
     /// instead, on the CPU (all cores) and on the GPU when there is one.
     #[arg(long)]
@@ -147,7 +151,8 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
             }
             None => None,
         };
-        let fields = file.into_iter().chain(topoview::bench::msc_fields());
+        let only = a.only.clone().unwrap_or_default();
+        let fields = file.into_iter().chain(topoview::bench::msc_fields(move |name| name.contains(&only)));
         // With a GPU, each field runs once more with the gradient and the labels there.
         let gpu =
             match topoview::compute::backend::Backend::new(topoview::compute::backend::Choice::Cuda, None) {

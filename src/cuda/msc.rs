@@ -14,24 +14,20 @@ use crate::topo::msc::morse::{Multiplicity, descending};
 use crate::with_samples;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
-/// Where the GPU's Morse-Smale time goes, on standard error when `TOPOVIEW_MSC_STAGES` is set:
-/// the stream waited on at each lap (only then), and the time since the last printed.
-struct Laps {
-    on: bool,
-    last: std::time::Instant,
-}
+/// Where the GPU's Morse-Smale time goes (`TOPOVIEW_MSC_STAGES`): the laps of
+/// [`crate::laps::Laps`], the stream waited on at each (only when they are printed).
+struct Laps(crate::laps::Laps);
 
 impl Laps {
     fn new() -> Laps {
-        Laps { on: std::env::var_os("TOPOVIEW_MSC_STAGES").is_some(), last: std::time::Instant::now() }
+        Laps(crate::laps::Laps::msc("msc gpu"))
     }
 
     fn lap(&mut self, gpu: &Gpu, what: impl FnOnce() -> String) -> Result<(), GpuError> {
-        if self.on {
+        if self.0.on() {
             gpu.stream.synchronize()?;
-            eprintln!("msc gpu {:9.1} ms  {}", self.last.elapsed().as_secs_f64() * 1e3, what());
-            self.last = std::time::Instant::now();
         }
+        self.0.lap(what);
         Ok(())
     }
 }

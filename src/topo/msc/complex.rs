@@ -161,6 +161,7 @@ pub fn build(
 ) -> Result<MorseSmale, Cancelled> {
     let g = &gradient;
     let grid = g.grid;
+    let mut laps = crate::laps::Laps::msc("msc complex");
     let crit_cells = g.critical_cells();
     let critical: Vec<CriticalPoint> = crit_cells
         .par_iter()
@@ -194,12 +195,14 @@ pub fn build(
     };
     ctl.tick(1);
     ctl.check()?;
+    laps.lap(|| format!("{} critical points listed", critical.len()));
     // The labels and the arcs need only the gradient and the critical points, so they run side
     // by side (the GPU's labels and arcs, transfers included, then hide behind the CPU's arcs).
     let find_labels = || {
+        let t = std::time::Instant::now();
         let l = device(g, &critical);
         ctl.tick(1);
-        l
+        (l, t.elapsed())
     };
     let of_saddle = |a: SaddleArc| Arc {
         upper: id_of(a.upper as Cell),
@@ -208,12 +211,13 @@ pub fn build(
         path: Path::Cells(a.cells),
     };
     let find_arcs = || {
+        let t = std::time::Instant::now();
         let nd = grid.ndim;
         // Every arc has the critical point that traces it as one end (a saddle), so its parallel
         // arcs are all among that point's: merged there, every arc has distinct ends. (Collected
         // through rayon's large per-thread chunks, which go back to the system once joined: a list
         // per point left 40 MB of small freed blocks resident through the hierarchy.)
-        critical
+        let arcs = critical
             .par_iter()
             .enumerate()
             .flat_map_iter(|(i, p)| {
@@ -235,9 +239,18 @@ pub fn build(
                 }
                 merge(out)
             })
-            .collect::<Vec<Arc>>()
+            .collect::<Vec<Arc>>();
+        (arcs, t.elapsed())
     };
-    let (found, mut arcs) = rayon::join(find_labels, find_arcs);
+    let ((found, t_found), (mut arcs, t_arcs)) = rayon::join(find_labels, find_arcs);
+    laps.lap(|| {
+        let ms = |t: std::time::Duration| t.as_secs_f64() * 1e3;
+        format!(
+            "beside each other: labels (and arcs) {:.1} ms, the CPU's arcs {:.1} ms",
+            ms(t_found),
+            ms(t_arcs)
+        )
+    });
     let ((basins, mountains), saddle_arcs) = found?;
     ctl.check()?;
     if grid.ndim == 3 && device_arcs {
@@ -255,6 +268,7 @@ pub fn build(
     // Ends are distinct now, so the in-place unstable sort (no buffer) is deterministic.
     arcs.par_sort_unstable_by_key(|a| (a.upper, a.lower));
     ctl.tick(1);
+    laps.lap(|| "the arcs gathered and sorted".into());
     Ok(MorseSmale { grid, gradient, critical, arcs, basins, mountains })
 }
 

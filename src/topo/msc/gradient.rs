@@ -65,20 +65,49 @@ impl Gradient {
 
     /// How many cells are critical (without listing them).
     pub fn count_critical(&self) -> usize {
-        let nibbles = |b: &u8| (b & 0xf == CRITICAL) as usize + (b >> 4 == CRITICAL) as usize;
-        self.codes.par_iter().map(nibbles).sum()
+        // Whole words, 16 cells each; the last bytes (fewer than 8) alone. A nibble past the last
+        // cell is zero (the codes start zeroed), never CRITICAL.
+        let words = self.codes.par_chunks_exact(8).map(|w| critical_nibbles(word(w)).count_ones() as usize);
+        let tail = self.codes.chunks_exact(8).remainder();
+        words.sum::<usize>()
+            + tail
+                .iter()
+                .map(|&b| (b & 0xf == CRITICAL) as usize + (b >> 4 == CRITICAL) as usize)
+                .sum::<usize>()
     }
 
-    /// Critical cells by dimension, in cell-id order (listed on all threads).
+    /// Critical cells by dimension, in cell-id order (listed on all threads). The codes are read
+    /// 16 cells a word: on a 256^3 field (134 M cells, 41 K critical) on the H100 machine's 16
+    /// cores the list took 21 ms a cell at a time.
     pub fn critical_cells(&self) -> [Vec<Cell>; 4] {
         let n = self.grid.n_cells();
-        let parts: Vec<[Vec<Cell>; 4]> = (0..n.div_ceil(LIST_CHUNK))
-            .into_par_iter()
-            .map(|k| {
+        let parts: Vec<[Vec<Cell>; 4]> = self
+            .codes
+            .par_chunks(LIST_CHUNK / 2)
+            .enumerate()
+            .map(|(k, bytes)| {
                 let mut out: [Vec<Cell>; 4] = Default::default();
-                for c in k * LIST_CHUNK..((k + 1) * LIST_CHUNK).min(n) {
-                    if self.code(c) == CRITICAL {
+                let first = k * LIST_CHUNK;
+                let mut push = |c: Cell| {
+                    if c < n {
                         out[self.grid.dim(c)].push(c);
+                    }
+                };
+                let whole = bytes.chunks_exact(8);
+                let tail = whole.remainder();
+                for (i, w) in whole.enumerate() {
+                    let mut hits = critical_nibbles(word(w));
+                    while hits != 0 {
+                        push(first + 16 * i + hits.trailing_zeros() as usize / 4);
+                        hits &= hits - 1;
+                    }
+                }
+                let at = first + 2 * (bytes.len() - tail.len());
+                for (i, &b) in tail.iter().enumerate() {
+                    for (j, code) in [b & 0xf, b >> 4].into_iter().enumerate() {
+                        if code == CRITICAL {
+                            push(at + 2 * i + j);
+                        }
                     }
                 }
                 out
@@ -86,6 +115,23 @@ impl Gradient {
             .collect();
         std::array::from_fn(|d| parts.iter().flat_map(|p| p[d].iter().copied()).collect())
     }
+}
+
+/// Eight bytes of codes as one little-endian word: cell `c` of the word in bits `4c..4c+4`.
+#[inline]
+fn word(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b.try_into().expect("8 bytes"))
+}
+
+/// The top bit of every nibble of `w` that holds CRITICAL (no carry crosses nibbles).
+#[inline]
+fn critical_nibbles(w: u64) -> u64 {
+    const LOW: u64 = 0x7777_7777_7777_7777;
+    const TOP: u64 = 0x8888_8888_8888_8888;
+    let x = w ^ (CRITICAL as u64 * 0x1111_1111_1111_1111);
+    // A nibble of x is zero exactly when neither its low three bits (which, plus 7, carry into
+    // the top bit) nor its top bit is set.
+    !(((x & LOW) + LOW) | x) & TOP
 }
 
 /// Lower-star cells are addressed by their offset from the vertex on the doubled grid,
@@ -385,4 +431,46 @@ fn lower_star(grid: &CellGrid, order: &(impl VertexOrder + ?Sized), v: usize) ->
         s.order[sl] = ranks.iter().fold(0u64, |acc, &r| acc << 8 | r as u64) << 8;
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The word-at-a-time count and list equal a cell-at-a-time scan, on random codes where
+        /// CRITICAL is common (runs of it across words and chunks) and grids of odd cell counts
+        /// (a padding nibble) and of more than one list chunk.
+        #[test]
+        fn critical_cells_word_at_a_time(
+            dims in prop_oneof![
+                (1usize..40, 1usize..40, 1usize..12).prop_map(|(x, y, z)| [x, y, z]),
+                Just([400, 400, 4]),
+            ],
+            seed in any::<u64>(),
+            weight in 1u64..16,
+        ) {
+            let grid = CellGrid::new(dims, 3);
+            let n = grid.n_cells();
+            let mut s = seed | 1;
+            let mut nibble = || {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                if s % 16 < weight { CRITICAL } else { (s >> 8) as u8 & 0xf }
+            };
+            let mut codes: Vec<u8> = (0..n.div_ceil(2)).map(|_| nibble() | nibble() << 4).collect();
+            if n % 2 == 1 {
+                *codes.last_mut().unwrap() &= 0xf;
+            }
+            let g = Gradient::from_codes(grid, codes);
+            let mut want: [Vec<Cell>; 4] = Default::default();
+            for c in (0..n).filter(|&c| g.is_critical(c)) {
+                want[grid.dim(c)].push(c);
+            }
+            prop_assert_eq!(g.count_critical(), want.iter().map(Vec::len).sum::<usize>());
+            prop_assert_eq!(g.critical_cells(), want);
+        }
+    }
 }

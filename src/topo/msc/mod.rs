@@ -285,9 +285,12 @@ pub fn analyse_with(
     check_shape(field)?;
     check_size(field.shape())?;
     let t = std::time::Instant::now();
+    let mut laps = crate::laps::Laps::msc("msc");
     let order = vertex_order(field)?;
     ctl.check()?;
+    laps.lap(|| "the field checked".into());
     let g = stages.gradient(&order)?;
+    laps.lap(|| "the gradient".into());
     debug_assert_eq!(morse_sum(&g), 1, "Morse equality on a box");
     let mut a = with_vertex_order!(order, o => analyse_ordered(field, g, o, stages, ctl, max_bytes))?;
     a.seconds[0] += t.elapsed().as_secs_f64() - a.seconds.iter().sum::<f64>();
@@ -317,7 +320,9 @@ fn analyse_ordered(
     max_bytes: u64,
 ) -> Result<Analysis, MscError> {
     let t = std::time::Instant::now();
+    let mut laps = crate::laps::Laps::msc("msc");
     let critical = gradient.count_critical();
+    laps.lap(|| format!("{critical} critical cells counted"));
     let estimate = memory_estimate(field.len(), critical);
     if estimate > max_bytes {
         return Err(MscError::TooMuchMemory { estimate, budget: max_bytes, critical, voxels: field.len() });
@@ -336,13 +341,16 @@ fn analyse_ordered(
     let complex = complex::build(gradient, order, |v| field.samples().get_f64(v), device, device_arcs, ctl)?;
     let gradient = &complex.gradient;
     let t2 = t.elapsed().as_secs_f64();
+    laps.lap(|| format!("the complex: {} arcs", complex.arcs.len()));
     let (partner, pairs) = morse::complex_persistence(&complex, order, ctl)?;
     let diagram = diagram_of_pairs(field, gradient, order, pairs);
     ctl.tick(1);
     ctl.check()?;
     let t3 = t.elapsed().as_secs_f64();
+    laps.lap(|| "persistence".into());
     let hierarchy = simplify::hierarchy(&complex, partner, ctl)?;
     ctl.tick(1);
+    laps.lap(|| "the hierarchy".into());
     let t4 = t.elapsed().as_secs_f64();
     Ok(Analysis { complex, diagram, hierarchy, seconds: [t1, t2 - t1, t3 - t2, t4 - t3] })
 }
