@@ -61,41 +61,79 @@ constexpr StarTables star_tables() {
 
 __constant__ StarTables STAR = star_tables();
 
+// Threads a block of the gradient kernel (the host launches it with this many).
+#define STAR_THREADS 256
+
+// Keys of the gradient's comparisons: 32 bits where the type's keys fit (sublevel keys of
+// 32-bit types are below 2^32), else the type's own.
+template <typename T> struct StarKey { typedef typename Keys<T>::K K; };
+template <> struct StarKey<unsigned int> { typedef unsigned K; };
+template <> struct StarKey<int> { typedef unsigned K; };
+template <> struct StarKey<float> { typedef unsigned K; };
+
 // Vertex v's lower star, paired. `tb` is the block's copy of STAR in shared memory (threads
-// index it by their own slots, which constant memory would serialise).
+// index it by their own slots, which constant memory would serialise); `ord` is this thread's
+// column of the block's G-order keys (slot s at ord[s * STAR_THREADS]), in shared memory because
+// the pairing indexes it by slot: as a local array those loads diverged across the warp, and
+// their traffic held the kernel at the L2's throughput (ncu, 2026-11-27).
+//
+// The G-order key of a star cell is the set of its other corners' ranks (1 for the lowest lower
+// neighbour) as a bit mask: comparing masks as integers compares the descending lists of ranks
+// lexicographically, a prefix first (the highest rank in one set and not the other decides).
+// The neighbours' keys, ranks and masks are in registers: every loop over slots is unrolled.
 template <typename T>
 __device__ void process_lower_star(const T* __restrict__ f, unsigned* __restrict__ codes, int nx, int ny, int nz,
-                                   long long v, const StarTables& tb) {
-    typedef typename Keys<T>::K K;
+                                   long long v, const StarTables& tb, unsigned* __restrict__ ord) {
+    typedef typename StarKey<T>::K K;
     const int x = (int)(v % nx), y = (int)((v / nx) % ny), z = (int)(v / ((long long)nx * ny));
-    const K kv = Keys<T>::key(f[v], false);
+    const K kv = (K)Keys<T>::key(f[v], false);
 
-    // The lower neighbours, sorted by (key, slot) as they are found (slots come in order, so
-    // an equal key stays behind the ones before it).
-    K key[26];
-    unsigned char sl[26];
-    int n = 0;
-    for (int dz = z > 0 ? -1 : 0; dz <= (z + 1 < nz ? 1 : 0); dz++)
-        for (int dy = y > 0 ? -1 : 0; dy <= (y + 1 < ny ? 1 : 0); dy++)
-            for (int dx = x > 0 ? -1 : 0; dx <= (x + 1 < nx ? 1 : 0); dx++) {
-                const int s = slot(dx, dy, dz);
-                if (s == CENTER) continue;
-                const K ku = Keys<T>::key(f[v + dx + (long long)nx * (dy + (long long)ny * dz)], false);
-                if (!(ku < kv || (ku == kv && s < CENTER))) continue;
-                int j = n++;
-                while (j > 0 && key[j - 1] > ku) {
-                    key[j] = key[j - 1];
-                    sl[j] = sl[j - 1];
-                    j--;
-                }
-                key[j] = ku;
-                sl[j] = (unsigned char)s;
-            }
-    unsigned char rank[27];
+    // The lower neighbours, by slot: those inside the grid whose (key, voxel index) is below
+    // the vertex's (the voxel index orders as the slot does).
+    K key[27];
     unsigned below = 0;
-    for (int r = 0; r < n; r++) {
-        rank[sl[r]] = (unsigned char)(r + 1);
-        below |= 1u << sl[r];
+#pragma unroll
+    for (int s = 0; s < 27; s++) {
+        if (s == CENTER) continue;
+        const int dx = offset(s, 0), dy = offset(s, 1), dz = offset(s, 2);
+        const bool in = (dx >= 0 || x > 0) && (dx <= 0 || x + 1 < nx) && (dy >= 0 || y > 0) && (dy <= 0 || y + 1 < ny) &&
+                        (dz >= 0 || z > 0) && (dz <= 0 || z + 1 < nz);
+        key[s] = in ? (K)Keys<T>::key(f[v + dx + (long long)nx * (dy + (long long)ny * dz)], false) : kv;
+        if (in && (key[s] < kv || (key[s] == kv && s < CENTER))) below |= 1u << s;
+    }
+    // Ranks among the lower neighbours by (key, slot), each pair compared once.
+    unsigned rank[27];
+#pragma unroll
+    for (int s = 0; s < 27; s++) rank[s] = 1;
+#pragma unroll
+    for (int s = 0; s < 27; s++) {
+#pragma unroll
+        for (int u = 0; u < s; u++) {
+            if (s == CENTER || u == CENTER) continue;
+            // (key u, u) < (key s, s) as u < s.
+            const bool u_first = key[u] <= key[s];
+            rank[s] += u_first && (below >> u & 1u);
+            rank[u] += !u_first && (below >> s & 1u);
+        }
+    }
+    // The star: a cell is in it when every other corner is a lower neighbour.
+    unsigned present = 1u << CENTER;
+#pragma unroll
+    for (int s = 0; s < 27; s++) {
+        if (s == CENTER) continue;
+        const int d[3] = {offset(s, 0), offset(s, 1), offset(s, 2)};
+        unsigned o = 0, corners = 0;
+#pragma unroll
+        for (int k = 1; k < 8; k++) {
+            const int c = slot((k & 1) * d[0], ((k >> 1) & 1) * d[1], ((k >> 2) & 1) * d[2]);
+            if (c == CENTER) continue;
+            corners |= 1u << c;
+            o |= 1u << rank[c];
+        }
+        if ((corners & ~below) == 0) {
+            present |= 1u << s;
+            ord[s * STAR_THREADS] = o;
+        }
     }
 
     // The cell of a slot on the doubled grid.
@@ -114,29 +152,6 @@ __device__ void process_lower_star(const T* __restrict__ f, unsigned* __restrict
         set(s, PAIRED + 2 * axis + (1 - up));
     };
 
-    // The star: a cell is in it when every other corner is a lower neighbour; its G-order key.
-    unsigned present = 1u << CENTER;
-    unsigned long long order[27];
-    for (unsigned m = ((1u << 27) - 1) & ~(1u << CENTER); m != 0; m &= m - 1) {
-        const int s = __ffs(m) - 1;
-        unsigned c = tb.corners[s];
-        if (c & ~below) continue;
-        unsigned char r[7];
-        int k = 0;
-        for (; c != 0; c &= c - 1) {
-            const unsigned char q = rank[__ffs(c) - 1];
-            int j = k++;
-            while (j > 0 && r[j - 1] < q) {
-                r[j] = r[j - 1];
-                j--;
-            }
-            r[j] = q;
-        }
-        unsigned long long o = 0;
-        for (int i = 0; i < k; i++) o |= (unsigned long long)r[i] << (56 - 8 * i);
-        present |= 1u << s;
-        order[s] = o;
-    }
     // Lower neighbours only across diagonals leave the vertex alone in its star: a minimum.
     if (present == 1u << CENTER) {
         set(CENTER, CRITICAL);
@@ -145,9 +160,11 @@ __device__ void process_lower_star(const T* __restrict__ f, unsigned* __restrict
 
     auto min_of = [&](unsigned mask) -> int {
         int best = -1;
+        unsigned least = 0;
         for (; mask != 0; mask &= mask - 1) {
             const int s = __ffs(mask) - 1;
-            if (best < 0 || order[s] < order[best]) best = s;
+            const unsigned o = ord[s * STAR_THREADS];
+            if (best < 0 || o < least) best = s, least = o;
         }
         return best;
     };
@@ -198,11 +215,12 @@ __device__ void process_lower_star(const T* __restrict__ f, unsigned* __restrict
 template <typename T>
 __device__ void gradient(const T* __restrict__ f, unsigned* __restrict__ codes, int nx, int ny, int nz) {
     __shared__ StarTables tb;
+    __shared__ unsigned ord[27 * STAR_THREADS];
     if (threadIdx.x == 0) tb = STAR;
     __syncthreads();
     const long long n = (long long)nx * ny * nz;
     for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n; v += (long long)gridDim.x * blockDim.x)
-        process_lower_star(f, codes, nx, ny, nz, v, tb);
+        process_lower_star(f, codes, nx, ny, nz, v, tb, ord + threadIdx.x);
 }
 
 #define GRADIENT(T, NAME)                                                                                  \

@@ -154,9 +154,13 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         let only = a.only.clone().unwrap_or_default();
         let fields = file.into_iter().chain(topoview::bench::msc_fields(move |name| name.contains(&only)));
         // With a GPU, each field runs once more with the gradient and the labels there.
+        // Its kernels are loaded before the timed runs, as its context is made before them.
         let gpu =
             match topoview::compute::backend::Backend::new(topoview::compute::backend::Choice::Cuda, None) {
-                Ok(b) => Some(b),
+                Ok(b) => {
+                    b.preload_msc();
+                    Some(b)
+                }
                 Err(why) => {
                     println!("no cuda+N rows: {why}");
                     None

@@ -92,7 +92,21 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     let mut what = name.clone();
     // Every output is judged before the file is read: none may be an input or named twice.
     outputs::check(&topoview::io::read_set(&args.file), &output_paths(args), &[])?;
-    let mut field = topoview::io::open(&args.file, &opts)?;
+    // The backend (a CUDA context, and the Morse-Smale kernels loaded) starts while the file
+    // is read; a file that cannot be read is still the first error.
+    let (backend, field) = std::thread::scope(|s| {
+        let backend = s.spawn(|| {
+            let b = Backend::new(args.backend, None);
+            if let Ok(b) = &b {
+                b.preload_msc();
+            }
+            b
+        });
+        let field = topoview::io::open(&args.file, &opts);
+        (backend.join(), field)
+    });
+    let mut field = field?;
+    let backend = backend.map_err(|_| anyhow::anyhow!("starting the backend panicked"))?;
     for n in &field.notes_with_series() {
         say!("note: {name}: {n}");
     }
@@ -117,7 +131,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         Err(e @ LevelError::Persistence(_)) => Err(anyhow::anyhow!("--persistence: {e}")),
         Ok(t) => Ok(t),
     }?;
-    let backend = Backend::new(args.backend, None)?;
+    let backend = backend?;
     let bar = progress.bar(6, "Morse-Smale");
     let tick = |n: u64| progress.inc(&bar, n);
     let budget = match args.max_memory {

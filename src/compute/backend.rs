@@ -408,6 +408,16 @@ impl Backend {
 }
 
 impl Backend {
+    /// Loads the GPU's Morse-Smale kernels now (nothing without a GPU), so that a caller with
+    /// other work first (reading a file) can do it beside; [`Backend::msc`] otherwise loads them
+    /// beside its first checks and upload, which is shorter.
+    pub fn preload_msc(&self) {
+        #[cfg(feature = "cuda")]
+        if let Some((roots, _)) = &self.gpu {
+            roots[0].preload_msc();
+        }
+    }
+
     /// The Morse-Smale analysis of `field` ([`msc::analyse_within`]): the discrete gradient,
     /// the manifold labels and the saddle-saddle arcs on the GPU when there is one, equal to the
     /// CPU's, the stages on the critical points on all CPU cores; a stage the GPU fails (a
@@ -421,7 +431,10 @@ impl Backend {
         #[cfg(feature = "cuda")]
         {
             let mut stages = GpuStages { backend: self, field, ctl, device: None, ran: Ran::CPU };
-            let analysis = msc::analyse_with(field, ctl, max_bytes, &mut stages)?;
+            let analysis = std::thread::scope(|s| {
+                s.spawn(|| self.preload_msc());
+                msc::analyse_with(field, ctl, max_bytes, &mut stages)
+            })?;
             Ok((analysis, stages.ran))
         }
         #[cfg(not(feature = "cuda"))]
@@ -460,16 +473,20 @@ impl msc::Stages for GpuStages<'_> {
         critical: &[msc::complex::CriticalPoint],
     ) -> Result<msc::complex::Labels, Cancelled> {
         let cpu = || msc::complex::labels(g, critical, self.ctl);
-        let Some(device) = &self.device else { return cpu() };
-        let gpu = |gpu: &Gpu| gpu.msc_labels(device, critical, self.ctl);
+        // The codes leave the device with this stage, the last to use them.
+        let Some(device) = self.device.take() else { return cpu() };
+        let gpu = |gpu: &Gpu| gpu.msc_labels(&device, critical, self.ctl);
         let (labels, ran) = self.backend.run(true, Box::new(gpu), cpu)?;
         if let Some(why) = ran.fallback {
-            self.ran.fallback = Some(format!("manifold labels: {why}"));
-        }
-        if g.grid.ndim < 3 {
-            self.device = None;
+            let earlier = self.ran.fallback.take().map_or(String::new(), |e| format!("{e}; "));
+            self.ran.fallback = Some(format!("{earlier}manifold labels: {why}"));
         }
         Ok(labels)
+    }
+
+    fn labels_last(&self) -> bool {
+        // On the GPU they take no CPU thread from persistence and the hierarchy.
+        self.device.is_some()
     }
 
     fn saddle_arcs_here(&self) -> bool {
@@ -481,9 +498,8 @@ impl msc::Stages for GpuStages<'_> {
         g: &msc::gradient::Gradient,
         saddles: &[u32],
     ) -> Result<Option<Vec<msc::complex::SaddleArc>>, Cancelled> {
-        // The codes leave the device with this stage, the last to use them.
-        let Some(device) = self.device.take() else { return Ok(None) };
-        let gpu = |gpu: &Gpu| gpu.msc_saddle_arcs(g, &device, saddles, self.ctl).map(Some);
+        let Some(device) = &self.device else { return Ok(None) };
+        let gpu = |gpu: &Gpu| gpu.msc_saddle_arcs(g, device, saddles, self.ctl).map(Some);
         // The CPU's fallback is the complex's own, once the labels are back (`None`).
         let (arcs, ran) = self.backend.run(true, Box::new(gpu), || Ok(None))?;
         if let Some(why) = ran.fallback {

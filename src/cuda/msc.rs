@@ -32,6 +32,9 @@ impl Laps {
     }
 }
 
+/// Threads a block of the gradient kernel (`STAR_THREADS` in kernels/msc.cu).
+const STAR_THREADS: u32 = 256;
+
 /// A gradient's codes left on the device for the labels (32-bit words, 8 cells each).
 pub struct DeviceGradient {
     codes: CudaSlice<u8>,
@@ -39,6 +42,16 @@ pub struct DeviceGradient {
 }
 
 impl Gpu {
+    /// Loads the Morse-Smale kernels now, for a thread of their own to do while the field is
+    /// checked and uploaded: loading their 2 MB of PTX took 13-44 ms on the H100 machine with the
+    /// driver's cache warm (2026-11-27), as long as the rest of the gradient stage. A failure is
+    /// left for the stage's own load to report.
+    pub fn preload_msc(&self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            let _ = self.module(Kernels::Msc);
+        }
+    }
+
     /// The discrete gradient of `field` on `grid` (its cell grid), equal to
     /// [`crate::topo::msc::gradient::gradient`]'s, and its codes kept on the device for
     /// [`Gpu::msc_labels`]. The caller has checked the field (2D or 3D, no NaN, fewer than 2^31
@@ -80,13 +93,17 @@ impl Gpu {
         let mut codes: CudaSlice<u8> = st.alloc_zeros(bytes)?;
         laps.lap(self, || format!("gradient: the field up ({} MiB)", std::mem::size_of_val(v) >> 20))?;
         let f = self.function(Kernels::Msc, &format!("gradient_{}", T::NAME))?;
+        laps.lap(self, || "gradient: the kernel's module".into())?;
         let [nx, ny, nz] = grid.vdims.map(|d| d as i32);
         let mut l = st.launch_builder(&f);
         l.arg(&field).arg(&mut codes).arg(&nx).arg(&ny).arg(&nz);
+        // Each thread of a block has a column of its shared G-order keys (STAR_THREADS).
+        let launch = cudarc::driver::LaunchConfig { block_dim: (STAR_THREADS, 1, 1), ..self.grid(v.len()) };
         // SAFETY: `field` holds nx*ny*nz samples of T, `codes` a bit over 4 bits per cell of
         // the (2nx-1)(2ny-1)(2nz-1) grid (whole words); the kernel is a grid-stride loop over the
-        // vertices and writes only cells of their lower stars, which lie on the grid.
-        unsafe { l.launch(self.grid(v.len())) }?;
+        // vertices and writes only cells of their lower stars, which lie on the grid; its blocks
+        // have the STAR_THREADS threads its shared memory is laid out for.
+        unsafe { l.launch(launch) }?;
         laps.lap(self, || "gradient: the kernel".into())?;
         let mut out = self.download(&codes.as_view())?;
         out.truncate(grid.n_cells().div_ceil(2));
@@ -238,10 +255,11 @@ impl Gpu {
         Ok(Table { nodes, frontier, next })
     }
 
-    /// `t` moved into a table twice its size, its first `n` frontier entries with it.
-    fn grow(&self, t: Table, n: usize) -> Result<Table, GpuError> {
+    /// `t` moved into a table of `slots` slots (a larger power of two), its first `n` frontier
+    /// entries with it.
+    fn grow(&self, t: Table, n: usize, slots: usize) -> Result<Table, GpuError> {
         let st = &self.stream;
-        let mut bigger = self.table(t.slots() * 2)?;
+        let mut bigger = self.table(slots)?;
         let mut full: CudaSlice<i32> = st.alloc_zeros(1)?;
         let f = self.function(Kernels::Msc, "ss_rehash")?;
         let (slots, mask) = (t.slots() as u64, bigger.mask());
@@ -332,10 +350,18 @@ impl Gpu {
         // inserts at most 3 successors (the other edges of its square).
         let expand = self.function(Kernels::Msc, "ss_expand")?;
         let mut level: u32 = 0;
+        let (mut growths, mut growing) = (0, std::time::Duration::ZERO);
         while n > 0 {
             ctl.check()?;
-            while (entries + 3 * n) * 10 > t.slots() * 7 {
-                t = self.grow(t, n)?;
+            // Straight to the size the level needs: one rehash where it more than doubles.
+            let need = (entries + 3 * n) * 10 / 7 + 1;
+            if need > t.slots() {
+                let start = std::time::Instant::now();
+                t = self.grow(t, n, need.next_power_of_two())?;
+                if laps.0.on() {
+                    st.synchronize()?;
+                }
+                (growths, growing) = (growths + 1, growing + start.elapsed());
             }
             st.memset_zeros(&mut count)?;
             let (mask, n32) = (t.mask(), n as i32);
@@ -355,9 +381,11 @@ impl Gpu {
         }
         laps.lap(self, || {
             format!(
-                "saddle-saddle: {} saddles' DAGs explored, {level} levels, {entries} nodes in {} slots",
+                "saddle-saddle: {} saddles' DAGs explored, {level} levels, {entries} nodes in {} slots \
+                 ({growths} growths: {:.1} ms)",
                 saddles.len(),
-                t.slots()
+                t.slots(),
+                growing.as_secs_f64() * 1e3
             )
         })?;
 

@@ -134,9 +134,10 @@ pub struct SaddleArc {
     pub cells: Box<[u32]>,
 }
 
-/// What [`build`]'s other side gives: the labels, and the saddle-saddle arcs of every 2-saddle
-/// when it was to find them and did (else the CPU's threads find them after).
-pub type Found = (Labels, Option<Vec<SaddleArc>>);
+/// What [`build`]'s other side gives: the labels, unless they are to be made later (the
+/// complex's are then empty until its caller sets them), and the saddle-saddle arcs of every
+/// 2-saddle when it was to find them and did (else the CPU's threads find them after).
+pub type Found = (Option<Labels>, Option<Vec<SaddleArc>>);
 
 /// A saddle-saddle arc of the 2-saddle `p` from what [`descending`] gives.
 fn found_from(p: &CriticalPoint, (t, m, path): (Cell, Multiplicity, Vec<Cell>)) -> SaddleArc {
@@ -149,8 +150,9 @@ fn found_from(p: &CriticalPoint, (t, m, path): (Cell, Multiplicity, Vec<Cell>)) 
 }
 
 /// The complex of `gradient`, with the manifold labels made by `device` (the CPU's [`labels`],
-/// or an equal computation elsewhere), which also gives the saddle-saddle arcs (as the CPU's
-/// [`descending`] from each 2-saddle would) when `device_arcs`; it runs beside the other arcs.
+/// or an equal computation elsewhere; none when it leaves them for later), which also gives the
+/// saddle-saddle arcs (as the CPU's [`descending`] from each 2-saddle would) when `device_arcs`;
+/// it runs beside the other arcs.
 pub fn build(
     gradient: Gradient,
     order: &(impl VertexOrder + ?Sized),
@@ -162,10 +164,11 @@ pub fn build(
     let g = &gradient;
     let grid = g.grid;
     let mut laps = crate::laps::Laps::msc("msc complex");
-    let crit_cells = g.critical_cells();
+    // One list, so that the points are made on every thread (a parallel iterator over the four
+    // lists made each list's on one).
+    let crit_cells: Vec<Cell> = g.critical_cells().concat();
     let critical: Vec<CriticalPoint> = crit_cells
         .par_iter()
-        .flat_map_iter(|cells| cells.iter())
         .map(|&c| {
             let v = top_vertex(&grid, order, c);
             CriticalPoint {
@@ -251,7 +254,8 @@ pub fn build(
             ms(t_arcs)
         )
     });
-    let ((basins, mountains), saddle_arcs) = found?;
+    let (labels, saddle_arcs) = found?;
+    let (basins, mountains) = labels.unwrap_or_default();
     ctl.check()?;
     if grid.ndim == 3 && device_arcs {
         // A 2-saddle's arcs down have distinct ends, and none is one of its arcs up; where the

@@ -168,7 +168,8 @@ pub struct Analysis {
     pub diagram: Vec<DiagramPoint>,
     pub hierarchy: simplify::Hierarchy,
     /// Seconds spent per stage: gradient, arcs and manifolds, persistence, simplification
-    /// hierarchy.
+    /// hierarchy (with the diagram's assembly beside it, and the manifold labels where
+    /// [`Stages::labels_last`]).
     pub seconds: [f64; 4],
 }
 
@@ -224,8 +225,9 @@ pub fn analyse_within(
 
 /// The stages of [`analyse_with`] that may run elsewhere than on the CPU (the GPU's, see
 /// [`crate::compute::backend::Backend::msc`]). Each must give exactly what the CPU's does:
-/// the rest of the pipeline runs on its results. The labels and then the saddle-saddle arcs run
-/// beside the saddle-extremum arcs, on another thread.
+/// the rest of the pipeline runs on its results. The labels and the saddle-saddle arcs run
+/// beside the saddle-extremum arcs, on another thread; or the saddle-saddle arcs do, and the
+/// labels run beside persistence and the hierarchy ([`Stages::labels_last`]).
 pub trait Stages: Send {
     /// The discrete gradient of the field, in the vertex order `order` ([`cpu_gradient`]).
     fn gradient(&mut self, order: &FieldOrder) -> Result<Gradient, MscError>;
@@ -236,6 +238,12 @@ pub trait Stages: Send {
         g: &Gradient,
         critical: &[complex::CriticalPoint],
     ) -> Result<complex::Labels, Cancelled>;
+    /// Whether the labels are made after the arcs, beside persistence and the hierarchy (which
+    /// do not need them), rather than beside the arcs: where they take no CPU threads (the
+    /// GPU's), so that their time hides behind the CPU's stages.
+    fn labels_last(&self) -> bool {
+        false
+    }
     /// Whether [`Stages::saddle_arcs`] is to find the saddle-saddle arcs (else the CPU's
     /// threads find them beside the labels).
     fn saddle_arcs_here(&self) -> bool {
@@ -243,8 +251,8 @@ pub trait Stages: Send {
     }
     /// The saddle-saddle arcs of the 3D gradient `g` from its 2-saddles `saddles` (cells,
     /// ascending), as [`morse::descending`] finds them, in any order; None (a failure, said in
-    /// the stages' report) leaves them to the CPU's threads. Called after [`Stages::labels`],
-    /// when [`Stages::saddle_arcs_here`].
+    /// the stages' report) leaves them to the CPU's threads. Called when
+    /// [`Stages::saddle_arcs_here`], after [`Stages::labels`] unless [`Stages::labels_last`].
     fn saddle_arcs(
         &mut self,
         _g: &Gradient,
@@ -330,29 +338,53 @@ fn analyse_ordered(
     ctl.tick(1);
     let t1 = t.elapsed().as_secs_f64();
     let device_arcs = gradient.grid.ndim == 3 && stages.saddle_arcs_here();
+    let labels_last = stages.labels_last();
     let device = |g: &Gradient, critical: &[complex::CriticalPoint]| {
-        let labels = stages.labels(g, critical)?;
+        let labels = if labels_last { None } else { Some(stages.labels(g, critical)?) };
         if !device_arcs {
             return Ok((labels, None));
         }
         let saddles: Vec<u32> = critical.iter().filter(|p| p.index == 2).map(|p| p.cell as u32).collect();
         Ok((labels, stages.saddle_arcs(g, &saddles)?))
     };
-    let complex = complex::build(gradient, order, |v| field.samples().get_f64(v), device, device_arcs, ctl)?;
-    let gradient = &complex.gradient;
+    let mut complex =
+        complex::build(gradient, order, |v| field.samples().get_f64(v), device, device_arcs, ctl)?;
     let t2 = t.elapsed().as_secs_f64();
     laps.lap(|| format!("the complex: {} arcs", complex.arcs.len()));
-    let (partner, pairs) = morse::complex_persistence(&complex, order, ctl)?;
-    let diagram = diagram_of_pairs(field, gradient, order, pairs);
-    ctl.tick(1);
-    ctl.check()?;
-    let t3 = t.elapsed().as_secs_f64();
-    laps.lap(|| "persistence".into());
-    let hierarchy = simplify::hierarchy(&complex, partner, ctl)?;
-    ctl.tick(1);
-    laps.lap(|| "the hierarchy".into());
+    let c = &complex;
+    // Persistence and the hierarchy, and the seconds each took.
+    // (The diagram is assembled beside the hierarchy, which needs only the partners.)
+    let topology = || -> Result<_, Cancelled> {
+        let t = std::time::Instant::now();
+        let (partner, pairs) = morse::complex_persistence(c, order, ctl)?;
+        ctl.tick(1);
+        ctl.check()?;
+        let persistence = t.elapsed().as_secs_f64();
+        let (diagram, hierarchy) = rayon::join(
+            || diagram_of_pairs(field, &c.gradient, order, pairs),
+            || simplify::hierarchy(c, partner, ctl),
+        );
+        ctl.tick(1);
+        Ok((diagram, hierarchy?, persistence))
+    };
+    let (labels, topology) = if labels_last {
+        let (labels, topology) = rayon::join(|| stages.labels(&c.gradient, &c.critical), topology);
+        (Some(labels?), topology?)
+    } else {
+        (None, topology()?)
+    };
+    laps.lap(|| match labels_last {
+        true => "persistence and the hierarchy, the labels beside them".into(),
+        false => "persistence and the hierarchy".into(),
+    });
+    let (diagram, hierarchy, persistence) = topology;
+    if let Some((basins, mountains)) = labels {
+        (complex.basins, complex.mountains) = (basins, mountains);
+    }
+    // The hierarchy's seconds are the rest of the wait, labels made beside it included.
     let t4 = t.elapsed().as_secs_f64();
-    Ok(Analysis { complex, diagram, hierarchy, seconds: [t1, t2 - t1, t3 - t2, t4 - t3] })
+    let seconds = [t1, t2 - t1, persistence, t4 - t2 - persistence];
+    Ok(Analysis { complex, diagram, hierarchy, seconds })
 }
 
 #[cfg(test)]
@@ -367,5 +399,48 @@ mod tests {
         assert!(matches!(check_size(&[646, 646, 646]), Err(MscError::TooLarge { .. })));
         assert!(matches!(check_size(&[32_768, 32_768]), Err(MscError::TooLarge { .. })));
         assert!(matches!(check_size(&[usize::MAX / 2, 3]), Err(MscError::TooLarge { .. })));
+    }
+
+    /// The CPU's stages, with the labels made last (as the GPU's are).
+    struct LabelsLast<'a>(CpuStages<'a>);
+
+    impl Stages for LabelsLast<'_> {
+        fn gradient(&mut self, order: &FieldOrder) -> Result<Gradient, MscError> {
+            self.0.gradient(order)
+        }
+
+        fn labels(
+            &mut self,
+            g: &Gradient,
+            critical: &[complex::CriticalPoint],
+        ) -> Result<complex::Labels, Cancelled> {
+            self.0.labels(g, critical)
+        }
+
+        fn labels_last(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn labels_made_last_are_the_labels() {
+        let ctl = crate::control::Control::default();
+        for dims in [&[40, 33][..], &[17, 20, 23]] {
+            for f in [
+                crate::synthetic::white_noise(dims, 3, &ctl).unwrap(),
+                crate::synthetic::gaussian_random_field(dims, 2.0, 5, &ctl).unwrap(),
+            ] {
+                let want = analyse(&f, &ctl).unwrap();
+                let got =
+                    analyse_with(&f, &ctl, u64::MAX, &mut LabelsLast(CpuStages { field: &f, ctl: &ctl }))
+                        .unwrap();
+                let (w, g) = (&want.complex, &got.complex);
+                assert!(!g.basins.is_empty() && !g.mountains.is_empty());
+                assert_eq!((&g.basins, &g.mountains), (&w.basins, &w.mountains));
+                assert_eq!((&g.critical, &g.arcs), (&w.critical, &w.arcs));
+                assert_eq!(got.diagram, want.diagram);
+                assert_eq!(got.hierarchy.cancellations, want.hierarchy.cancellations);
+            }
+        }
     }
 }
