@@ -301,11 +301,14 @@ impl Gpu {
         saddles: &[u32],
         ctl: &Control,
     ) -> Result<Vec<SaddleArc>, GpuError> {
-        // Start at 32 slots a saddle, growing by doubling: the DAGs measured on the H100 machine
-        // held 28 (noise) to 890 (a smooth 256^3 field) nodes a saddle, and a growth costs a
-        // rehash (about 1 ms for 10 M nodes) where a table too large costs memory the GPU may
-        // not have.
-        self.saddle_arcs_within(g, d, saddles, u64::MAX, saddles.len() * 32, ctl)
+        // Start at 32 slots a saddle, or half a slot a vertex up to 2^24 slots (640 MiB), growing
+        // as needed. The DAGs measured on the H100 machine held 28 (noise) to 890 (a smooth
+        // 256^3 field) nodes a saddle, 0.8 to 6 a vertex; a table too large costs memory the GPU
+        // may not have, and each growth costs an allocation and a rehash: the smooth 256^3
+        // field grew 6 times from 32 slots a saddle, 9-10 ms of its 23 ms exploration.
+        let vertices: usize = g.grid.vdims.iter().product();
+        let slots = (saddles.len() * 32).max((vertices / 2).min(1 << 24));
+        self.saddle_arcs_within(g, d, saddles, u64::MAX, slots, ctl)
     }
 
     /// [`Gpu::msc_saddle_arcs`] with the saddles whose counts pass `most` counted again on the
