@@ -6,8 +6,10 @@
 //   src/field/sample.rs); among a vertex's neighbours the voxel index orders as the slot does,
 //   so ties are broken by slot;
 // * lower-star cells are slots (dx + 1) + 3 (dy + 1) + 9 (dz + 1) of the doubled grid around
-//   the vertex (slot 13), in the G-order: the ranks of their other corners among the lower
-//   neighbours, highest first, one byte each from the top of a 64-bit integer;
+//   the vertex (slot 13), in the G-order: the descending lists of the ranks of their other
+//   corners among the lower neighbours, compared lexicographically, a prefix first (the CPU
+//   packs them as bytes from the top of a 64-bit integer, this kernel as bit masks of ranks:
+//   see process_lower_star);
 // * pairing: the vertex with its lowest edge, then every cell with exactly one unpaired facet
 //   with it (lowest in the G-order first), cells with none become critical;
 // * codes: 4 bits a cell (cell c in bits 4 (c % 8) of word c / 8, which is the CPU's byte
@@ -478,7 +480,7 @@ extern "C" __global__ void ss_expand(const unsigned* __restrict__ codes, const u
     }
 }
 
-// Moves a full table's nodes into one twice as large.
+// Moves a full table's nodes into a larger one (a larger power of two).
 extern "C" __global__ void ss_rehash(const Node* __restrict__ t, unsigned long long n, Node* bigger,
                                      unsigned long long new_mask, int* __restrict__ full) {
     for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;

@@ -270,8 +270,12 @@ fn reset_peak_rss() -> bool {
 /// A file the Morse-Smale complex cannot take (NaN, 1D, a flat axis) is refused before any row.
 ///
 /// With `gpu`, each field also runs once more through [`Backend::msc`](crate::compute::backend::Backend::msc)
-/// (the gradient and the labels on the GPU, the rest on the largest thread count), the row named
-/// `cuda+N`.
+/// (the gradient, the labels and the saddle-saddle arcs on the GPU, the rest on the largest
+/// thread count), the row named `cuda+N`.
+///
+/// The columns are [`crate::topo::msc::Analysis::seconds`]: "hierarchy" is the wait after
+/// persistence, the diagram's assembly beside the hierarchy included (and in `cuda+N` rows the
+/// manifold labels, made beside them), where "ext only" times the hierarchy alone.
 pub fn run_msc(
     fields: impl IntoIterator<Item = (String, ScalarField)>,
     threads: &[usize],

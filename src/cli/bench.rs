@@ -22,7 +22,7 @@ pub struct BenchArgs {
     pub msc: bool,
     /// With --msc: only the random fields whose names hold this text (as the table names them:
     /// "sigma=4 256x256x256", "noise"); FILE is timed whatever it is.
-    #[arg(long)]
+    #[arg(long, requires = "msc")]
     pub only: Option<String>,
     /// Time the crack filter (inter-pixel filtering, the Gaussian bank of `topoview cracks`)
     /// instead, on the CPU (all cores) and on the GPU when there is one.

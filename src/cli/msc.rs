@@ -93,20 +93,27 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     // Every output is judged before the file is read: none may be an input or named twice.
     outputs::check(&topoview::io::read_set(&args.file), &output_paths(args), &[])?;
     // The backend (a CUDA context, and the Morse-Smale kernels loaded) starts while the file
-    // is read; a file that cannot be read is still the first error.
+    // is read; a file that cannot be read is still the first error, said once the backend has
+    // started (a missing file at once).
+    std::fs::metadata(&args.file).map_err(|e| anyhow::anyhow!("{name}: {}", topoview::io::io_message(&e)))?;
     let (backend, field) = std::thread::scope(|s| {
-        let backend = s.spawn(|| {
+        let start = || {
             let b = Backend::new(args.backend, None);
             if let Ok(b) = &b {
                 b.preload_msc();
             }
             b
-        });
+        };
+        let backend = std::thread::Builder::new().name("backend".into()).spawn_scoped(s, start);
         let field = topoview::io::open(&args.file, &opts);
-        (backend.join(), field)
+        let backend = match backend {
+            Ok(handle) => handle.join().map_err(|_| anyhow::anyhow!("starting the backend panicked")),
+            Err(_) => Ok(start()),
+        };
+        (backend, field)
     });
     let mut field = field?;
-    let backend = backend.map_err(|_| anyhow::anyhow!("starting the backend panicked"))?;
+    let backend = backend?;
     for n in &field.notes_with_series() {
         say!("note: {name}: {n}");
     }

@@ -431,8 +431,12 @@ impl Backend {
         #[cfg(feature = "cuda")]
         {
             let mut stages = GpuStages { backend: self, field, ctl, device: None, ran: Ran::CPU };
+            // (An early error, a field refused, waits for the load: 13-44 ms with the driver's
+            // cache warm.) Without a thread the stage loads them itself.
             let analysis = std::thread::scope(|s| {
-                s.spawn(|| self.preload_msc());
+                let _ = std::thread::Builder::new()
+                    .name("msc kernels".into())
+                    .spawn_scoped(s, || self.preload_msc());
                 msc::analyse_with(field, ctl, max_bytes, &mut stages)
             })?;
             Ok((analysis, stages.ran))
@@ -473,7 +477,8 @@ impl msc::Stages for GpuStages<'_> {
         critical: &[msc::complex::CriticalPoint],
     ) -> Result<msc::complex::Labels, Cancelled> {
         let cpu = || msc::complex::labels(g, critical, self.ctl);
-        // The codes leave the device with this stage, the last to use them.
+        // The codes leave the device with this stage, the last to use them (`labels_last`).
+        debug_assert!(self.device.is_none() || self.labels_last(), "the labels come last on the GPU");
         let Some(device) = self.device.take() else { return cpu() };
         let gpu = |gpu: &Gpu| gpu.msc_labels(&device, critical, self.ctl);
         let (labels, ran) = self.backend.run(true, Box::new(gpu), cpu)?;
@@ -485,7 +490,9 @@ impl msc::Stages for GpuStages<'_> {
     }
 
     fn labels_last(&self) -> bool {
-        // On the GPU they take no CPU thread from persistence and the hierarchy.
+        // On the GPU they take one CPU thread, which mostly waits on the device, from
+        // persistence and the hierarchy. The labels are then the codes' last use: they take
+        // them, where `saddle_arcs` only borrows them.
         self.device.is_some()
     }
 
@@ -500,7 +507,8 @@ impl msc::Stages for GpuStages<'_> {
     ) -> Result<Option<Vec<msc::complex::SaddleArc>>, Cancelled> {
         let Some(device) = &self.device else { return Ok(None) };
         let gpu = |gpu: &Gpu| gpu.msc_saddle_arcs(g, device, saddles, self.ctl).map(Some);
-        // The CPU's fallback is the complex's own, once the labels are back (`None`).
+        // The CPU's fallback is the complex's own, once the device's side of the complex is back
+        // (`None`).
         let (arcs, ran) = self.backend.run(true, Box::new(gpu), || Ok(None))?;
         if let Some(why) = ran.fallback {
             let earlier = self.ran.fallback.take().map_or(String::new(), |e| format!("{e}; "));

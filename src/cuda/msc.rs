@@ -265,8 +265,8 @@ impl Gpu {
         let (slots, mask) = (t.slots() as u64, bigger.mask());
         let mut l = st.launch_builder(&f);
         l.arg(&t.nodes).arg(&slots).arg(&mut bigger.nodes).arg(&mask).arg(&mut full);
-        // SAFETY: the old table holds `slots` nodes, the new one twice as many; the kernel is a
-        // grid-stride loop over the old slots.
+        // SAFETY: the old table holds `slots` nodes, the new one more (a larger power of two);
+        // the kernel is a grid-stride loop over the old slots.
         unsafe { l.launch(self.grid(t.slots())) }?;
         // Checked before the frontier is looked up in the new table, where a key left out
         // would never be found.
@@ -335,8 +335,15 @@ impl Gpu {
         let saddles_d = st.clone_htod(saddles)?;
         let mut count: CudaSlice<u32> = st.alloc_zeros(1)?;
         let mut full: CudaSlice<i32> = st.alloc_zeros(1)?;
-        // The seeds (4 a saddle) fill at most half of it.
-        let mut t = self.table(slots.max(saddles.len() * 8).max(1 << 16).next_power_of_two())?;
+        // The seeds (4 a saddle) fill at most half of it. A start larger than 32 slots a saddle
+        // that does not fit the free memory starts there instead (and grows as far as it can).
+        let least = (saddles.len() * 8).max(1 << 16);
+        let start = slots.max(least).next_power_of_two();
+        let fewer = (saddles.len() * 32).max(least).next_power_of_two();
+        let mut t = match self.table(start) {
+            Err(GpuError::TooLarge(_)) if fewer < start => self.table(fewer)?,
+            t => t?,
+        };
         let n_saddles = saddles.len() as i32;
         let f = self.function(Kernels::Msc, "ss_seed")?;
         let mask = t.mask();

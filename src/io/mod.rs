@@ -258,7 +258,8 @@ pub(crate) fn extension(path: &Path) -> String {
     name.rsplit_once('.').map(|(_, e)| e.to_string()).unwrap_or_default()
 }
 
-pub(crate) fn io_message(e: &std::io::Error) -> String {
+/// A system error reading a file in words ("no such file", "permission denied", ...).
+pub fn io_message(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),

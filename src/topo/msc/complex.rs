@@ -199,9 +199,10 @@ pub fn build(
     ctl.tick(1);
     ctl.check()?;
     laps.lap(|| format!("{} critical points listed", critical.len()));
-    // The labels and the arcs need only the gradient and the critical points, so they run side
-    // by side (the GPU's labels and arcs, transfers included, then hide behind the CPU's arcs).
-    let find_labels = || {
+    // The labels (unless they come later) and the arcs need only the gradient and the critical
+    // points, so they run side by side (on the GPU: its saddle-saddle arcs, transfers included,
+    // beside the CPU's other arcs).
+    let on_device = || {
         let t = std::time::Instant::now();
         let l = device(g, &critical);
         ctl.tick(1);
@@ -245,7 +246,7 @@ pub fn build(
             .collect::<Vec<Arc>>();
         (arcs, t.elapsed())
     };
-    let ((found, t_found), (mut arcs, t_arcs)) = rayon::join(find_labels, find_arcs);
+    let ((found, t_found), (mut arcs, t_arcs)) = rayon::join(on_device, find_arcs);
     laps.lap(|| {
         let ms = |t: std::time::Duration| t.as_secs_f64() * 1e3;
         format!(

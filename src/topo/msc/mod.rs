@@ -239,8 +239,9 @@ pub trait Stages: Send {
         critical: &[complex::CriticalPoint],
     ) -> Result<complex::Labels, Cancelled>;
     /// Whether the labels are made after the arcs, beside persistence and the hierarchy (which
-    /// do not need them), rather than beside the arcs: where they take no CPU threads (the
-    /// GPU's), so that their time hides behind the CPU's stages.
+    /// do not need them), rather than beside the arcs: where they take little of the CPU (the
+    /// GPU's: one thread waiting on the device), so that their time hides behind the CPU's
+    /// stages.
     fn labels_last(&self) -> bool {
         false
     }
