@@ -282,7 +282,7 @@ pub fn run_msc(
     gpu: Option<&crate::compute::backend::Backend>,
     out: &mut dyn std::io::Write,
 ) -> Result<(), BenchError> {
-    use crate::topo::msc::simplify::{Pairs, hierarchy_of};
+    use crate::topo::msc::simplify::{Pairs, Prepared, hierarchy_of};
     use crate::topo::msc::{analyse, check_field};
     let all = [rayon::current_num_threads()];
     let threads = if threads.is_empty() { &all[..] } else { threads };
@@ -331,7 +331,7 @@ pub fn run_msc(
             let t0 = Instant::now();
             pool.install(|| {
                 hierarchy_of(
-                    &a.complex,
+                    Prepared::new(&a.complex),
                     a.hierarchy.partner.clone(),
                     Pairs::ExtremumSaddle,
                     &Control::default(),

@@ -139,8 +139,8 @@ impl Gpu {
         // SAFETY: `codes` holds the grid's codes, `next` one entry per vertex; the kernel is a
         // grid-stride loop over the vertices.
         unsafe { l.launch(self.grid(n)) }?;
-        let basins = self.jump_to_labels(next, &minima, 0, ctl)?;
-        laps.lap(self, || "labels: basins, down".into())?;
+        let basins = self.jump_to_labels(next, &minima, 0, ctl, &mut laps)?;
+        laps.lap(self, || "labels: basins down".into())?;
 
         let n: usize = grid.dual_dims().iter().product();
         let mut next: CudaSlice<u32> = st.alloc_zeros(n)?;
@@ -150,8 +150,8 @@ impl Gpu {
         l.arg(&d.codes).arg(&mut next).arg(&nx).arg(&ny).arg(&nz).arg(&ndim);
         // SAFETY: as above, one entry per top cell (the dual grid's n elements).
         unsafe { l.launch(self.grid(n)) }?;
-        let mountains = self.jump_to_labels(next, &maxima, first_max as u32, ctl)?;
-        laps.lap(self, || "labels: mountains, down".into())?;
+        let mountains = self.jump_to_labels(next, &maxima, first_max as u32, ctl, &mut laps)?;
+        laps.lap(self, || "labels: mountains down".into())?;
         Ok((basins, mountains))
     }
 
@@ -163,6 +163,7 @@ impl Gpu {
         roots: &[u32],
         base: u32,
         ctl: &Control,
+        laps: &mut Laps,
     ) -> Result<Vec<u32>, GpuError> {
         let st = &self.stream;
         let n = next.len();
@@ -197,6 +198,7 @@ impl Gpu {
         l.arg(&mut next).arg(&n64).arg(&roots_d).arg(&m).arg(&base);
         // SAFETY: `next` holds n entries, `roots_d` m.
         unsafe { l.launch(self.grid(n)) }?;
+        laps.lap(self, || format!("labels: {n} pointers jumped in {rounds} rounds, labelled"))?;
         self.download(&next.as_view())
     }
 }

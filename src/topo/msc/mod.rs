@@ -357,13 +357,16 @@ fn analyse_ordered(
     // (The diagram is assembled beside the hierarchy, which needs only the partners.)
     let topology = || -> Result<_, Cancelled> {
         let t = std::time::Instant::now();
-        let (partner, pairs) = morse::complex_persistence(c, order, ctl)?;
+        // What the hierarchy needs of the complex alone is made beside persistence.
+        let (persistence, prepared) =
+            rayon::join(|| morse::complex_persistence(c, order, ctl), || simplify::Prepared::new(c));
+        let (partner, pairs) = persistence?;
         ctl.tick(1);
         ctl.check()?;
         let persistence = t.elapsed().as_secs_f64();
         let (diagram, hierarchy) = rayon::join(
             || diagram_of_pairs(field, &c.gradient, order, pairs),
-            || simplify::hierarchy(c, partner, ctl),
+            || simplify::hierarchy_of(prepared, partner, simplify::Pairs::All, ctl),
         );
         ctl.tick(1);
         Ok((diagram, hierarchy?, persistence))

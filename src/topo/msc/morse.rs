@@ -11,7 +11,9 @@ use super::complex::MorseSmale;
 use super::gradient::Gradient;
 use super::grid::Cell;
 use super::order::VertexOrder;
-use super::persistence::{CellPair, cell_pairs, filtration_cmp, reduce_by_dimension, top_vertex};
+use super::persistence::{
+    CellPair, by_dimension, cell_pairs, filtration_cmp, reduce_by_dimension, reduce_dimensions, top_vertex,
+};
 use super::simplify::UNPAIRED;
 use crate::control::{Cancelled, Control};
 use rayon::prelude::*;
@@ -255,6 +257,7 @@ pub fn complex_persistence(
 ) -> Result<(Vec<usize>, Vec<CellPair>), Cancelled> {
     // Vertices and cells must fit 31 bits for the packing below (check_size refuses larger).
     assert!(c.grid.n_cells() <= i32::MAX as usize, "cells past 2^31 (check_size)");
+    let mut laps = crate::laps::Laps::msc("persistence");
     let p = &c.critical;
     // Critical point ids in filtration order (that of filtration_cmp: vertex key, vertex,
     // dimension, cell), sorted as packed integers: with a comparator reading the samples, this
@@ -268,6 +271,7 @@ pub fn complex_persistence(
         (0..p.len()).into_par_iter().map(|id| (packed(id), id as u32)).collect();
     sorted.par_sort_unstable();
     let by_pos: Vec<usize> = sorted.into_iter().map(|(_, id)| id as usize).collect();
+    laps.lap(|| format!("{} points sorted", p.len()));
     debug_assert!(by_pos.windows(2).all(|w| {
         let (a, b) = (&p[w[0]], &p[w[1]]);
         filtration_cmp(&c.grid, order, (a.cell, a.vertex), (b.cell, b.vertex)).is_lt()
@@ -276,14 +280,15 @@ pub fn complex_persistence(
     for (k, &id) in by_pos.iter().enumerate() {
         pos[id] = k;
     }
-    let mut columns = vec![Vec::new(); p.len()];
-    for a in c.arcs.iter().filter(|a| a.multiplicity.is_odd()) {
-        columns[pos[a.upper]].push(pos[a.lower]);
-    }
-    drop(pos);
-    ctl.check()?;
+    // The Morse boundary: per column, the critical points its arcs of odd multiplicity reach.
     let dims: Vec<usize> = by_pos.iter().map(|&id| p[id].index as usize).collect();
-    let reduced = reduce_by_dimension(columns, &dims, ctl)?;
+    let odd = || c.arcs.iter().filter(|a| a.multiplicity.is_odd()).map(|a| (pos[a.upper], pos[a.lower]));
+    let (split, members) = by_dimension(&dims, odd);
+    drop(pos);
+    laps.lap(|| "columns".into());
+    ctl.check()?;
+    let reduced = reduce_dimensions(split, &members, ctl)?;
+    laps.lap(|| "reduced".into());
     let mut partner = vec![UNPAIRED; p.len()];
     for &(b, d) in &reduced.0 {
         partner[by_pos[b]] = by_pos[d];
