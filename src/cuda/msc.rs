@@ -303,13 +303,14 @@ impl Gpu {
         saddles: &[u32],
         ctl: &Control,
     ) -> Result<Vec<SaddleArc>, GpuError> {
-        // Start at 32 slots a saddle, or half a slot a vertex up to 2^24 slots (640 MiB), growing
-        // as needed. The DAGs measured on the H100 machine held 28 (noise) to 890 (a smooth
-        // 256^3 field) nodes a saddle, 0.8 to 6 a vertex; a table too large costs memory the GPU
-        // may not have, and each growth costs an allocation and a rehash: the smooth 256^3
-        // field grew 6 times from 32 slots a saddle, 9-10 ms of its 23 ms exploration.
+        // Start at 32 slots a saddle, or room for a node a vertex (a slot per 0.7 of a vertex)
+        // up to 2^26 slots (2.5 GiB), growing as needed. The DAGs measured on the H100 machine
+        // held 28 (noise) to 890 (a smooth 256^3 field) nodes a saddle, 0.8 to 6 a vertex; a
+        // table too large costs memory the GPU may not have, and each growth costs an
+        // allocation and a rehash: the smooth 256^3 field grew 6 times from 32 slots a saddle,
+        // 9-10 ms of its 23 ms exploration, and twice from half a slot a vertex, 7-8 ms.
         let vertices: usize = g.grid.vdims.iter().product();
-        let slots = (saddles.len() * 32).max((vertices / 2).min(1 << 24));
+        let slots = (saddles.len() * 32).max((vertices * 10 / 7).min(1 << 26));
         self.saddle_arcs_within(g, d, saddles, u64::MAX, slots, ctl)
     }
 
@@ -451,10 +452,13 @@ impl Gpu {
             // No V-path reached a 1-saddle (nor can a zero-length buffer be allocated).
             return Ok(Vec::new());
         }
-        let keys = self.download(&arc_key.slice(..m))?;
-        let counts = self.download(&arc_paths.slice(..m))?;
-        let flagged = self.download(&arc_over.slice(..m))?;
-        let depths = self.download(&arc_depth.slice(..m))?;
+        laps.lap(self, || format!("saddle-saddle: {m} arcs found"))?;
+        // (A few MiB: copied as they are, not through the staging buffers.)
+        let keys = st.clone_dtoh(&arc_key.slice(..m))?;
+        let counts = st.clone_dtoh(&arc_paths.slice(..m))?;
+        let flagged = st.clone_dtoh(&arc_over.slice(..m))?;
+        let depths = st.clone_dtoh(&arc_depth.slice(..m))?;
+        laps.lap(self, || "saddle-saddle: the arcs down".into())?;
         let mut offsets = Vec::with_capacity(m + 1);
         let mut total = 0u64;
         for &dp in &depths {
@@ -473,9 +477,10 @@ impl Gpu {
             // its parents are in the table down to depth 0.
             unsafe { l.launch(self.grid(m)) }?;
         }
+        laps.lap(self, || format!("saddle-saddle: the {total} cells of their paths walked"))?;
         let cells = self.download(&cells.as_view())?;
         drop(t);
-        laps.lap(self, || format!("saddle-saddle: {m} arcs and their {total} cells down"))?;
+        laps.lap(self, || "saddle-saddle: the cells down".into())?;
         let arcs = saddle_arcs(g, saddles, &keys, &counts, &flagged, &offsets, &cells);
         laps.lap(self, || format!("saddle-saddle: {} arcs assembled on the host", arcs.len()))?;
         Ok(arcs)

@@ -7,15 +7,16 @@
 //! Hamann, Pascucci 2008; gmSC section 4). No other arcs change: a 1-saddle's arcs to minima and
 //! a 2-saddle's arcs to maxima simply go with it.
 //!
-//! Representation, chosen so that a cancellation costs only the arcs of its two nodes: the live
-//! saddle-saddle arcs in one hash map by their ends, with the summed count and one arc to draw,
-//! and per saddle the list of the saddles it has been joined to. An arc goes only when one of
-//! its ends dies, so the lists are never searched or shortened: a dead end is skipped where a
-//! list is read. (Lists of arcs searched linearly took 20 ms of the 256^3 GRF's hierarchy on the
-//! 2-core VM: degrees grow as cancellations join saddles.) Each arc a cancellation makes is an
-//! immutable record naming its three pieces, so no geometry is ever copied (a merged arc's
-//! polyline is the concatenation of its pieces', built when it is drawn) and the complex at any
-//! step is the original arcs plus the records born by then, between ends alive then.
+//! Representation, chosen so that a cancellation costs only the arcs of its two nodes: per
+//! saddle, the list of the saddles it has been joined to, each with the summed count and one
+//! arc to draw, and one hash map from an arc's ends to its places in the two lists. An arc goes
+//! only when one of its ends dies, so lists are never searched or shortened and places never
+//! move: a dead end is skipped where a list is read. (Lists searched linearly took 20 ms of the
+//! 256^3 GRF's hierarchy on the 2-core VM: degrees grow as cancellations join saddles.) Each
+//! arc a cancellation makes is an immutable record naming its three pieces, so no geometry is
+//! ever copied (a merged arc's polyline is the concatenation of its pieces', built when it is
+//! drawn) and the complex at any step is the original arcs plus the records born by then,
+//! between ends alive then.
 
 use super::complex::MorseSmale;
 use super::morse::Multiplicity;
@@ -37,11 +38,14 @@ pub struct AddedArc {
     pub pieces: [u32; 3],
 }
 
+/// An arc as one of its ends lists it.
 #[derive(Clone, Copy, Debug)]
 struct Edge {
-    paths: Multiplicity,
+    /// The other end.
+    to: u32,
     /// One arc id joining the two, the one drawn for new arcs through this edge.
     arc: u32,
+    paths: Multiplicity,
 }
 
 /// The key of the arc between 2-saddle `upper` and 1-saddle `lower`.
@@ -51,14 +55,16 @@ fn key(upper: u32, lower: u32) -> u64 {
 
 /// The live saddle-saddle arcs during the cancellation loop.
 pub(super) struct SaddleGraph {
-    /// The arcs by their ends ([`key`]); those with a dead end are left in, never read.
-    edges: HashMap<u64, Edge>,
     /// Per critical point id: for a 2-saddle, the 1-saddles it has been joined to; for a
     /// 1-saddle, the 2-saddles. Each once, in the order they were joined; dead ones included.
-    next: Vec<Vec<u32>>,
+    next: Vec<Vec<Edge>>,
+    /// Per arc ([`key`]), its places in its upper end's list and its lower end's.
+    place: HashMap<u64, (u32, u32)>,
     dead: Vec<bool>,
     /// Arcs in the complex (added arcs are numbered after them).
     originals: usize,
+    /// The two lists a cancellation joins, kept allocated.
+    scratch: (Vec<Edge>, Vec<Edge>),
 }
 
 impl SaddleGraph {
@@ -66,12 +72,13 @@ impl SaddleGraph {
     pub fn new(c: &MorseSmale) -> SaddleGraph {
         let n = c.critical.len();
         let mut g = SaddleGraph {
+            next: vec![Vec::new(); n],
             // Room for the arcs cancellations make too (as many again on the 256^3 GRF): growing
             // the map rehashes every arc.
-            edges: HashMap::with_capacity_and_hasher(2 * c.arcs.len() / 3, Default::default()),
-            next: vec![Vec::new(); n],
+            place: HashMap::with_capacity_and_hasher(2 * c.arcs.len() / 3, Default::default()),
             dead: vec![false; n],
             originals: c.arcs.len(),
+            scratch: Default::default(),
         };
         if c.grid.ndim == 3 {
             for (i, a) in c.arcs.iter().enumerate() {
@@ -88,7 +95,9 @@ impl SaddleGraph {
         if self.dead[upper] || self.dead[lower] {
             return None;
         }
-        self.edges.get(&key(upper as u32, lower as u32)).map(|e| (e.paths, e.arc as usize))
+        let &(at, _) = self.place.get(&key(upper as u32, lower as u32))?;
+        let e = &self.next[upper][at as usize];
+        Some((e.paths, e.arc as usize))
     }
 
     /// Removes saddle `x` and its arcs (it was cancelled with an extremum).
@@ -100,32 +109,29 @@ impl SaddleGraph {
     /// Adds `paths` V-paths from `upper` to `lower` through arc `arc`; true if they were not
     /// joined before.
     fn join(&mut self, upper: u32, lower: u32, paths: Multiplicity, arc: u32) -> bool {
-        match self.edges.entry(key(upper, lower)) {
-            std::collections::hash_map::Entry::Occupied(mut e) => {
-                let e = e.get_mut();
-                e.paths = e.paths.plus(paths);
+        let (u, l) = (upper as usize, lower as usize);
+        match self.place.entry(key(upper, lower)) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let &(pu, pl) = e.get();
+                let up = &mut self.next[u][pu as usize];
+                up.paths = up.paths.plus(paths);
+                let down = &mut self.next[l][pl as usize];
+                down.paths = down.paths.plus(paths);
                 false
             }
             std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(Edge { paths, arc });
-                self.next[upper as usize].push(lower);
-                self.next[lower as usize].push(upper);
+                e.insert((self.next[u].len() as u32, self.next[l].len() as u32));
+                self.next[u].push(Edge { to: lower, arc, paths });
+                self.next[l].push(Edge { to: upper, arc, paths });
                 true
             }
         }
     }
 
-    /// The live arcs of saddle `x` but the one to `but`, as (the other end, V-paths, arc id).
-    fn live(&self, x: usize, but: usize, upper: bool) -> Vec<(u32, Multiplicity, u32)> {
-        self.next[x]
-            .iter()
-            .filter(|&&y| y as usize != but && !self.dead[y as usize])
-            .map(|&y| {
-                let k = if upper { key(x as u32, y) } else { key(y, x as u32) };
-                let e = self.edges[&k];
-                (y, e.paths, e.arc)
-            })
-            .collect()
+    /// The live arcs of saddle `x`, but the one to `but`, into `out`.
+    fn live_into(&self, x: usize, but: usize, out: &mut Vec<Edge>) {
+        out.clear();
+        out.extend(self.next[x].iter().filter(|e| e.to as usize != but && !self.dead[e.to as usize]));
     }
 
     /// Cancels 2-saddle `q` with 1-saddle `p` (joined by one V-path through arc `qp`) at
@@ -140,25 +146,29 @@ impl SaddleGraph {
         added: &mut Vec<AddedArc>,
         mut joined: impl FnMut(usize, usize),
     ) {
-        let above = self.live(p, q, false);
-        let below = self.live(q, p, true);
+        // (Kept between cancellations: two allocations each were a tenth of the loop.)
+        let (mut above, mut below) = std::mem::take(&mut self.scratch);
+        self.live_into(p, q, &mut above);
+        self.live_into(q, p, &mut below);
         self.remove(p);
         self.remove(q);
-        for &(r, rp, ra) in &above {
-            for &(t, tp, ta) in &below {
+        for r in &above {
+            for t in &below {
                 let id = (self.originals + added.len()) as u32;
-                let paths = rp.times(tp);
+                let paths = r.paths.times(t.paths);
+                let pieces = [r.arc, qp as u32, t.arc];
                 added.push(AddedArc {
-                    upper: r,
-                    lower: t,
+                    upper: r.to,
+                    lower: t.to,
                     multiplicity: paths,
                     born: step as u32,
-                    pieces: [ra, qp as u32, ta],
+                    pieces,
                 });
-                if self.join(r, t, paths, id) {
-                    joined(r as usize, t as usize);
+                if self.join(r.to, t.to, paths, id) {
+                    joined(r.to as usize, t.to as usize);
                 }
             }
         }
+        self.scratch = (above, below);
     }
 }
