@@ -54,6 +54,7 @@ fn key(upper: u32, lower: u32) -> u64 {
 }
 
 /// The live saddle-saddle arcs during the cancellation loop.
+#[derive(Default)]
 pub(super) struct SaddleGraph {
     /// Per critical point id: for a 2-saddle, the 1-saddles it has been joined to; for a
     /// 1-saddle, the 2-saddles. Each once, in the order they were joined; dead ones included.
@@ -81,10 +82,19 @@ impl SaddleGraph {
             scratch: Default::default(),
         };
         if c.grid.ndim == 3 {
-            for (i, a) in c.arcs.iter().enumerate() {
-                if (c.critical[a.upper].index, c.critical[a.lower].index) == (2, 1) {
-                    g.join(a.upper as u32, a.lower as u32, a.multiplicity, i as u32);
-                }
+            let saddle_saddle =
+                |a: &&super::complex::Arc| (c.critical[a.upper].index, c.critical[a.lower].index) == (2, 1);
+            // Each list allocated once at its first size (pushes grew them several times each).
+            let mut degree = vec![0u32; n];
+            for a in c.arcs.iter().filter(saddle_saddle) {
+                degree[a.upper] += 1;
+                degree[a.lower] += 1;
+            }
+            for (list, &d) in g.next.iter_mut().zip(&degree) {
+                list.reserve_exact(d as usize);
+            }
+            for (i, a) in c.arcs.iter().enumerate().filter(|(_, a)| saddle_saddle(a)) {
+                g.join(a.upper as u32, a.lower as u32, a.multiplicity, i as u32);
             }
         }
         g

@@ -208,6 +208,16 @@ struct ExtremumArc {
 
 impl<'a> Prepared<'a> {
     pub fn new(c: &'a MorseSmale) -> Prepared<'a> {
+        let mut laps = crate::laps::Laps::msc("hierarchy");
+        // The saddle graph (hash inserts and list pushes, the longer part) beside the rest.
+        let (saddles, mut prepared) = rayon::join(|| SaddleGraph::new(c), || Prepared::extremum_arcs(c));
+        prepared.saddles = saddles;
+        laps.lap(|| "prepared".into());
+        prepared
+    }
+
+    /// All but the saddle graph (left empty).
+    fn extremum_arcs(c: &'a MorseSmale) -> Prepared<'a> {
         let n = c.critical.len();
         let index: Vec<u8> = c.critical.iter().map(|p| p.index).collect();
         let value: Vec<f64> = c.critical.iter().map(|p| p.value).collect();
@@ -229,7 +239,7 @@ impl<'a> Prepared<'a> {
             by_saddle[fill[s] as usize] = ExtremumArc { extremum: e as u32, arc: i as u32, paths };
             fill[s] += 1;
         }
-        Prepared { c, index, value, start, by_saddle, saddles: SaddleGraph::new(c) }
+        Prepared { c, index, value, start, by_saddle, saddles: SaddleGraph::default() }
     }
 }
 
