@@ -339,10 +339,15 @@ impl Gpu {
         let mut count: CudaSlice<u32> = st.alloc_zeros(1)?;
         let mut full: CudaSlice<i32> = st.alloc_zeros(1)?;
         // The seeds (4 a saddle) fill at most half of it. A start larger than 32 slots a saddle
-        // that does not fit the free memory starts there instead (and grows as far as it can).
+        // takes at most half the free memory, leaving room for the arcs' buffers and for
+        // growing; otherwise it starts there instead (and grows as far as it can).
         let least = (saddles.len() * 8).max(1 << 16);
-        let start = slots.max(least).next_power_of_two();
         let fewer = (saddles.len() * 32).max(least).next_power_of_two();
+        let (free, _) = self.memory()?;
+        let start = match slots.max(least).next_power_of_two() {
+            s if s > fewer && s * SLOT_BYTES > free / 2 => fewer,
+            s => s,
+        };
         let mut t = match self.table(start) {
             Err(GpuError::TooLarge(_)) if fewer < start => self.table(fewer)?,
             t => t?,

@@ -1,4 +1,5 @@
-//! Persistent homology over Z/2 by the standard column reduction, and the lower-star
+//! Persistent homology over Z/2 by the standard column reduction (dimension 1 of a complex by
+//! union-find, which pairs as the reduction does), and the lower-star
 //! persistence of the whole cubical complex computed that way (the brute-force reference the
 //! Morse-complex computation is tested against).
 

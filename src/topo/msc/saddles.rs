@@ -11,8 +11,8 @@
 //! saddle, the list of the saddles it has been joined to, each with the summed count and one
 //! arc to draw, and one hash map from an arc's ends to its places in the two lists. An arc goes
 //! only when one of its ends dies, so lists are never searched or shortened and places never
-//! move: a dead end is skipped where a list is read. (Lists searched linearly took 20 ms of the
-//! 256^3 GRF's hierarchy on the 2-core VM: degrees grow as cancellations join saddles.) Each
+//! move: a dead end is skipped where a list is read. (Lists of live arcs alone had to be searched
+//! linearly on every join and removal, and degrees grow as cancellations join saddles.) Each
 //! arc a cancellation makes is an immutable record naming its three pieces, so no geometry is
 //! ever copied (a merged arc's polyline is the concatenation of its pieces', built when it is
 //! drawn) and the complex at any step is the original arcs plus the records born by then,
@@ -53,7 +53,8 @@ fn key(upper: u32, lower: u32) -> u64 {
     (upper as u64) << 32 | lower as u64
 }
 
-/// The live saddle-saddle arcs during the cancellation loop.
+/// The saddle-saddle arcs during the cancellation loop: the live ones, and those with a dead
+/// end, which are never read.
 #[derive(Default)]
 pub(super) struct SaddleGraph {
     /// Per critical point id: for a 2-saddle, the 1-saddles it has been joined to; for a
@@ -74,9 +75,7 @@ impl SaddleGraph {
         let n = c.critical.len();
         let mut g = SaddleGraph {
             next: vec![Vec::new(); n],
-            // Room for the arcs cancellations make too (as many again on the 256^3 GRF): growing
-            // the map rehashes every arc.
-            place: HashMap::with_capacity_and_hasher(2 * c.arcs.len() / 3, Default::default()),
+            place: HashMap::default(),
             dead: vec![false; n],
             originals: c.arcs.len(),
             scratch: Default::default(),
@@ -84,7 +83,9 @@ impl SaddleGraph {
         if c.grid.ndim == 3 {
             let saddle_saddle =
                 |a: &&super::complex::Arc| (c.critical[a.upper].index, c.critical[a.lower].index) == (2, 1);
-            // Each list allocated once at its first size (pushes grew them several times each).
+            // Each list allocated once at its first size (pushes grew them several times each),
+            // and the map with room for as many arcs again as cancellations make (as many again
+            // on the 256^3 GRF): growing it rehashes every arc.
             let mut degree = vec![0u32; n];
             for a in c.arcs.iter().filter(saddle_saddle) {
                 degree[a.upper] += 1;
@@ -93,6 +94,8 @@ impl SaddleGraph {
             for (list, &d) in g.next.iter_mut().zip(&degree) {
                 list.reserve_exact(d as usize);
             }
+            let arcs = degree.iter().map(|&d| d as usize).sum::<usize>() / 2;
+            g.place.reserve(2 * arcs);
             for (i, a) in c.arcs.iter().enumerate().filter(|(_, a)| saddle_saddle(a)) {
                 g.join(a.upper as u32, a.lower as u32, a.multiplicity, i as u32);
             }
@@ -156,7 +159,7 @@ impl SaddleGraph {
         added: &mut Vec<AddedArc>,
         mut joined: impl FnMut(usize, usize),
     ) {
-        // (Kept between cancellations: two allocations each were a tenth of the loop.)
+        // (Kept between cancellations rather than allocated twice for each.)
         let (mut above, mut below) = std::mem::take(&mut self.scratch);
         self.live_into(p, q, &mut above);
         self.live_into(q, p, &mut below);
