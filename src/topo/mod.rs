@@ -6,3 +6,4 @@ pub mod ecc;
 pub mod msc;
 pub mod rips;
 pub mod smooth;
+pub(crate) mod union_find;

@@ -10,10 +10,10 @@
 //! caller wants that.
 
 use super::Connectivity;
-use super::sweep::find;
 use crate::control::Control;
 use crate::field::{Sample, ScalarField};
 use crate::topo::ecc::{Construction, Filtration};
+use crate::topo::union_find::find;
 use crate::with_samples;
 use rayon::prelude::*;
 

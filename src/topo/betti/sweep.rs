@@ -23,6 +23,7 @@
 
 use super::{BettiError, CHECK_EVERY, Connectivity, Grid, Order};
 use crate::control::Control;
+use crate::topo::union_find::find;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
@@ -281,18 +282,6 @@ impl SlabForest<'_> {
             }
         }
     }
-}
-
-/// The root of node `i`, halving the path on the way: every other node on it then points to its
-/// grandparent.
-#[inline(always)]
-pub(crate) fn find(parent: &mut [u32], mut i: usize) -> usize {
-    while parent[i] as usize != i {
-        let grand = parent[parent[i] as usize];
-        parent[i] = grand;
-        i = grand as usize;
-    }
-    i
 }
 
 /// The last pass: Kruskal over the slabs' undecided merges and the edges across the cuts, in

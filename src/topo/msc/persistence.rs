@@ -6,6 +6,7 @@
 use super::grid::{Cell, CellGrid};
 use super::order::VertexOrder;
 use crate::control::{Cancelled, Control};
+use crate::topo::union_find::find;
 use rayon::prelude::*;
 
 /// Persistence pairs (birth column, death column) and the essential columns.
@@ -121,25 +122,18 @@ fn pairs_of(mut columns: Packed, cleared: &[bool], ctl: &Control) -> Result<Vec<
 /// union-find: a column joining two components pairs with the root of the younger, the root
 /// being each component's earliest row; one within a component reduces to zero. These are the
 /// pairs of the column reduction (pairs do not depend on how a matrix is reduced). None when a
-/// column holds one row or more than two.
+/// column holds one row or more than two, or the rows do not fit 32 bits.
 fn pairs_of_edges(columns: &Packed, rows: usize) -> Option<Vec<(usize, usize)>> {
-    let mut up: Vec<usize> = (0..rows).collect();
-    let root = |up: &mut Vec<usize>, mut x: usize| {
-        while up[x] != x {
-            up[x] = up[up[x]];
-            x = up[x];
-        }
-        x
-    };
+    let mut up: Vec<u32> = (0..u32::try_from(rows).ok()?).collect();
     let mut pairs = Vec::new();
     for j in 0..columns.len() {
         match *columns.column(j) {
             [] => {}
             [a, b] => {
-                let (ra, rb) = (root(&mut up, a), root(&mut up, b));
+                let (ra, rb) = (find(&mut up, a), find(&mut up, b));
                 if ra != rb {
                     let (elder, younger) = (ra.min(rb), ra.max(rb));
-                    up[younger] = elder;
+                    up[younger] = elder as u32;
                     pairs.push((younger, j));
                 }
             }
