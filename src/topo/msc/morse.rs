@@ -32,6 +32,8 @@ pub struct Multiplicity {
 }
 
 impl Multiplicity {
+    pub const ZERO: Multiplicity = Multiplicity { count: 0, overflowed: false };
+
     pub fn plus(self, other: Multiplicity) -> Multiplicity {
         let (count, o) = self.count.overflowing_add(other.count);
         Multiplicity { count, overflowed: self.overflowed || other.overflowed || o }

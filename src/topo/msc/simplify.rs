@@ -157,15 +157,28 @@ impl Queue {
             (Some(_), _) => self.first.pop(),
             (None, _) => self.later.pop().map(|Reverse(k)| k),
         }?;
+        Some(Queue::decode(k))
+    }
+
+    /// The candidate `n` pops after the next one, if no pair is queued before then.
+    fn ahead(&self, n: usize) -> Option<Candidate> {
+        let k = *self.first.len().checked_sub(n + 1).map(|i| &self.first[i])?;
+        Some(Queue::decode(k).1)
+    }
+
+    fn decode(k: u128) -> (f64, Candidate) {
         let (a, b) = (((k >> 32) as u32 & (u32::MAX >> 1)) as usize, k as u32 as usize);
         let c = if (k >> 63) & 1 == 1 {
             Candidate::Saddles { upper: a, lower: b }
         } else {
             Candidate::Extremum { saddle: b }
         };
-        Some((f64::from_bits((k >> 64) as u64), c))
+        (f64::from_bits((k >> 64) as u64), c)
     }
 }
+
+/// How many pops ahead the cancellation loop asks for a pair's lists.
+const AHEAD: usize = 2;
 
 /// Which pairs a hierarchy cancels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,7 +245,7 @@ impl<'a> Prepared<'a> {
         for s in 0..n {
             start[s + 1] += start[s];
         }
-        let none = ExtremumArc { extremum: 0, arc: 0, paths: Multiplicity { count: 0, overflowed: false } };
+        let none = ExtremumArc { extremum: 0, arc: 0, paths: Multiplicity::ZERO };
         let mut by_saddle = vec![none; start[n] as usize];
         let mut fill = start.clone();
         for (i, &(s, e)) in ends.iter().enumerate().filter_map(|(i, x)| x.as_ref().map(|x| (i, x))) {
@@ -275,13 +288,17 @@ pub fn hierarchy_of(
         .filter(|&l| pairs == Pairs::All || extremum(l) || extremum(partner[l]))
         .map(|l| key(partner[l], l))
         .collect();
+    // Each pair is cancelled at most once (pairs queued later are these again), and the
+    // cancellations make about as many arcs as the complex has between saddles (the 256^3
+    // GRF): growing these vectors copied them and faulted fresh pages in.
+    let (pairs_queued, saddle_saddle_arcs) = (first.len(), saddles.arcs());
     let mut heap = Queue::new(first);
     laps.lap(|| "the queue".into());
     let mut h = Hierarchy {
-        cancellations: Vec::new(),
+        cancellations: Vec::with_capacity(pairs_queued),
         blocked: Vec::new(),
         cancelled_at: vec![usize::MAX; n],
-        added: Vec::new(),
+        added: Vec::with_capacity(saddle_saddle_arcs),
         partner: Vec::new(),
         originals: c.arcs.len(),
     };
@@ -291,8 +308,17 @@ pub fn hierarchy_of(
     let mut merged = Merged::new(n);
     // Per extremum: whether its pair found no V-path joining it (a merge into it may make one).
     let mut waits = vec![false; n];
+    // Pairs found blocked (upper, lower, persistence, paths, step), made into [`Blocked`]
+    // once the loop knows which stay blocked.
+    let mut blocked: Vec<(usize, usize, f64, Multiplicity, usize)> = Vec::new();
     let mut popped = 0usize;
     while let Some((pers, candidate)) = heap.pop() {
+        // The lists of a pair of saddles a few pops ahead (the queue's order is known), asked
+        // for now: a cancellation's first misses.
+        if let Some(Candidate::Saddles { upper, lower }) = heap.ahead(AHEAD) {
+            saddles.prefetch(upper);
+            saddles.prefetch(lower);
+        }
         popped += 1;
         if popped.is_multiple_of(4096) {
             ctl.check()?;
@@ -305,7 +331,7 @@ pub fn hierarchy_of(
                     continue;
                 }
                 // The saddle's V-paths to its extremum, and the extremum on the other side.
-                let mut paths = Multiplicity { count: 0, overflowed: false };
+                let mut paths = Multiplicity::ZERO;
                 let (mut arc, mut other) = (None, None);
                 for ea in saddle_arcs(s).iter().filter(|ea| index(ea.extremum as usize) == index(e)) {
                     let a = ea.arc as usize;
@@ -327,24 +353,12 @@ pub fn hierarchy_of(
                 if !h.alive(upper, steps) {
                     continue;
                 }
-                let (paths, arc) = saddles
-                    .between(upper, lower)
-                    .unwrap_or((Multiplicity { count: 0, overflowed: false }, usize::MAX));
+                let (paths, arc) = saddles.between(upper, lower).unwrap_or((Multiplicity::ZERO, usize::MAX));
                 (upper, lower, paths, (arc, None), None)
             }
         };
         if paths.count != 1 || paths.overflowed {
-            h.blocked.push(Blocked {
-                upper,
-                lower,
-                persistence: pers,
-                paths: if paths.overflowed {
-                    format!("more than {}", u128::MAX)
-                } else {
-                    { paths.count }.to_string()
-                },
-                at_step: steps,
-            });
+            blocked.push((upper, lower, pers, paths, steps));
             continue;
         }
         level = level.max(pers);
@@ -376,17 +390,26 @@ pub fn hierarchy_of(
     });
     // A pair blocked at first and cancelled later is not blocked; one examined several times
     // is reported as last examined.
-    let mut last = std::collections::HashMap::new();
-    for (i, b) in h.blocked.iter().enumerate() {
-        last.insert(b.upper, i);
+    let mut last = rustc_hash::FxHashMap::default();
+    for (i, b) in blocked.iter().enumerate() {
+        last.insert(b.0, i);
     }
-    let blocked = std::mem::take(&mut h.blocked);
     let end = h.cancellations.len();
     h.blocked = blocked
         .into_iter()
         .enumerate()
-        .filter(|(i, b)| last[&b.upper] == *i && h.alive(b.upper, end))
-        .map(|(_, b)| b)
+        .filter(|&(i, (upper, ..))| last[&upper] == i && h.alive(upper, end))
+        .map(|(_, (upper, lower, persistence, paths, at_step))| Blocked {
+            upper,
+            lower,
+            persistence,
+            paths: if paths.overflowed {
+                format!("more than {}", u128::MAX)
+            } else {
+                { paths.count }.to_string()
+            },
+            at_step,
+        })
         .collect();
     h.partner = partner;
     Ok(h)
