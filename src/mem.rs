@@ -77,6 +77,20 @@ pub fn parse_size(s: &str) -> Result<usize, SizeError> {
     Ok((n * mult as f64) as usize)
 }
 
+/// Gives the memory freed so far back to the system (glibc keeps what threads free in their
+/// own arenas, where the next stage's allocations on another thread cannot reuse it). Called
+/// between a parallel stage and a large serial one, it keeps the peak near the live heap's.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn give_back_freed() {
+    // SAFETY: malloc_trim only returns free pages of the allocator's arenas to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn give_back_freed() {}
+
 #[cfg(test)]
 mod tests {
     #[cfg(target_os = "linux")]

@@ -234,9 +234,7 @@ impl SaddleGraph {
         self.give_back(list);
     }
 
-    /// Asks for saddle `x`'s list, and the room after it, to be brought into cache: the
-    /// cancellation loop is bound by memory latency, a handful of misses a cancellation, and
-    /// misses asked for together overlap.
+    /// Asks for saddle `x`'s list, and the room after it, to be brought into cache.
     pub fn prefetch(&self, x: usize) {
         let list = self.lists[x];
         let first = list.start.min(self.pool.len().saturating_sub(1));
@@ -328,7 +326,7 @@ impl SaddleGraph {
 
 /// Asks for the cache line holding `x` (on x86-64; elsewhere nothing).
 #[inline(always)]
-fn prefetch<T>(x: &T) {
+pub(super) fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch has no effect on memory, and `x` is a valid reference.
     unsafe {

@@ -32,7 +32,7 @@
 
 use super::complex::{MorseSmale, NO_LABEL};
 use super::morse::Multiplicity;
-use super::saddles::{AddedArc, SaddleGraph};
+use super::saddles::{AddedArc, SaddleGraph, prefetch};
 use crate::control::{Cancelled, Control};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -313,11 +313,19 @@ pub fn hierarchy_of(
     let mut blocked: Vec<(usize, usize, f64, Multiplicity, usize)> = Vec::new();
     let mut popped = 0usize;
     while let Some((pers, candidate)) = heap.pop() {
-        // The lists of a pair of saddles a few pops ahead (the queue's order is known), asked
-        // for now: a cancellation's first misses.
-        if let Some(Candidate::Saddles { upper, lower }) = heap.ahead(AHEAD) {
-            saddles.prefetch(upper);
-            saddles.prefetch(lower);
+        // What a pair a few pops ahead reads first (the queue's order is known), asked for
+        // now: the loop is bound by memory latency, a handful of misses a cancellation.
+        match heap.ahead(AHEAD) {
+            Some(Candidate::Saddles { upper, lower }) => {
+                saddles.prefetch(upper);
+                saddles.prefetch(lower);
+            }
+            Some(Candidate::Extremum { saddle }) => {
+                if let Some(first) = by_saddle.get(start[saddle] as usize) {
+                    prefetch(first);
+                }
+            }
+            None => {}
         }
         popped += 1;
         if popped.is_multiple_of(4096) {
