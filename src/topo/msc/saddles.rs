@@ -69,8 +69,8 @@ pub(super) struct SaddleGraph {
     /// has been joined to; for a 1-saddle, the 2-saddles. Each once, in the order they were
     /// joined; dead ones included.
     lists: Vec<List>,
-    /// Every list's edges. A list that outgrows its room moves to one twice as large, and a
-    /// dead saddle's room is given back: no allocation or free per saddle. (With a vector per
+    /// Every list's edges. A list that outgrows its room moves to one of the next power of two
+    /// (given back before, or new), and a dead saddle's room is given back: no allocation or free per saddle. (With a vector per
     /// saddle, allocating, growing and freeing them took longer than the rest of the
     /// extremum-saddle cancellations.)
     pool: Vec<Edge>,

@@ -160,7 +160,8 @@ impl Queue {
         Some(Queue::decode(k))
     }
 
-    /// The candidate `n` pops after the next one, if no pair is queued before then.
+    /// The pair `n` places after the next among those queued at the start (pairs queued during
+    /// the loop may come first: only what is prefetched depends on it).
     fn ahead(&self, n: usize) -> Option<Candidate> {
         let k = *self.first.len().checked_sub(n + 1).map(|i| &self.first[i])?;
         Some(Queue::decode(k).1)
@@ -223,7 +224,7 @@ struct ExtremumArc {
 impl<'a> Prepared<'a> {
     pub fn new(c: &'a MorseSmale) -> Prepared<'a> {
         let mut laps = crate::laps::Laps::msc("hierarchy");
-        // The saddle graph (hash inserts and list pushes, the longer part) beside the rest.
+        // The saddle graph (its lists laid out and filled, the longer part) beside the rest.
         let (saddles, mut prepared) = rayon::join(|| SaddleGraph::new(c), || Prepared::extremum_arcs(c));
         prepared.saddles = saddles;
         laps.lap(|| "prepared".into());
