@@ -213,6 +213,10 @@ const NODE_WORDS: usize = 4;
 /// Bytes per slot of the saddle-saddle table: the node, and two frontiers of 4.
 const SLOT_BYTES: usize = 8 * NODE_WORDS + 2 * 4;
 
+/// Slots a saddle the saddle-saddle table starts with at least, and falls back to where a
+/// larger start does not fit.
+const SLOTS_A_SADDLE: usize = 32;
+
 /// Every 2-saddle's DAG of edges on the device (see kernels/msc.cu): a hash table of (saddle,
 /// edge) nodes and the two frontiers of the level-by-level passes.
 struct Table {
@@ -310,7 +314,7 @@ impl Gpu {
         // allocation and a rehash: the smooth 256^3 field grew 6 times from 32 slots a saddle,
         // 9-10 ms of its 23 ms exploration, and twice from half a slot a vertex, 7-8 ms.
         let vertices: usize = g.grid.vdims.iter().product();
-        let slots = (saddles.len() * 32).max((vertices * 10 / 7).min(1 << 26));
+        let slots = (saddles.len() * SLOTS_A_SADDLE).max((vertices * 10 / 7).min(1 << 26));
         self.saddle_arcs_within(g, d, saddles, u64::MAX, slots, ctl)
     }
 
@@ -342,7 +346,7 @@ impl Gpu {
         // takes at most half the free memory, leaving room for the arcs' buffers and for
         // growing; otherwise it starts there instead (and grows as far as it can).
         let least = (saddles.len() * 8).max(1 << 16);
-        let fewer = (saddles.len() * 32).max(least).next_power_of_two();
+        let fewer = (saddles.len() * SLOTS_A_SADDLE).max(least).next_power_of_two();
         let (free, _) = self.memory()?;
         let start = match slots.max(least).next_power_of_two() {
             s if s > fewer && s * SLOT_BYTES > free / 2 => fewer,

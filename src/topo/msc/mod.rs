@@ -374,11 +374,10 @@ fn analyse_ordered(
             let t = std::time::Instant::now();
             (morse::complex_persistence(c, order, ctl), t.elapsed().as_secs_f64())
         };
-        let ((persistence, seconds), prepared) = rayon::join(timed, || simplify::Prepared::new(c));
-        let (partner, pairs) = persistence?;
+        let ((pairing, persistence), prepared) = rayon::join(timed, || simplify::Prepared::new(c));
+        let (partner, pairs) = pairing?;
         ctl.tick(1);
         ctl.check()?;
-        let persistence = seconds;
         give_back();
         let (diagram, hierarchy) = rayon::join(
             || diagram_of_pairs(field, &c.gradient, order, pairs),

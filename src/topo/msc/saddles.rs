@@ -70,9 +70,9 @@ pub(super) struct SaddleGraph {
     /// joined; dead ones included.
     lists: Vec<List>,
     /// Every list's edges. A list that outgrows its room moves to one of the next power of two
-    /// (given back before, or new), and a dead saddle's room is given back: no allocation or free per saddle. (With a vector per
-    /// saddle, allocating, growing and freeing them took longer than the rest of the
-    /// extremum-saddle cancellations.)
+    /// (given back before, or new), and a dead saddle's room is given back: no allocation or
+    /// free per saddle. (With a vector per saddle, allocating, growing and freeing them took
+    /// longer than the rest of the extremum-saddle cancellations.)
     pool: Vec<Edge>,
     /// Rooms given back, by size class: `free[k]` holds (start, room) with room in
     /// [2^k, 2^(k+1)). (Rooms left behind made the pool of white noise 128^3 40 M edges, for 24
@@ -221,7 +221,8 @@ impl SaddleGraph {
         if self.dead[upper] || self.dead[lower] {
             return None;
         }
-        let e = self.edges(upper).iter().find(|e| e.to as usize == lower)?;
+        let at = self.place(upper as u32, lower as u32)?;
+        let e = &self.edges(upper)[at as usize];
         Some((e.paths, e.arc as usize))
     }
 
@@ -237,11 +238,10 @@ impl SaddleGraph {
     /// Asks for saddle `x`'s list, and the room after it, to be brought into cache.
     pub fn prefetch(&self, x: usize) {
         let list = self.lists[x];
-        let first = list.start.min(self.pool.len().saturating_sub(1));
-        let last = (list.start + list.len as usize).min(self.pool.len().saturating_sub(1));
-        if let (Some(a), Some(b)) = (self.pool.get(first), self.pool.get(last)) {
-            prefetch(a);
-            prefetch(b);
+        for at in [list.start, list.start + list.len as usize] {
+            if let Some(e) = self.pool.get(at) {
+                prefetch(e);
+            }
         }
     }
 
