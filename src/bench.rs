@@ -471,7 +471,10 @@ pub fn run_betti(
             // Of which, both ways: the sort of the voxels into filtration order, on the CPU.
             let t_sort = best(&mut || Ok(betti::Plan::new(f, &e, &ctl).map(|_| ())?))?;
             // A field without a finite value has no middle threshold: nothing to time.
-            let Some(&t) = e.thresholds.get(e.thresholds.len() / 2) else { continue };
+            if e.is_empty() {
+                continue;
+            }
+            let t = e.threshold(e.len() / 2);
             let mut p = None;
             let t_parts = best(&mut || {
                 p = Some(parts(f, construction, opts.filtration, t, &ctl)?);

@@ -10,7 +10,7 @@ use crate::control::Control;
 use crate::field::{Dtype, Samples, ScalarField};
 use crate::io::{Endian, OpenOptions, RawSpec};
 use crate::topo::ecc::crossings::{Direction, zero_crossings};
-use crate::topo::ecc::{Construction, Ecc, EccError, EccOptions, Filtration, NanPolicy};
+use crate::topo::ecc::{Chi, Construction, Ecc, EccError, EccOptions, Filtration, NanPolicy};
 use crate::topo::msc::Analysis;
 use crate::topo::msc::complex::NO_LABEL;
 use crate::topo::msc::simplified::{Simplified, threshold_of};
@@ -161,28 +161,13 @@ fn failed(cancelled: bool, e: impl std::fmt::Display) -> PyErr {
 }
 
 /// `s` mapped by `f` on all cores into a new buffer, in huge pages where the kernel allows: the
-/// copy of a call's input (a field owns its samples) and the conversion of a curve's thresholds
-/// to the data's type. On one core into fresh pages, converting the 2^24 thresholds of a 256^3
-/// f32 field took longer than a third of its ECC (16 cores).
+/// copy of a call's input (a field owns its samples). On one core into fresh pages, converting
+/// the 2^24 thresholds of a 256^3 f32 field took longer than a third of its ECC (16 cores).
 fn mapped<S: Copy + Sync, T: Send>(s: &[S], f: impl Fn(S) -> T + Sync + Send) -> Vec<T> {
     use rayon::prelude::*;
     let mut v = crate::mem::with_capacity(s.len());
     v.par_extend(s.par_iter().map(|&x| f(x)));
     v
-}
-
-/// A curve's thresholds (exact values of the field) in the field's type, converted without
-/// the GIL.
-fn thresholds_as(py: Python<'_>, t: Vec<f64>, dtype: Dtype) -> Samples {
-    macro_rules! as_type {
-        ($($d:ident => $t:ty),*) => {
-            py.detach(move || match dtype {
-                $(Dtype::$d => Samples::$d(mapped(&t, |x| x as $t)),)*
-                Dtype::F64 => Samples::F64(t),
-            })
-        };
-    }
-    as_type!(U8 => u8, I8 => i8, U16 => u16, I16 => i16, U32 => u32, I32 => i32, F32 => f32)
 }
 
 /// The x-fastest samples of an array of shape `dims` (x = axis 0) laid out in C order (its last
@@ -409,9 +394,14 @@ fn ecc<'py>(
         }
         None => run(py, n, progress, move |ctl| b.ecc(&f, &opts, ctl))?.map_err(ecc_error)?,
     };
-    let Ecc { thresholds, chi, dtype, .. } = e;
-    let t = to_numpy(py, thresholds_as(py, thresholds, dtype));
-    Ok((t, chi.into_pyarray(py).into_any(), (where_ran(b, &ran), ran.fallback)))
+    // The thresholds come in the field's dtype; chi stays int64 in Python (the documented
+    // type, and the one numpy's arithmetic on it expects).
+    let Ecc { thresholds, chi, .. } = e;
+    let chi = match chi {
+        Chi::I64(v) => v,
+        c => py.detach(move || c.to_i64()),
+    };
+    Ok((to_numpy(py, thresholds), chi.into_pyarray(py).into_any(), (where_ran(b, &ran), ran.fallback)))
 }
 
 /// `topoview.smooth`'s work: the smoothed samples (f32, flat) and where it ran.
@@ -451,11 +441,10 @@ fn crossings(
         return Err(error(format!("{} thresholds but {} chi values", thresholds.len(), chi.len())));
     }
     let e = Ecc {
-        dtype: Dtype::F64,
         construction: Construction::TopCells,
         filtration: Filtration::Sublevel,
-        thresholds,
-        chi,
+        thresholds: Samples::F64(thresholds),
+        chi: Chi::I64(chi),
     };
     let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for c in zero_crossings(&e) {

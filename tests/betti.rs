@@ -102,7 +102,7 @@ fn check_naive(f: &ScalarField) -> Result<(), TestCaseError> {
             let in_slabs = betti_in_slabs(f, &e, slabs, &Control::default()).unwrap();
             prop_assert_eq!(&in_slabs, &b, "{:?} {} {:?} in {} slabs", f.shape(), c, filt, slabs);
         }
-        for (i, &t) in e.thresholds.iter().enumerate() {
+        for (i, t) in e.thresholds.to_f64_vec().into_iter().enumerate() {
             let (b0, bounded) = naive(f, c, filt, t);
             let at = format!("{:?} {c} {filt:?} t={t}", f.shape());
             prop_assert_eq!(b.b0[i], b0 as i64, "b0 {}", at);
@@ -114,7 +114,7 @@ fn check_naive(f: &ScalarField) -> Result<(), TestCaseError> {
                 prop_assert_eq!(b.b2[i], 0);
             }
             prop_assert!(b.b1[i] >= 0, "b1 {}", at);
-            prop_assert_eq!(b.b0[i] - b.b1[i] + b.b2[i], e.chi[i], "chi {}", at);
+            prop_assert_eq!(b.b0[i] - b.b1[i] + b.b2[i], e.chi.get(i), "chi {}", at);
         }
     }
     Ok(())
@@ -127,7 +127,7 @@ fn check_parts(f: &ScalarField) -> Result<(), TestCaseError> {
     for (c, filt) in ALL {
         let e = ecc::ecc(f, &options(c, filt), &Control::default()).unwrap();
         let b = betti(f, &e, &Control::default()).unwrap();
-        for (i, &t) in e.thresholds.iter().enumerate() {
+        for (i, t) in e.thresholds.to_f64_vec().into_iter().enumerate() {
             let p = parts(f, c, filt, t, &Control::default()).unwrap();
             let bounded = if f.ndim() == 3 { b.b2[i] } else { b.b1[i] };
             prop_assert_eq!(
@@ -256,7 +256,7 @@ fn check_gudhi(field_file: &str, expected: &str) {
         let b = betti(&f, &e, &Control::default()).unwrap();
         let changes = doc["curves"][c.name()][filt.name()].as_array().unwrap();
         let mut k = 0;
-        for (i, &t) in e.thresholds.iter().enumerate() {
+        for (i, t) in e.thresholds.to_f64_vec().into_iter().enumerate() {
             let row = |k: usize| changes[k].as_array().unwrap();
             while k + 1 < changes.len() && row(k + 1)[0].as_f64().unwrap() == t {
                 k += 1;
@@ -297,7 +297,7 @@ fn check_tunnels(f: &ScalarField) {
         let e = ecc::ecc(f, &options(c, filt), &Control::default()).unwrap();
         let b = betti(f, &e, &Control::default()).unwrap();
         let tun = tunnels(f, c, filt, &Control::default()).unwrap();
-        for (i, &t) in e.thresholds.iter().enumerate() {
+        for (i, t) in e.thresholds.to_f64_vec().into_iter().enumerate() {
             let alive = tun
                 .iter()
                 .filter(|x| {

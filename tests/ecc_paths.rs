@@ -49,7 +49,7 @@ fn check(dtype: Dtype, dims: &[usize], vals: &[f64]) {
                 if filtration == Filtration::Superlevel {
                     want.reverse();
                 }
-                assert_eq!(a.thresholds, want);
+                assert_eq!(a.thresholds.to_f64_vec(), want);
             }
         }
     }

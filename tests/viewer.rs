@@ -132,7 +132,7 @@ fn superlevel_switch_recomputes_the_curve() {
     let d = h.state().data.as_ref().unwrap();
     let e = &d.curve.as_ref().unwrap().ecc;
     assert_eq!(e.filtration, topoview::topo::ecc::Filtration::Superlevel);
-    assert!(e.thresholds.windows(2).all(|w| w[0] > w[1]));
+    assert!(e.thresholds.to_f64_vec().windows(2).all(|w| w[0] > w[1]));
 }
 
 #[test]
@@ -746,7 +746,7 @@ fn hovered_threshold(h: &mut Harness<'_, TopoApp>, pos: egui::Pos2) -> f64 {
     let t: f64 = t.parse().unwrap();
     let d = h.state().data.as_ref().unwrap();
     assert_eq!(chi.parse::<i64>().unwrap(), d.curve.as_ref().unwrap().chi_at(t), "{label}");
-    assert!(d.curve.as_ref().unwrap().ecc.thresholds.contains(&t), "a value the field takes");
+    assert!(d.curve.as_ref().unwrap().ecc.thresholds.to_f64_vec().contains(&t), "a value the field takes");
     t
 }
 

@@ -5,7 +5,8 @@ use super::msc_labels::LabelMap;
 use super::settings::LabelOverlay;
 use crate::compute::msc_scene::Level;
 use crate::compute::{Curve, FieldSummary, Loaded, MscScene, Smoothed};
-use crate::field::ScalarField;
+use crate::field::{Sample, Samples, ScalarField};
+use crate::with_samples;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -216,14 +217,18 @@ impl Dataset {
 
 /// The element of `values` (sorted either way, as a curve's thresholds are) nearest `x`, by
 /// binary search: it runs on every frame of a drag, on curves of millions of points.
-pub fn nearest(values: &[f64], x: f64) -> Option<f64> {
+pub fn nearest(values: &Samples, x: f64) -> Option<f64> {
+    with_samples!(values, v => nearest_in(v, x))
+}
+
+fn nearest_in<T: Sample>(values: &[T], x: f64) -> Option<f64> {
     let ascending = values.first() <= values.last();
-    let i = values.partition_point(|&v| if ascending { v < x } else { v > x });
+    let i = values.partition_point(|&v| if ascending { v.to_f64() < x } else { v.to_f64() > x });
     let candidates = [i.checked_sub(1), Some(i)];
     candidates
         .into_iter()
         .flatten()
-        .filter_map(|k| values.get(k).copied())
+        .filter_map(|k| values.get(k).map(|v| v.to_f64()))
         .min_by(|a, b| (a - x).abs().total_cmp(&(b - x).abs()))
 }
 
@@ -233,18 +238,18 @@ mod tests {
 
     #[test]
     fn nearest_value_wins() {
-        assert_eq!(nearest(&[1.0, 5.0, 9.0], 6.9), Some(5.0));
-        assert_eq!(nearest(&[9.0, 5.0, 1.0], 7.1), Some(9.0));
-        assert_eq!(nearest(&[], 7.1), None);
-        assert_eq!(nearest(&[1.0, 5.0, 9.0], -3.0), Some(1.0));
-        assert_eq!(nearest(&[1.0, 5.0, 9.0], 30.0), Some(9.0));
-        assert_eq!(nearest(&[9.0, 5.0, 1.0], 30.0), Some(9.0));
-        assert_eq!(nearest(&[9.0, 5.0, 1.0], 2.0), Some(1.0));
+        assert_eq!(nearest_in(&[1.0, 5.0, 9.0], 6.9), Some(5.0));
+        assert_eq!(nearest_in(&[9.0, 5.0, 1.0], 7.1), Some(9.0));
+        assert_eq!(nearest(&Samples::F64(vec![]), 7.1), None);
+        assert_eq!(nearest_in(&[1.0, 5.0, 9.0], -3.0), Some(1.0));
+        assert_eq!(nearest_in(&[1.0, 5.0, 9.0], 30.0), Some(9.0));
+        assert_eq!(nearest_in(&[9.0, 5.0, 1.0], 30.0), Some(9.0));
+        assert_eq!(nearest_in(&[9.0, 5.0, 1.0], 2.0), Some(1.0));
         // Against the plain scan, on a long sorted curve.
         let v: Vec<f64> = (0..1000).map(|i| (i * i) as f64 / 7.0).collect();
         let scan = |x: f64| v.iter().copied().min_by(|a, b| (a - x).abs().total_cmp(&(b - x).abs()));
         for x in [-5.0, 0.3, 17.2, 5000.5, 142_000.0, 1e9] {
-            assert_eq!(nearest(&v, x), scan(x), "{x}");
+            assert_eq!(nearest_in(&v, x), scan(x), "{x}");
         }
     }
 

@@ -426,7 +426,7 @@ fn betti_summary(field: &Grid, c: &ecc::Ecc, b: &betti::Betti, on: Option<&str>)
                     (0, None) => "; Betti numbers: ".into(),
                     _ => ", ".into(),
                 },
-                format_threshold(c.thresholds[at], c.dtype)
+                format_threshold(c.threshold(at), c.dtype())
             );
         }
     }
@@ -434,7 +434,7 @@ fn betti_summary(field: &Grid, c: &ecc::Ecc, b: &betti::Betti, on: Option<&str>)
 }
 
 fn summary(name: &str, field: &Grid, c: &ecc::Ecc, smoothing: Option<&Smoothing>) -> String {
-    let fmt = |t: f64| format_threshold(t, c.dtype);
+    let fmt = |t: f64| format_threshold(t, c.dtype());
     let crossings = zero_crossings(c);
     let smoothed = smoothing.map_or(String::new(), |s| {
         let units = match s.units {
@@ -449,10 +449,10 @@ fn summary(name: &str, field: &Grid, c: &ecc::Ecc, smoothing: Option<&Smoothing>
         field.dtype,
         c.construction,
         c.filtration.name(),
-        c.thresholds.len()
+        c.len()
     );
     if let (Some(lo), Some(hi)) = (c.chi.iter().min(), c.chi.iter().max()) {
-        s += &format!("; chi from {} to {} (min {lo}, max {hi})", c.chi[0], c.chi[c.chi.len() - 1]);
+        s += &format!("; chi from {} to {} (min {lo}, max {hi})", c.chi.get(0), c.chi.get(c.chi.len() - 1));
     }
     s += &format!("; {} zero-crossing{}", crossings.len(), if crossings.len() == 1 { "" } else { "s" });
     match (

@@ -33,7 +33,7 @@ pub struct BettiLines {
 
 impl BettiLines {
     pub fn new(ecc: Arc<Ecc>, betti: Betti) -> BettiLines {
-        let points = [&betti.b0, &betti.b1, &betti.b2].map(|b| thin(&ecc.thresholds, b, PLOT_POINTS));
+        let points = [&betti.b0, &betti.b1, &betti.b2].map(|b| thin(&ecc.thresholds, |i| b[i], PLOT_POINTS));
         BettiLines { ecc, betti, points }
     }
 

@@ -2,8 +2,10 @@
 //! curve of millions of points costs the UI thread nothing when it arrives: the plot's thinned
 //! points, the zero-crossings and the suggested threshold.
 
+use crate::field::{Sample, Samples};
 use crate::topo::ecc::crossings::{self, Crossing};
 use crate::topo::ecc::{Ecc, Filtration};
+use crate::with_samples;
 use std::sync::Arc;
 
 /// Most points a curve is drawn with: a float field can have a curve of millions of points,
@@ -24,7 +26,7 @@ impl Curve {
     pub fn new(ecc: Arc<Ecc>) -> Curve {
         let crossings = crossings::zero_crossings(&ecc);
         let suggested = crossings::suggested_threshold(&crossings);
-        Curve { points: thin(&ecc.thresholds, &ecc.chi, PLOT_POINTS), ecc, crossings, suggested }
+        Curve { points: thin(&ecc.thresholds, |i| ecc.chi.get(i), PLOT_POINTS), ecc, crossings, suggested }
     }
 
     /// Euler characteristic at threshold `t`.
@@ -33,24 +35,26 @@ impl Curve {
     }
 }
 
-/// `(t, chi)` points; runs of consecutive points are replaced by their first, lowest, highest
-/// and last point (in curve order), so a plot keeps every spike and the ends.
-pub fn thin(t: &[f64], chi: &[i64], max_points: usize) -> Vec<[f64; 2]> {
-    let run = t.len().div_ceil(max_points / 4).max(1);
+/// `(t, chi(i))` points; runs of consecutive points are replaced by their first, lowest,
+/// highest and last point (in curve order), so a plot keeps every spike and the ends.
+pub fn thin(t: &Samples, chi: impl Fn(usize) -> i64, max_points: usize) -> Vec<[f64; 2]> {
+    let n = t.len();
+    let point = |i: usize| [t.get_f64(i), chi(i) as f64];
+    let run = n.div_ceil(max_points / 4).max(1);
     if run <= 1 {
-        return t.iter().zip(chi).map(|(&x, &c)| [x, c as f64]).collect();
+        return (0..n).map(point).collect();
     }
-    let mut out = Vec::with_capacity(4 * t.len().div_ceil(run));
-    for start in (0..t.len()).step_by(run) {
-        let end = (start + run).min(t.len());
-        let lo = (start..end).min_by_key(|&i| chi[i]).unwrap_or(start);
-        let hi = (start..end).max_by_key(|&i| chi[i]).unwrap_or(start);
+    let mut out = Vec::with_capacity(4 * n.div_ceil(run));
+    for start in (0..n).step_by(run) {
+        let end = (start + run).min(n);
+        let lo = (start..end).min_by_key(|&i| chi(i)).unwrap_or(start);
+        let hi = (start..end).max_by_key(|&i| chi(i)).unwrap_or(start);
         let mut idx = [start, lo.min(hi), lo.max(hi), end - 1];
         idx.sort_unstable();
         let mut last = usize::MAX;
         for i in idx {
             if i != last {
-                out.push([t[i], chi[i] as f64]);
+                out.push(point(i));
                 last = i;
             }
         }
@@ -63,31 +67,27 @@ pub fn thin(t: &[f64], chi: &[i64], max_points: usize) -> Vec<[f64; 2]> {
 pub fn chi_at(e: &Ecc, t: f64) -> i64 {
     match passed(e, t) {
         0 => 0,
-        n => e.chi[n - 1],
+        n => e.chi.get(n - 1),
     }
 }
 
 /// How many of the curve's thresholds `t` has passed.
 pub fn passed(e: &Ecc, t: f64) -> usize {
-    match e.filtration {
-        Filtration::Sublevel => e.thresholds.partition_point(|&x| x <= t),
-        Filtration::Superlevel => e.thresholds.partition_point(|&x| x >= t),
-    }
+    let sup = e.filtration == Filtration::Superlevel;
+    with_samples!(&e.thresholds, v => v.partition_point(|&x| if sup { x.to_f64() >= t } else { x.to_f64() <= t }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field::Dtype;
-    use crate::topo::ecc::Construction;
+    use crate::topo::ecc::{Chi, Construction};
 
     fn curve(f: Filtration, t: &[f64], chi: &[i64]) -> Ecc {
         Ecc {
-            dtype: Dtype::U8,
             construction: Construction::TopCells,
             filtration: f,
-            thresholds: t.to_vec(),
-            chi: chi.to_vec(),
+            thresholds: Samples::F64(t.to_vec()),
+            chi: Chi::I32(chi.iter().map(|&c| c as i32).collect()),
         }
     }
 
@@ -111,12 +111,12 @@ mod tests {
         let mut chi: Vec<i64> = (0..10_000).map(|i| (i % 7) as i64).collect();
         chi[5_555] = -1_000;
         chi[7_777] = 1_000;
-        let p = thin(&t, &chi, 400);
+        let p = thin(&Samples::F64(t.clone()), |i| chi[i], 400);
         assert!(p.len() <= 400 + 4, "{}", p.len());
         assert_eq!(p[0], [0.0, 0.0]);
         assert_eq!(*p.last().unwrap(), [9_999.0, (9_999 % 7) as f64]);
         assert!(p.contains(&[5_555.0, -1_000.0]) && p.contains(&[7_777.0, 1_000.0]));
         assert!(p.windows(2).all(|w| w[0][0] < w[1][0]));
-        assert_eq!(thin(&t[..10], &chi[..10], 400).len(), 10);
+        assert_eq!(thin(&Samples::F64(t[..10].to_vec()), |i| chi[i], 400).len(), 10);
     }
 }

@@ -106,11 +106,10 @@ fn suggested_on_grid(row: &[i64], grid: &[f64], opts: &EccOptions) -> Option<f64
         chi.reverse();
     }
     let e = crate::topo::ecc::Ecc {
-        dtype: crate::field::Dtype::F64,
         construction: opts.construction,
         filtration: opts.filtration,
-        thresholds,
-        chi,
+        thresholds: crate::field::Samples::F64(thresholds),
+        chi: crate::topo::ecc::Chi::I64(chi),
     };
     suggested_threshold(&zero_crossings(&e))
 }

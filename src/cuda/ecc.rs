@@ -456,21 +456,18 @@ fn ecc_narrow<'a, T: DeviceSample>(
     } else {
         Box::new(0..counts.len())
     };
-    let (mut thresholds, mut chi) = (Vec::new(), Vec::new());
-    let mut acc = 0i64;
+    let (mut thresholds, mut changes) = (Vec::new(), Vec::new());
     for i in order.filter(|&i| counts[i] > 0) {
-        acc += sums[i] as i64;
         thresholds.push((lo as i64 + i as i64) as f64);
-        chi.push(acc);
+        changes.push(sums[i] as i64);
     }
     let times = GpuEccTimes { chunks, total: start.elapsed().as_secs_f64(), ..Default::default() };
     Ok((
         Ecc {
-            dtype: T::DTYPE,
             construction: opts.construction,
             filtration: opts.filtration,
-            thresholds,
-            chi,
+            thresholds: crate::field::Samples::from_f64(T::DTYPE, &thresholds),
+            chi: crate::topo::ecc::Chi::running(&changes, crate::topo::ecc::chi::fits_i32(shape), |c| c),
         },
         times,
     ))

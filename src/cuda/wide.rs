@@ -7,7 +7,7 @@ use super::Kernels;
 use super::{DeviceSample, Gpu, GpuError};
 use crate::control::Control;
 use crate::field::ScalarField;
-use crate::topo::ecc::{Construction, Ecc, EccOptions, Filtration};
+use crate::topo::ecc::{Chi, Construction, Ecc, EccOptions, Filtration};
 use cudarc::driver::{CudaSlice, CudaStream, CudaView, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -112,12 +112,13 @@ impl Gpu {
         let kernels = t.elapsed().as_secs_f64();
         ctl.tick(n as u64 / 2);
         let t = Instant::now();
+        let narrow = crate::topo::ecc::chi::fits_i32(shape);
         let (thresholds, chi) = if m > 0 {
             let (ukeys, sums) = self.sum_runs(&keys, &vals, m, key_bits)?;
             drop((keys, vals));
-            self.curve_back(&ukeys, &sums, dtype, sup)?
+            self.curve_back::<T>(&ukeys, &sums, narrow, sup)?
         } else {
-            (Vec::new(), Vec::new())
+            (Vec::new(), Chi::with_len(0, narrow))
         };
         // Summing runs, copying the distinct values back and making the curve of them overlap.
         let download = t.elapsed().as_secs_f64();
@@ -125,7 +126,12 @@ impl Gpu {
         let total = start.elapsed().as_secs_f64();
         let times = super::GpuEccTimes { upload: 0.0, kernels, download, total, chunks: 1 };
         Ok((
-            Ecc { dtype, construction: opts.construction, filtration: opts.filtration, thresholds, chi },
+            Ecc {
+                construction: opts.construction,
+                filtration: opts.filtration,
+                thresholds: T::wrap(thresholds),
+                chi,
+            },
             times,
         ))
     }
@@ -259,31 +265,29 @@ impl Gpu {
     }
 
     /// The curve of the distinct keys and their sums: copied back a chunk at a time through the
-    /// pinned staging buffers, each chunk turned into thresholds and running chi on all cores
-    /// while the next one crosses.
-    fn curve_back(
+    /// pinned staging buffers, each chunk turned into thresholds (in the field's type) and
+    /// running chi (32-bit if `narrow`) on all cores while the next one crosses.
+    fn curve_back<T: DeviceSample>(
         &self,
         keys: &KeysOn,
         sums: &SumsOn,
-        dtype: crate::field::Dtype,
+        narrow: bool,
         sup: bool,
-    ) -> Result<(Vec<f64>, Vec<i64>), GpuError> {
+    ) -> Result<(Vec<T>, Chi), GpuError> {
         let n = match keys {
             KeysOn::K32(k) => k.len(),
             KeysOn::K64(k) => k.len(),
         };
         // Zeroed by the allocator (pages mapped on first write, by the threads that fill them).
-        let mut thresholds = vec![0f64; n];
-        let mut chi = vec![0i64; n];
+        let mut thresholds = bytemuck::zeroed_vec::<T>(n);
+        let mut chi = Chi::with_len(n, narrow);
         let mut acc = 0i64;
         macro_rules! back {
             ($k:expr, $s:expr, $wide:expr) => {
                 self.download_staged($k, $s, |first, k, s| {
                     let t = &mut thresholds[first..first + k.len()];
-                    t.par_iter_mut()
-                        .zip(k.par_iter())
-                        .for_each(|(t, &k)| *t = value_of_key(dtype, k as u64, sup));
-                    acc = prefix_sums_into(&mut chi[first..first + s.len()], s, acc, $wide);
+                    t.par_iter_mut().zip(k.par_iter()).for_each(|(t, &k)| *t = value_of_key(k as u64, sup));
+                    acc = chi.fill(first, s, acc, $wide);
                 })
             };
         }
@@ -448,78 +452,38 @@ enum SumsOn {
     S64(CudaSlice<u64>),
 }
 
-/// Writes into `out` the running sums of the per-value changes `sums` (as i64) from `start`,
-/// in parallel (chunk totals, then each chunk from its offset); returns the last sum.
-fn prefix_sums_into<T: Copy + Sync>(
-    out: &mut [i64],
-    sums: &[T],
-    start: i64,
-    wide: impl Fn(T) -> i64 + Sync,
-) -> i64 {
-    const CHUNK: usize = 1 << 16;
-    let totals: Vec<i64> = sums.par_chunks(CHUNK).map(|c| c.iter().map(|&x| wide(x)).sum()).collect();
-    let mut offsets = Vec::with_capacity(totals.len());
-    let mut acc = start;
-    for t in totals {
-        offsets.push(acc);
-        acc += t;
-    }
-    out.par_chunks_mut(CHUNK).zip(sums.par_chunks(CHUNK)).zip(offsets).for_each(|((o, c), mut acc)| {
-        for (o, &x) in o.iter_mut().zip(c) {
-            acc += wide(x);
-            *o = acc;
-        }
-    });
-    acc
-}
-
-/// The sample value of a key made by `Keys<T>` in kernels/ecc.cu.
-fn value_of_key(dtype: crate::field::Dtype, k: u64, sup: bool) -> f64 {
+/// The sample value of a key made by `Keys<T>` in kernels/ecc.cu: the order-preserving bits
+/// (NOT for superlevel sets) turned back into the type's own.
+fn value_of_key<T: crate::field::Sample>(k: u64, sup: bool) -> T {
     use crate::field::Dtype;
-    match dtype {
-        Dtype::U32 => (if sup { !(k as u32) } else { k as u32 }) as f64,
-        Dtype::I32 => ((if sup { !(k as u32) } else { k as u32 }) ^ 0x8000_0000) as i32 as f64,
+    let o = if sup { !k } else { k };
+    let bits = match T::DTYPE {
+        Dtype::U32 => o as u32 as u64,
+        Dtype::I32 => (o as u32 ^ 0x8000_0000) as u64,
         Dtype::F32 => {
-            let o = if sup { !(k as u32) } else { k as u32 };
-            let b = if o & 0x8000_0000 != 0 { o & 0x7fff_ffff } else { !o };
-            f32::from_bits(b) as f64
+            let o = o as u32;
+            (if o & 0x8000_0000 != 0 { o & 0x7fff_ffff } else { !o }) as u64
         }
         _ => {
-            let o = if sup { !k } else { k };
-            let b = if o >> 63 != 0 { o & 0x7fff_ffff_ffff_ffff } else { !o };
-            f64::from_bits(b)
+            if o >> 63 != 0 {
+                o & 0x7fff_ffff_ffff_ffff
+            } else {
+                !o
+            }
         }
+    };
+    if std::mem::size_of::<T>() == 4 {
+        bytemuck::pod_read_unaligned(&(bits as u32).to_ne_bytes())
+    } else {
+        bytemuck::pod_read_unaligned(&bits.to_ne_bytes())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::value_of_key;
-    use crate::field::Dtype;
 
     /// The host inverse of the kernels' key for a few values (the GPU tests check the rest).
-    #[test]
-    fn prefix_sums_run_across_chunks() {
-        let v: Vec<u64> = (0..200_000i64).map(|i| ((i % 7) - 3) as u64).collect();
-        let mut acc = 0i64;
-        let want: Vec<i64> = v
-            .iter()
-            .map(|&x| {
-                acc += x as i64;
-                acc
-            })
-            .collect();
-        let mut out = vec![0i64; v.len()];
-        assert_eq!(super::prefix_sums_into(&mut out, &v, 0, |x| x as i64), *want.last().unwrap());
-        assert_eq!(out, want);
-        // Continued from a start, as the chunks of a download are.
-        let (a, b) = v.split_at(70_001);
-        let mut parts = vec![0i64; v.len()];
-        let mid = super::prefix_sums_into(&mut parts[..a.len()], a, 0, |x| x as i64);
-        super::prefix_sums_into(&mut parts[a.len()..], b, mid, |x| x as i64);
-        assert_eq!(parts, want);
-    }
-
     #[test]
     fn keys_invert() {
         let f32_key = |v: f32, sup: bool| {
@@ -529,11 +493,17 @@ mod tests {
         };
         for v in [-3.5f32, -0.0, 0.0, 1e-30, 7.25, f32::INFINITY, f32::NEG_INFINITY] {
             for sup in [false, true] {
-                assert_eq!(value_of_key(Dtype::F32, f32_key(v, sup), sup), (v + 0.0) as f64);
+                assert_eq!(value_of_key::<f32>(f32_key(v, sup), sup).to_bits(), (v + 0.0).to_bits());
             }
         }
         assert!(f32_key(-1.0, false) < f32_key(-0.5, false) && f32_key(-0.5, false) < f32_key(2.0, false));
-        assert_eq!(value_of_key(Dtype::I32, (((-7i32) as u32) ^ 0x8000_0000) as u64, false), -7.0);
-        assert_eq!(value_of_key(Dtype::U32, (!5u32) as u64, true), 5.0);
+        assert_eq!(value_of_key::<i32>((((-7i32) as u32) ^ 0x8000_0000) as u64, false), -7);
+        assert_eq!(value_of_key::<u32>((!5u32) as u64, true), 5);
+        let f64_key = |v: f64| {
+            let b = (v + 0.0).to_bits();
+            if b >> 63 != 0 { !b } else { b | 1 << 63 }
+        };
+        assert_eq!(value_of_key::<f64>(f64_key(-2.5), false), -2.5);
+        assert_eq!(value_of_key::<f64>(!f64_key(1e300), true), 1e300);
     }
 }

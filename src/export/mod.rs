@@ -98,8 +98,8 @@ impl EccReport<'_> {
             Some(_) if three_d => writeln!(w, "threshold,chi,b0,b1,b2")?,
             Some(_) => writeln!(w, "threshold,chi,b0,b1")?,
         }
-        for (i, (t, c)) in e.thresholds.iter().zip(&e.chi).enumerate() {
-            write!(w, "{},{c}", format_threshold(*t, e.dtype))?;
+        for (i, c) in e.chi.iter().enumerate() {
+            write!(w, "{},{c}", format_threshold(e.threshold(i), e.dtype()))?;
             if let Some(b) = self.betti {
                 write!(w, ",{},{}", b.b0[i], b.b1[i])?;
                 if three_d {
@@ -115,7 +115,7 @@ impl EccReport<'_> {
         let e = self.ecc;
         let num = |t: f64| -> serde_json::Value {
             if t.is_finite() {
-                serde_json::from_str(&format_threshold(t, e.dtype)).unwrap_or(serde_json::Value::Null)
+                serde_json::from_str(&format_threshold(t, e.dtype())).unwrap_or(serde_json::Value::Null)
             } else {
                 serde_json::Value::String(if t > 0.0 { "Infinity".into() } else { "-Infinity".into() })
             }
@@ -148,7 +148,7 @@ impl EccReport<'_> {
             })),
             "nan": self.nan,
             "distinct_values": e.thresholds.len(),
-            "threshold": e.thresholds.iter().map(|&t| num(t)).collect::<Vec<_>>(),
+            "threshold": (0..e.len()).map(|i| num(e.threshold(i))).collect::<Vec<_>>(),
             "chi": e.chi,
             "zero_crossings": crossings.iter().map(cross).collect::<Vec<_>>(),
             "suggested_threshold": suggested_threshold(&crossings).map(num),

@@ -73,8 +73,29 @@ impl Samples {
     }
 
     /// Sample `i` as f64 (exact for every supported dtype).
+    #[inline]
     pub fn get_f64(&self, i: usize) -> f64 {
         with_samples!(self, v => v[i].to_f64())
+    }
+
+    /// Every sample as f64 (exact).
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        with_samples!(self, v => v.iter().map(|x| x.to_f64()).collect())
+    }
+
+    /// Values of type `dtype` given as f64 (each converted with `as`: exact for values of that
+    /// type, which is what callers hold).
+    pub fn from_f64(dtype: Dtype, v: &[f64]) -> Samples {
+        match dtype {
+            Dtype::U8 => Samples::U8(v.iter().map(|&x| x as u8).collect()),
+            Dtype::I8 => Samples::I8(v.iter().map(|&x| x as i8).collect()),
+            Dtype::U16 => Samples::U16(v.iter().map(|&x| x as u16).collect()),
+            Dtype::I16 => Samples::I16(v.iter().map(|&x| x as i16).collect()),
+            Dtype::U32 => Samples::U32(v.iter().map(|&x| x as u32).collect()),
+            Dtype::I32 => Samples::I32(v.iter().map(|&x| x as i32).collect()),
+            Dtype::F32 => Samples::F32(v.iter().map(|&x| x as f32).collect()),
+            Dtype::F64 => Samples::F64(v.to_vec()),
+        }
     }
 }
 

@@ -172,7 +172,7 @@ impl Plan {
                 n += len;
             }
         }
-        let b1 = b0.iter().zip(&b2).zip(&ecc.chi).map(|((b0, b2), chi)| b0 + b2 - chi).collect();
+        let b1 = b0.iter().zip(&b2).zip(ecc.chi.iter()).map(|((b0, b2), chi)| b0 + b2 - chi).collect();
         Betti { b0, b1, b2 }
     }
 }
@@ -202,7 +202,7 @@ pub(crate) struct Order {
     /// Group `g` is `voxels[starts[g]..starts[g + 1]]`.
     pub(crate) starts: Vec<usize>,
     /// The value of each group.
-    pub(crate) thresholds: Vec<f64>,
+    pub(crate) thresholds: crate::field::Samples,
 }
 
 impl Order {
@@ -245,7 +245,7 @@ impl Order {
             starts.push(finite);
             voxels = pairs.into_par_iter().map(|(_, i)| i).collect();
         }
-        Order { voxels, starts, thresholds }
+        Order { voxels, starts, thresholds: T::wrap(thresholds) }
     }
 
     pub(crate) fn groups(&self) -> usize {

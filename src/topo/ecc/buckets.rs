@@ -60,7 +60,7 @@ pub(super) fn per_value<T: Sample, const VERT: bool, const SUP: bool>(
     geo: &Geometry,
     planes_per_chunk: usize,
     ctl: &Control,
-) -> Result<PerValue, EccError>
+) -> Result<PerValue<T>, EccError>
 where
     T::Key: EccKey,
 {
@@ -148,7 +148,7 @@ where
         })
         .collect();
     let n: usize = distinct.iter().sum();
-    let mut thresholds = crate::mem::with_capacity::<f64>(n);
+    let mut thresholds = crate::mem::with_capacity::<T>(n);
     let mut sums = crate::mem::with_capacity::<i64>(n);
     let mut t_rest = &mut thresholds.spare_capacity_mut()[..n];
     let mut s_rest = &mut sums.spare_capacity_mut()[..n];

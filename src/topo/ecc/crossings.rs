@@ -33,7 +33,7 @@ pub struct Crossing {
 pub fn zero_crossings(ecc: &Ecc) -> Vec<Crossing> {
     let mut out = Vec::new();
     let mut last_sign = 0i64;
-    for (b, &chi) in ecc.chi.iter().enumerate() {
+    for (b, chi) in ecc.chi.iter().enumerate() {
         let s = chi.signum();
         if s == 0 {
             continue;
@@ -42,9 +42,9 @@ pub fn zero_crossings(ecc: &Ecc) -> Vec<Crossing> {
             out.push(Crossing {
                 direction: if s < 0 { Direction::PositiveToNegative } else { Direction::NegativeToPositive },
                 index: b,
-                last_before: ecc.thresholds[b - 1],
-                first_after: ecc.thresholds[b],
-                chi_before: ecc.chi[b - 1],
+                last_before: ecc.threshold(b - 1),
+                first_after: ecc.threshold(b),
+                chi_before: ecc.chi.get(b - 1),
                 chi_after: chi,
             });
         }
@@ -61,16 +61,15 @@ pub fn suggested_threshold(crossings: &[Crossing]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field::Dtype;
-    use crate::topo::ecc::{Construction, Filtration};
+    use crate::field::Samples;
+    use crate::topo::ecc::{Chi, Construction, Filtration};
 
     fn curve(chi: &[i64]) -> Ecc {
         Ecc {
-            dtype: Dtype::U8,
             construction: Construction::TopCells,
             filtration: Filtration::Sublevel,
-            thresholds: (0..chi.len()).map(|i| i as f64 * 10.0).collect(),
-            chi: chi.to_vec(),
+            thresholds: Samples::U8((0..chi.len()).map(|i| i as u8 * 10).collect()),
+            chi: Chi::I64(chi.to_vec()),
         }
     }
 

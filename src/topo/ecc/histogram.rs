@@ -113,7 +113,7 @@ impl Histogram {
     }
 
     /// Thresholds present (keys mapped by `threshold`) and the change sum at each.
-    pub(super) fn into_per_value<K: Key>(mut self, threshold: impl Fn(K) -> f64) -> PerValue {
+    pub(super) fn into_per_value<K: Key, T>(mut self, threshold: impl Fn(K) -> T) -> PerValue<T> {
         self.flush();
         let present = (0..self.counts.len()).filter(|&i| self.counts[i] > 0);
         let thresholds = present.clone().map(|i| threshold(K::from_i64(self.lo + i as i64))).collect();

@@ -21,9 +21,11 @@
 //! most 2^16 distinct possible values) a histogram; for
 //! u32, i32, f32 and f64 fields, which may have as many distinct values as voxels, one packed
 //! (key, change) entry per voxel (8 bytes, 16 for u32/i32/f64; see [`buckets`]) and the curve
-//! itself (16 bytes per distinct value).
+//! itself (the threshold in the field's type and a chi of 4 bytes, or 8 beyond ~500M voxels; see
+//! [`chi`]).
 
 mod buckets;
+pub mod chi;
 pub mod crossings;
 mod histogram;
 mod kernel;
@@ -32,7 +34,9 @@ mod narrow;
 pub mod stream;
 
 use crate::control::Control;
-use crate::field::{Dtype, Key, Sample, ScalarField};
+pub use chi::Chi;
+
+use crate::field::{Dtype, Key, Sample, Samples, ScalarField};
 use crate::with_samples;
 use rayon::prelude::*;
 use std::fmt;
@@ -176,14 +180,35 @@ impl Default for EccOptions {
 
 /// An Euler characteristic curve: `chi[i]` is the Euler characteristic of the sublevel set at
 /// `thresholds[i]` (superlevel: thresholds decrease). Thresholds are the field's distinct values,
-/// exactly (every supported dtype converts to f64 without rounding).
+/// in the field's own type (exact, and half an f64's bytes for 32-bit types).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ecc {
-    pub dtype: Dtype,
     pub construction: Construction,
     pub filtration: Filtration,
-    pub thresholds: Vec<f64>,
-    pub chi: Vec<i64>,
+    pub thresholds: Samples,
+    pub chi: Chi,
+}
+
+impl Ecc {
+    /// The field's sample type, which the thresholds keep.
+    pub fn dtype(&self) -> Dtype {
+        self.thresholds.dtype()
+    }
+
+    /// Number of points (distinct values).
+    pub fn len(&self) -> usize {
+        self.thresholds.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Threshold `i` as f64 (exact).
+    #[inline]
+    pub fn threshold(&self, i: usize) -> f64 {
+        self.thresholds.get_f64(i)
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -367,8 +392,8 @@ pub(crate) fn filtration_key<T: Sample, const SUP: bool>(s: T) -> T::Key {
 
 /// The threshold (sample value) of a filtration key.
 #[inline(always)]
-pub(crate) fn threshold<T: Sample, const SUP: bool>(k: T::Key) -> f64 {
-    T::from_key(if SUP { !k } else { k }).to_f64()
+pub(crate) fn threshold<T: Sample, const SUP: bool>(k: T::Key) -> T {
+    T::from_key(if SUP { !k } else { k })
 }
 
 fn ecc_typed<T: Sample>(
@@ -380,8 +405,8 @@ fn ecc_typed<T: Sample>(
 where
     T::Key: EccKey,
 {
-    let (thresholds, chi) = with_filtration!(opts, per_value::<T>(held, geo, opts, ctl))?;
-    Ok(curve::<T>(opts, thresholds, chi))
+    let per_value = with_filtration!(opts, per_value::<T>(held, geo, opts, ctl))?;
+    Ok(curve(opts, geo, per_value))
 }
 
 /// Calls `$f::<.., VERT, SUP>($args)` with the flags of `$opts`' construction and filtration.
@@ -398,24 +423,20 @@ macro_rules! with_filtration {
 use with_filtration;
 
 /// The curve from the summed change at each threshold (its prefix sums).
-fn curve<T: Sample>(opts: &EccOptions, thresholds: Vec<f64>, mut chi: Vec<i64>) -> Ecc {
-    let mut acc = 0i64;
-    for c in chi.iter_mut() {
-        acc += *c;
-        *c = acc;
-    }
-    Ecc { dtype: T::DTYPE, construction: opts.construction, filtration: opts.filtration, thresholds, chi }
+fn curve<T: Sample>(opts: &EccOptions, geo: &Geometry, (thresholds, changes): PerValue<T>) -> Ecc {
+    let chi = Chi::running(&changes, chi::fits_i32(&[geo.x, geo.lines, geo.planes]), |c| c);
+    Ecc { construction: opts.construction, filtration: opts.filtration, thresholds: T::wrap(thresholds), chi }
 }
 
 /// The thresholds present (in filtration order) and the summed change at each.
-type PerValue = (Vec<f64>, Vec<i64>);
+type PerValue<T> = (Vec<T>, Vec<i64>);
 
 fn per_value<T: Sample, const VERT: bool, const SUP: bool>(
     held: Held<T>,
     geo: &Geometry,
     opts: &EccOptions,
     ctl: &Control,
-) -> Result<PerValue, EccError>
+) -> Result<PerValue<T>, EccError>
 where
     T::Key: EccKey,
 {

@@ -105,11 +105,11 @@ pub fn ecc(field: &ScalarField, construction: Construction, filtration: Filtrati
         }
         chi.push(sum);
     }
+    let thresholds: Vec<f64> = values.iter().map(|t| sign * t + 0.0).collect();
     Ecc {
-        dtype: field.dtype(),
         construction,
         filtration,
-        thresholds: values.iter().map(|t| sign * t + 0.0).collect(),
-        chi,
+        thresholds: crate::field::Samples::from_f64(field.dtype(), &thresholds),
+        chi: super::Chi::I64(chi),
     }
 }

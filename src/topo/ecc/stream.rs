@@ -57,8 +57,8 @@ where
     T::Key: EccKey,
 {
     let geo = Geometry::of_shape(&source.grid().shape);
-    let (thresholds, chi) = with_filtration!(opts, per_value::<T>(source, &geo, opts, slab_bytes, ctl))?;
-    Ok(curve::<T>(opts, thresholds, chi))
+    let per_value = with_filtration!(opts, per_value::<T>(source, &geo, opts, slab_bytes, ctl))?;
+    Ok(curve(opts, &geo, per_value))
 }
 
 /// A slab as read: samples of planes `base..` holding the computed planes `range`.
@@ -74,7 +74,7 @@ fn per_value<T: Sample, const VERT: bool, const SUP: bool>(
     opts: &EccOptions,
     slab_bytes: usize,
     ctl: &Control,
-) -> Result<PerValue, EccError>
+) -> Result<PerValue<T>, EccError>
 where
     T::Key: EccKey,
 {
@@ -147,7 +147,7 @@ where
 /// The change sums of the slabs seen so far: a histogram, or sorted runs of (threshold, sum).
 enum Sums<T: Sample, const SUP: bool> {
     Histogram(super::histogram::Histogram),
-    Runs(Vec<PerValue>, std::marker::PhantomData<T>),
+    Runs(Vec<PerValue<T>>),
 }
 
 impl<T: Sample, const SUP: bool> Sums<T, SUP>
@@ -157,7 +157,7 @@ where
     fn new() -> Self {
         match T::BINS {
             Some(_) => Sums::Histogram(empty_histogram::<T, SUP>()),
-            None => Sums::Runs(Vec::new(), std::marker::PhantomData),
+            None => Sums::Runs(Vec::new()),
         }
     }
 
@@ -174,23 +174,23 @@ where
                 let h0 = std::mem::replace(h, empty_histogram::<T, SUP>());
                 *h = h0.merge(slab);
             }
-            Sums::Runs(runs, _) => {
+            Sums::Runs(runs) => {
                 runs.push(buckets::per_value::<T, VERT, SUP>(held, geo, pc, ctl)?);
                 // Merge while the newest run is at least half the one before it.
                 while runs.len() >= 2 && 2 * runs[runs.len() - 1].0.len() >= runs[runs.len() - 2].0.len() {
                     let b = runs.pop().expect("two runs");
                     let a = runs.pop().expect("two runs");
-                    runs.push(merge::<SUP>(a, b));
+                    runs.push(merge::<T, SUP>(a, b));
                 }
             }
         }
         Ok(())
     }
 
-    fn finish(self) -> PerValue {
+    fn finish(self) -> PerValue<T> {
         match self {
             Sums::Histogram(h) => h.into_per_value(|k| threshold::<T, SUP>(k)),
-            Sums::Runs(runs, _) => runs.into_iter().reduce(merge::<SUP>).unwrap_or_default(),
+            Sums::Runs(runs) => runs.into_iter().reduce(merge::<T, SUP>).unwrap_or_default(),
         }
     }
 }
@@ -198,8 +198,8 @@ where
 /// Two runs of distinct thresholds in the filtration's order (increasing, or decreasing for
 /// superlevel sets), merged, the sums of a threshold in both added. Thresholds are exact
 /// sample values, one per key (-0.0 is folded into 0.0), so comparing them compares keys.
-fn merge<const SUP: bool>(a: PerValue, b: PerValue) -> PerValue {
-    let before = |x: f64, y: f64| if SUP { x > y } else { x < y };
+fn merge<T: Sample, const SUP: bool>(a: PerValue<T>, b: PerValue<T>) -> PerValue<T> {
+    let before = |x: T, y: T| if SUP { x > y } else { x < y };
     let n = a.0.len() + b.0.len();
     let (mut t, mut s) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut i, mut j) = (0, 0);
