@@ -47,11 +47,20 @@ pub struct EccReport<'a> {
 /// A threshold printed exactly and briefly: integers as integers, f32 values as the shortest
 /// f32 that reads back the same.
 pub fn format_threshold(t: f64, dtype: Dtype) -> String {
-    match dtype {
-        Dtype::F32 => format!("{:?}", t as f32),
-        Dtype::F64 => format!("{t:?}"),
-        _ => format!("{}", t as i64),
-    }
+    let mut s = String::new();
+    push_threshold(&mut s, t, dtype);
+    s
+}
+
+/// [`format_threshold`] appended to `out`.
+fn push_threshold(out: &mut String, t: f64, dtype: Dtype) {
+    use std::fmt::Write as _;
+    // Writing into a String cannot fail.
+    let _ = match dtype {
+        Dtype::F32 => write!(out, "{:?}", t as f32),
+        Dtype::F64 => write!(out, "{t:?}"),
+        _ => write!(out, "{}", t as i64),
+    };
 }
 
 /// A header value (spacing, origin) at the precision it was stored with: a value that is
@@ -98,15 +107,43 @@ impl EccReport<'_> {
             Some(_) if three_d => writeln!(w, "threshold,chi,b0,b1,b2")?,
             Some(_) => writeln!(w, "threshold,chi,b0,b1")?,
         }
-        for (i, c) in e.chi.iter().enumerate() {
-            write!(w, "{},{c}", format_threshold(e.threshold(i), e.dtype()))?;
-            if let Some(b) = self.betti {
-                write!(w, ",{},{}", b.b0[i], b.b1[i])?;
-                if three_d {
-                    write!(w, ",{}", b.b2[i])?;
+        self.write_rows(w)
+    }
+
+    /// The CSV's rows, formatted on all cores a block at a time and written in order: a float
+    /// field's curve can have a row per voxel (134M for 512^3 all distinct, 29 s to format on
+    /// one core of the H100 machine).
+    fn write_rows(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        use rayon::prelude::*;
+        use std::fmt::Write as _;
+        const BLOCK: usize = 1 << 14;
+        // Blocks formatted between writes: a few MiB of text per thread.
+        let batch = BLOCK * 4 * rayon::current_num_threads();
+        let (e, three_d) = (self.ecc, self.field.ndim() == 3);
+        let block = |start: usize, end: usize| {
+            let mut out = String::with_capacity((end - start) * 24);
+            for i in start..end {
+                push_threshold(&mut out, e.threshold(i), e.dtype());
+                // Writing into a String cannot fail.
+                let _ = write!(out, ",{}", e.chi.get(i));
+                if let Some(b) = self.betti {
+                    let _ = write!(out, ",{},{}", b.b0[i], b.b1[i]);
+                    if three_d {
+                        let _ = write!(out, ",{}", b.b2[i]);
+                    }
                 }
+                out.push('\n');
             }
-            writeln!(w)?;
+            out
+        };
+        for first in (0..e.len()).step_by(batch) {
+            let last = (first + batch).min(e.len());
+            let starts: Vec<usize> = (first..last).step_by(BLOCK).collect();
+            let texts: Vec<String> =
+                starts.into_par_iter().map(|s| block(s, (s + BLOCK).min(last))).collect();
+            for t in texts {
+                w.write_all(t.as_bytes())?;
+            }
         }
         Ok(())
     }
@@ -160,5 +197,40 @@ impl EccReport<'_> {
             doc["b2"] = serde_json::json!(b.b2);
         }
         doc
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::field::Samples;
+    use crate::topo::ecc::{Chi, Construction, Filtration};
+
+    /// The rows formatted in parallel blocks, across several batches, are the rows written one
+    /// by one.
+    #[test]
+    fn rows_are_written_in_order_across_blocks() {
+        let n = 700_001;
+        let t: Vec<f32> = (0..n).map(|i| i as f32 * 0.25 - 3.0).collect();
+        let chi: Vec<i32> = (0..n).map(|i| (i as i32 % 97) - 40).collect();
+        let ecc = Ecc {
+            construction: Construction::TopCells,
+            filtration: Filtration::Sublevel,
+            thresholds: Samples::F32(t.clone()),
+            chi: Chi::I32(chi.clone()),
+        };
+        let field = Grid { shape: vec![n], dtype: Dtype::F32, spacing: [1.0; 3] };
+        let report = EccReport {
+            file: "f",
+            field: &field,
+            ecc: &ecc,
+            smoothing: None,
+            nan: NanPolicy::Reject,
+            betti: None,
+        };
+        let mut out = Vec::new();
+        report.write_rows(&mut out).unwrap();
+        let want: String = t.iter().zip(&chi).map(|(t, c)| format!("{t:?},{c}\n")).collect();
+        assert!(out == want.as_bytes());
     }
 }
