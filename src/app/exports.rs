@@ -89,9 +89,7 @@ fn write(job: Export) -> Written {
                 betti: None,
             };
             let r = if json {
-                write_atomic_with(&path, |w| {
-                    serde_json::to_writer_pretty(&mut *w, &report.json()).map_err(std::io::Error::other)
-                })
+                write_atomic_with(&path, |w| report.write_json(&mut *w))
             } else {
                 write_atomic_with(&path, |w| report.write_csv(w))
             };

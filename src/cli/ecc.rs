@@ -317,7 +317,7 @@ fn report(
         betti: curves.betti,
     };
     let write_json = |w: &mut dyn std::io::Write| {
-        serde_json::to_writer_pretty(&mut *w, &report.json()).map_err(std::io::Error::other)?;
+        report.write_json(&mut *w)?;
         w.write_all(b"\n")
     };
     let to_stdout = write_outputs(file, args, batch, &|w| report.write_csv(w), &write_json)?;

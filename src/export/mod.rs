@@ -110,52 +110,66 @@ impl EccReport<'_> {
         self.write_rows(w)
     }
 
-    /// The CSV's rows, formatted on all cores a block at a time and written in order: a float
-    /// field's curve can have a row per voxel (134M for 512^3 all distinct, 29 s to format on
-    /// one core of the H100 machine).
+    /// The CSV's rows.
     fn write_rows(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        use rayon::prelude::*;
         use std::fmt::Write as _;
-        const BLOCK: usize = 1 << 14;
-        // Blocks formatted between writes: a few MiB of text per thread.
-        let batch = BLOCK * 4 * rayon::current_num_threads();
         let (e, three_d) = (self.ecc, self.field.ndim() == 3);
-        let block = |start: usize, end: usize| {
-            let mut out = String::with_capacity((end - start) * 24);
-            for i in start..end {
-                push_threshold(&mut out, e.threshold(i), e.dtype());
-                // Writing into a String cannot fail.
-                let _ = write!(out, ",{}", e.chi.get(i));
-                if let Some(b) = self.betti {
-                    let _ = write!(out, ",{},{}", b.b0[i], b.b1[i]);
-                    if three_d {
-                        let _ = write!(out, ",{}", b.b2[i]);
-                    }
+        write_blocks(w, e.len(), |out, i| {
+            push_threshold(out, e.threshold(i), e.dtype());
+            // Writing into a String cannot fail.
+            let _ = write!(out, ",{}", e.chi.get(i));
+            if let Some(b) = self.betti {
+                let _ = write!(out, ",{},{}", b.b0[i], b.b1[i]);
+                if three_d {
+                    let _ = write!(out, ",{}", b.b2[i]);
                 }
-                out.push('\n');
             }
-            out
-        };
-        for first in (0..e.len()).step_by(batch) {
-            let last = (first + batch).min(e.len());
-            let starts: Vec<usize> = (first..last).step_by(BLOCK).collect();
-            let texts: Vec<String> =
-                starts.into_par_iter().map(|s| block(s, (s + BLOCK).min(last))).collect();
-            for t in texts {
-                w.write_all(t.as_bytes())?;
-            }
-        }
-        Ok(())
+            out.push('\n');
+        })
     }
 
+    /// The JSON document of [`Self::json`], pretty-printed, its per-threshold arrays written
+    /// as [`write_blocks`] writes rows: built as `serde_json` values, a curve of 134M points
+    /// would take tens of GB.
+    pub fn write_json(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let e = self.ecc;
+        let head = serde_json::to_string_pretty(&self.header_json()).map_err(std::io::Error::other)?;
+        // The header is an object: everything but its closing brace, then the arrays.
+        w.write_all(head.trim_end().trim_end_matches('}').trim_end().as_bytes())?;
+        let array = |w: &mut dyn Write, name: &str, each: &(dyn Fn(&mut String, usize) + Sync)| {
+            write!(w, ",\n  \"{name}\": [")?;
+            write_blocks(w, e.len(), |out, i| {
+                out.push_str(if i == 0 { "\n    " } else { ",\n    " });
+                each(out, i);
+            })?;
+            w.write_all(if e.is_empty() { b"]" } else { b"\n  ]" })
+        };
+        array(w, "threshold", &|out, i| push_json_threshold(out, e.threshold(i), e.dtype()))?;
+        array(w, "chi", &|out, i| push_int(out, e.chi.get(i)))?;
+        if let Some(b) = self.betti {
+            // b2 is zero below 3D, and written anyway: every reader finds the three arrays.
+            array(w, "b0", &|out, i| push_int(out, b.b0[i]))?;
+            array(w, "b1", &|out, i| push_int(out, b.b1[i]))?;
+            array(w, "b2", &|out, i| push_int(out, b.b2[i]))?;
+        }
+        w.write_all(b"\n}")
+    }
+
+    /// The JSON document as `serde_json` values (for tests and small curves; exports stream
+    /// it with [`Self::write_json`]).
     pub fn json(&self) -> serde_json::Value {
+        let mut out = Vec::new();
+        self.write_json(&mut out).expect("writing to memory");
+        serde_json::from_slice(&out).expect("the document just written")
+    }
+
+    /// Everything of the JSON document but the per-threshold arrays.
+    fn header_json(&self) -> serde_json::Value {
         let e = self.ecc;
         let num = |t: f64| -> serde_json::Value {
-            if t.is_finite() {
-                serde_json::from_str(&format_threshold(t, e.dtype())).unwrap_or(serde_json::Value::Null)
-            } else {
-                serde_json::Value::String(if t > 0.0 { "Infinity".into() } else { "-Infinity".into() })
-            }
+            let mut s = String::new();
+            push_json_threshold(&mut s, t, e.dtype());
+            serde_json::from_str(&s).unwrap_or(serde_json::Value::Null)
         };
         let crossings = zero_crossings(e);
         let cross = |c: &Crossing| {
@@ -167,7 +181,7 @@ impl EccReport<'_> {
                 "chi_after": c.chi_after,
             })
         };
-        let mut doc = serde_json::json!({
+        serde_json::json!({
             "topoview_version": env!("CARGO_PKG_VERSION"),
             "file": self.file,
             "dims": self.field.shape,
@@ -184,20 +198,59 @@ impl EccReport<'_> {
                 "boundary": "reflect",
             })),
             "nan": self.nan,
-            "distinct_values": e.thresholds.len(),
-            "threshold": (0..e.len()).map(|i| num(e.threshold(i))).collect::<Vec<_>>(),
-            "chi": e.chi,
+            "distinct_values": e.len(),
             "zero_crossings": crossings.iter().map(cross).collect::<Vec<_>>(),
             "suggested_threshold": suggested_threshold(&crossings).map(num),
-        });
-        if let Some(b) = self.betti {
-            // b2 is zero below 3D, and written anyway: every reader finds the three arrays.
-            doc["b0"] = serde_json::json!(b.b0);
-            doc["b1"] = serde_json::json!(b.b1);
-            doc["b2"] = serde_json::json!(b.b2);
-        }
-        doc
+        })
     }
+}
+
+/// A threshold as a JSON value: [`format_threshold`]'s digits (a JSON number), or the strings
+/// "Infinity" and "-Infinity", which JSON has no number for.
+fn push_json_threshold(out: &mut String, t: f64, dtype: Dtype) {
+    if t.is_finite() {
+        push_threshold(out, t, dtype);
+    } else {
+        out.push_str(if t > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" });
+    }
+}
+
+fn push_int(out: &mut String, v: i64) {
+    use std::fmt::Write as _;
+    // Writing into a String cannot fail.
+    let _ = write!(out, "{v}");
+}
+
+/// Writes `n` items, each appended to a text by `item(text, index)`: formatted on all cores a
+/// block at a time and written in order. A float field's curve can have a point per voxel
+/// (134M for 512^3 all distinct: 29 s to format on one core of the H100 machine).
+fn write_blocks(
+    w: &mut dyn Write,
+    n: usize,
+    item: impl Fn(&mut String, usize) + Sync,
+) -> std::io::Result<()> {
+    use rayon::prelude::*;
+    const BLOCK: usize = 1 << 14;
+    // Blocks formatted between writes: a few MiB of text per thread.
+    let batch = BLOCK * 4 * rayon::current_num_threads();
+    for first in (0..n).step_by(batch) {
+        let last = (first + batch).min(n);
+        let starts: Vec<usize> = (first..last).step_by(BLOCK).collect();
+        let texts: Vec<String> = starts
+            .into_par_iter()
+            .map(|s| {
+                let mut out = String::with_capacity(BLOCK * 24);
+                for i in s..(s + BLOCK).min(last) {
+                    item(&mut out, i);
+                }
+                out
+            })
+            .collect();
+        for t in texts {
+            w.write_all(t.as_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -232,5 +285,49 @@ mod tests {
         report.write_rows(&mut out).unwrap();
         let want: String = t.iter().zip(&chi).map(|(t, c)| format!("{t:?},{c}\n")).collect();
         assert!(out == want.as_bytes());
+    }
+
+    /// The streamed JSON document parses, its arrays whole and in order, infinities as strings.
+    #[test]
+    fn json_streams_its_arrays() {
+        let n = 300_003;
+        let mut t: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
+        t[n - 1] = f64::INFINITY;
+        let chi: Vec<i64> = (0..n).map(|i| i as i64 % 5 - 2).collect();
+        let ecc = Ecc {
+            construction: Construction::TopCells,
+            filtration: Filtration::Sublevel,
+            thresholds: Samples::F64(t.clone()),
+            chi: Chi::I64(chi.clone()),
+        };
+        let field = Grid { shape: vec![n], dtype: Dtype::F64, spacing: [1.0; 3] };
+        let betti = Betti { b0: chi.clone(), b1: vec![0; n], b2: vec![0; n] };
+        for betti in [None, Some(&betti)] {
+            let r = EccReport {
+                file: "f",
+                field: &field,
+                ecc: &ecc,
+                smoothing: None,
+                nan: NanPolicy::Reject,
+                betti,
+            };
+            let doc = r.json();
+            assert_eq!(doc["threshold"][1], serde_json::json!(0.5));
+            assert_eq!(doc["threshold"][n - 1], serde_json::json!("Infinity"));
+            assert_eq!(doc["threshold"].as_array().unwrap().len(), n);
+            assert_eq!(doc["chi"], serde_json::json!(chi));
+            assert_eq!(doc["distinct_values"], serde_json::json!(n));
+            assert_eq!(doc.get("b0").is_some(), betti.is_some());
+        }
+        let empty = Ecc { thresholds: Samples::F64(vec![]), chi: Chi::I64(vec![]), ..ecc };
+        let r = EccReport {
+            file: "f",
+            field: &field,
+            ecc: &empty,
+            smoothing: None,
+            nan: NanPolicy::Reject,
+            betti: None,
+        };
+        assert_eq!(r.json()["chi"], serde_json::json!([]));
     }
 }
