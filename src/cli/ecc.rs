@@ -451,7 +451,7 @@ fn summary(name: &str, field: &Grid, c: &ecc::Ecc, smoothing: Option<&Smoothing>
         c.filtration.name(),
         c.len()
     );
-    if let (Some(lo), Some(hi)) = (c.chi.iter().min(), c.chi.iter().max()) {
+    if let Some((lo, hi)) = c.chi.min_max() {
         s += &format!("; chi from {} to {} (min {lo}, max {hi})", c.chi.get(0), c.chi.get(c.chi.len() - 1));
     }
     s += &format!("; {} zero-crossing{}", crossings.len(), if crossings.len() == 1 { "" } else { "s" });

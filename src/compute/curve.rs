@@ -26,7 +26,8 @@ impl Curve {
     pub fn new(ecc: Arc<Ecc>) -> Curve {
         let crossings = crossings::zero_crossings(&ecc);
         let suggested = crossings::suggested_threshold(&crossings);
-        Curve { points: thin(&ecc.thresholds, |i| ecc.chi.get(i), PLOT_POINTS), ecc, crossings, suggested }
+        let points = crate::with_chi!(&ecc.chi, v => thin(&ecc.thresholds, |i| crate::topo::ecc::chi::widen(v[i]), PLOT_POINTS));
+        Curve { points, ecc, crossings, suggested }
     }
 
     /// Euler characteristic at threshold `t`.

@@ -464,13 +464,15 @@ fn value_of_key<T: crate::field::Sample>(k: u64, sup: bool) -> T {
             let o = o as u32;
             (if o & 0x8000_0000 != 0 { o & 0x7fff_ffff } else { !o }) as u64
         }
-        _ => {
+        Dtype::F64 => {
             if o >> 63 != 0 {
                 o & 0x7fff_ffff_ffff_ffff
             } else {
                 !o
             }
         }
+        // Narrow types never take the wide path.
+        _ => unreachable!("no wide keys for {}", T::DTYPE),
     };
     if std::mem::size_of::<T>() == 4 {
         bytemuck::pod_read_unaligned(&(bits as u32).to_ne_bytes())

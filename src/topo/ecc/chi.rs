@@ -5,8 +5,8 @@
 use rayon::prelude::*;
 
 /// The curve's chi values: 32 bits when [`fits_i32`] holds for the field's shape, else 64.
-/// The choice depends on the shape alone, so every backend gives the same representation;
-/// equality compares values either way.
+/// The choice depends on the shape alone, so the CPU and GPU backends give the same
+/// representation; equality compares values either way.
 #[derive(Clone, Debug)]
 pub enum Chi {
     I32(Vec<i32>),
@@ -16,15 +16,27 @@ pub enum Chi {
 /// Whether every Euler characteristic of a field of `shape` fits in an i32. A complex's chi
 /// lies between minus its odd-dimensional cells and plus its even-dimensional ones, and every
 /// threshold set of either construction is a subcomplex of the cubical complex of top cells on
-/// the padded grid, whose cells are counted here.
+/// the field's box, whose cells are counted here (a missing axis has extent 0: a 2D field's
+/// box is a rectangle, not a slab of one voxel).
 pub fn fits_i32(shape: &[usize]) -> bool {
-    let [a, b, c] = crate::field::padded_dims(shape).map(|d| d as u128);
+    let [a, b, c] = [0, 1, 2].map(|i| shape.get(i).copied().unwrap_or(0) as u128);
     let (a1, b1, c1) = (a + 1, b + 1, c + 1);
     let vertices = a1 * b1 * c1;
     let edges = a * b1 * c1 + a1 * b * c1 + a1 * b1 * c;
     let faces = a * b * c1 + a * b1 * c + a1 * b * c;
     let cubes = a * b * c;
     (vertices + faces).max(edges + cubes) <= i32::MAX as u128
+}
+
+/// Runs `$body` with `$v` bound to the typed values (`&Vec<i32>` or `&Vec<i64>`) of a [`Chi`].
+#[macro_export]
+macro_rules! with_chi {
+    ($chi:expr, $v:ident => $body:expr) => {
+        match $chi {
+            $crate::topo::ecc::Chi::I32($v) => $body,
+            $crate::topo::ecc::Chi::I64($v) => $body,
+        }
+    };
 }
 
 impl Chi {
@@ -35,7 +47,7 @@ impl Chi {
         let n = changes.len();
         if narrow {
             let mut out = crate::mem::with_capacity::<i32>(n);
-            running_into(&mut out.spare_capacity_mut()[..n], changes, 0, &wide, |x| x as i32);
+            running_into(&mut out.spare_capacity_mut()[..n], changes, 0, &wide, narrow_chi);
             // SAFETY: running_into wrote all n entries.
             unsafe { out.set_len(n) };
             Chi::I32(out)
@@ -65,7 +77,7 @@ impl Chi {
     ) -> i64 {
         let range = first..first + changes.len();
         match self {
-            Chi::I32(v) => running_into(as_uninit(&mut v[range]), changes, start, &wide, |x| x as i32),
+            Chi::I32(v) => running_into(as_uninit(&mut v[range]), changes, start, &wide, narrow_chi),
             Chi::I64(v) => running_into(as_uninit(&mut v[range]), changes, start, &wide, |x| x),
         }
     }
@@ -90,9 +102,18 @@ impl Chi {
         }
     }
 
-    /// The values in order.
+    /// The values in order (one dispatch per value: loops over long curves use
+    /// [`crate::with_chi`]).
     pub fn iter(&self) -> impl ExactSizeIterator<Item = i64> + '_ {
         (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The smallest and largest values.
+    pub fn min_max(&self) -> Option<(i64, i64)> {
+        crate::with_chi!(self, v => {
+            let lo = v.par_iter().min().map(|&x| widen(x));
+            lo.zip(v.par_iter().max().map(|&x| widen(x)))
+        })
     }
 
     /// The values as i64 (a copy).
@@ -125,13 +146,17 @@ impl PartialEq<Vec<i64>> for Chi {
     }
 }
 
-impl serde::Serialize for Chi {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Chi::I32(v) => v.serialize(s),
-            Chi::I64(v) => v.serialize(s),
-        }
-    }
+/// A value of either representation as i64 (for code written once for both, in [`crate::with_chi`]).
+#[inline(always)]
+pub fn widen<C: Into<i64>>(x: C) -> i64 {
+    x.into()
+}
+
+/// A chi stored in 32 bits, which [`fits_i32`] promised.
+#[inline(always)]
+fn narrow_chi(x: i64) -> i32 {
+    debug_assert!(i32::try_from(x).is_ok(), "chi {x} past the bound of fits_i32");
+    x as i32
 }
 
 fn as_uninit<T>(v: &mut [T]) -> &mut [std::mem::MaybeUninit<T>] {
@@ -202,12 +227,12 @@ mod tests {
         // 1024^3 has about 4.3G cells of each parity.
         assert!(!fits_i32(&[1024, 1024, 1024]));
         assert!(fits_i32(&[8192, 8192]));
-        assert!(!fits_i32(&[1 << 31]));
-        // Against a direct count on a small box: chi of the whole complex is 1, and the bound
-        // is the larger parity class.
-        let [a, b, c] = [3u128, 4, 5];
-        let even = (a + 1) * (b + 1) * (c + 1) + a * b * (c + 1) + a * (b + 1) * c + (a + 1) * b * c;
-        let odd = a * (b + 1) * (c + 1) + (a + 1) * b * (c + 1) + (a + 1) * (b + 1) * c + a * b * c;
-        assert_eq!(even - odd, 1);
+        // The last cube that fits: 813^3 has 2,152M vertices and faces.
+        assert!(fits_i32(&[812, 812, 812]) && !fits_i32(&[813, 813, 813]));
+        // A square of n^2 pixels has about 2 n^2 cells of each parity (not the 6 n^2 of a
+        // slab one voxel thick): 32767^2 = 1.07G pixels fit.
+        assert!(fits_i32(&[32_767, 32_767]) && !fits_i32(&[32_768, 32_768]));
+        // A line of n voxels has n + 1 vertices.
+        assert!(fits_i32(&[i32::MAX as usize - 1]) && !fits_i32(&[i32::MAX as usize]));
     }
 }

@@ -31,10 +31,16 @@ pub struct Crossing {
 
 /// All zero-crossings of `ecc`, in filtration order.
 pub fn zero_crossings(ecc: &Ecc) -> Vec<Crossing> {
+    crate::with_chi!(&ecc.chi, v => crossings_of(ecc, v))
+}
+
+/// [`zero_crossings`] of `ecc` whose chi values are `chi`.
+fn crossings_of<C: Copy + Into<i64>>(ecc: &Ecc, chi: &[C]) -> Vec<Crossing> {
     let mut out = Vec::new();
     let mut last_sign = 0i64;
-    for (b, chi) in ecc.chi.iter().enumerate() {
-        let s = chi.signum();
+    for (b, &c) in chi.iter().enumerate() {
+        let c: i64 = c.into();
+        let s = c.signum();
         if s == 0 {
             continue;
         }
@@ -44,8 +50,8 @@ pub fn zero_crossings(ecc: &Ecc) -> Vec<Crossing> {
                 index: b,
                 last_before: ecc.threshold(b - 1),
                 first_after: ecc.threshold(b),
-                chi_before: ecc.chi.get(b - 1),
-                chi_after: chi,
+                chi_before: chi[b - 1].into(),
+                chi_after: c,
             });
         }
         last_sign = s;

@@ -21,8 +21,8 @@
 //! most 2^16 distinct possible values) a histogram; for
 //! u32, i32, f32 and f64 fields, which may have as many distinct values as voxels, one packed
 //! (key, change) entry per voxel (8 bytes, 16 for u32/i32/f64; see [`buckets`]) and the curve
-//! itself (the threshold in the field's type and a chi of 4 bytes, or 8 beyond ~500M voxels; see
-//! [`chi`]).
+//! itself (the threshold in the field's type and a chi of 4 bytes; 8 past 812^3 voxels in 3D and
+//! 32767^2 pixels in 2D: see [`chi`]).
 
 mod buckets;
 pub mod chi;
@@ -270,6 +270,8 @@ struct Geometry {
     lines: usize,
     planes: usize,
     three_d: bool,
+    /// Whether the curve's chi fits in 32 bits ([`chi::fits_i32`] of the field's shape).
+    chi32: bool,
 }
 
 impl Geometry {
@@ -280,10 +282,11 @@ impl Geometry {
     /// The geometry of a field of `shape` (1 to 3 axes, x first).
     fn of_shape(shape: &[usize]) -> Self {
         let [x, y, z] = crate::field::padded_dims(shape);
+        let chi32 = chi::fits_i32(shape);
         if shape.len() == 3 {
-            Geometry { x, lines: y, planes: z, three_d: true }
+            Geometry { x, lines: y, planes: z, three_d: true, chi32 }
         } else {
-            Geometry { x, lines: 1, planes: y, three_d: false }
+            Geometry { x, lines: 1, planes: y, three_d: false, chi32 }
         }
     }
 
@@ -424,7 +427,7 @@ use with_filtration;
 
 /// The curve from the summed change at each threshold (its prefix sums).
 fn curve<T: Sample>(opts: &EccOptions, geo: &Geometry, (thresholds, changes): PerValue<T>) -> Ecc {
-    let chi = Chi::running(&changes, chi::fits_i32(&[geo.x, geo.lines, geo.planes]), |c| c);
+    let chi = Chi::running(&changes, geo.chi32, |c| c);
     Ecc { construction: opts.construction, filtration: opts.filtration, thresholds: T::wrap(thresholds), chi }
 }
 
