@@ -161,9 +161,9 @@ fn failed(cancelled: bool, e: impl std::fmt::Display) -> PyErr {
 }
 
 /// `s` mapped by `f` on all cores into a new buffer, in huge pages where the kernel allows: the
-/// copy of a call's input (a field owns its samples), a curve's 32-bit chi widened. On one core
-/// into fresh pages, converting the 2^24 thresholds of a 256^3 f32 field took longer than a
-/// third of its ECC (16 cores).
+/// copy of a call's input (a field owns its samples). On one core into fresh pages, a map of
+/// 2^24 values (a 256^3 f32 curve's thresholds, when they were converted here) took longer
+/// than a third of that field's ECC on 16 cores.
 fn mapped<S: Copy + Sync, T: Send>(s: &[S], f: impl Fn(S) -> T + Sync + Send) -> Vec<T> {
     use rayon::prelude::*;
     let mut v = crate::mem::with_capacity(s.len());
@@ -398,10 +398,7 @@ fn ecc<'py>(
     // The thresholds come in the field's dtype; chi stays int64 in Python (the documented
     // type, and the one numpy's arithmetic on it expects).
     let Ecc { thresholds, chi, .. } = e;
-    let chi = match chi {
-        Chi::I64(v) => v,
-        Chi::I32(v) => py.detach(move || mapped(&v, i64::from)),
-    };
+    let chi = py.detach(move || chi.into_i64());
     Ok((to_numpy(py, thresholds), chi.into_pyarray(py).into_any(), (where_ran(b, &ran), ran.fallback)))
 }
 

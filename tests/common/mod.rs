@@ -5,16 +5,7 @@ use topoview::field::{Dtype, Samples, ScalarField};
 
 /// A field of `dtype` holding `vals` (already in range for the type), x fastest.
 pub fn field_of(dtype: Dtype, dims: &[usize], vals: &[f64]) -> ScalarField {
-    let s = match dtype {
-        Dtype::U8 => Samples::U8(vals.iter().map(|&v| v as u8).collect()),
-        Dtype::I8 => Samples::I8(vals.iter().map(|&v| v as i8).collect()),
-        Dtype::U16 => Samples::U16(vals.iter().map(|&v| v as u16).collect()),
-        Dtype::I16 => Samples::I16(vals.iter().map(|&v| v as i16).collect()),
-        Dtype::U32 => Samples::U32(vals.iter().map(|&v| v as u32).collect()),
-        Dtype::I32 => Samples::I32(vals.iter().map(|&v| v as i32).collect()),
-        Dtype::F32 => Samples::F32(vals.iter().map(|&v| v as f32).collect()),
-        Dtype::F64 => Samples::F64(vals.to_vec()),
-    };
+    let s = Samples::from_f64(dtype, vals);
     ScalarField::new(dims, s).expect("valid test field")
 }
 

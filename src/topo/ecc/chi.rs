@@ -116,11 +116,18 @@ impl Chi {
         })
     }
 
-    /// The values as i64 (a copy).
+    /// The values as i64: a copy made on all cores into huge pages where the kernel allows.
     pub fn to_i64(&self) -> Vec<i64> {
+        let mut out = crate::mem::with_capacity(self.len());
+        crate::with_chi!(self, v => out.par_extend(v.par_iter().map(|&x| widen(x))));
+        out
+    }
+
+    /// The values as i64, taking them where they are i64 already.
+    pub fn into_i64(self) -> Vec<i64> {
         match self {
-            Chi::I32(v) => v.par_iter().map(|&x| x as i64).collect(),
-            Chi::I64(v) => v.clone(),
+            Chi::I64(v) => v,
+            c => c.to_i64(),
         }
     }
 
