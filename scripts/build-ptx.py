@@ -3,7 +3,7 @@
 
 The PTX targets compute_70 with PTX ISA 8.4 (NVRTC 12.4), so one file runs on every GPU from
 Volta on with a driver of CUDA 12.4 or newer (r550+); the driver compiles it for the GPU at
-load. Each .ptx starts with the SHA-256 of its source, which tests/cuda_ptx.rs checks, so a
+load. Each .ptx starts with the SHA-256 of its source, which tests/it/cuda_ptx.rs checks, so a
 kernel edited without regenerating its PTX fails the tests.
 
     pip install nvidia-cuda-nvrtc-cu12==12.4.127 nvidia-cuda-nvcc-cu12==12.4.131

@@ -12,7 +12,7 @@ if [ ! -e /work/main/tests/data ]; then mkdir -p /work && ln -sfn "$PWD" /work/m
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
 echo "$(nproc) cores; $(free -g | awk '/Mem/ {print $2}') GiB memory"
 echo "== CUDA tests (against the CPU reference)"
-"$bin/cuda-test" --nocapture --test-threads=1 2>&1 |
+"$bin/tests" --nocapture --test-threads=1 cuda:: 2>&1 |
     grep -E "^test |CUDA device|devices:|CUDA: |equal to|skipped|panicked|test result" | sort | uniq -c
 u8=/tmp/noise_1024x1024x1024_uint8.raw
 python3 -c "import numpy as np; np.random.default_rng(2).integers(0,256,size=(1024,)*3,dtype=np.uint8).tofile('$u8')"

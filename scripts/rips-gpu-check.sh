@@ -8,7 +8,7 @@ set -uo pipefail
 bin=${1:-.devbin}
 if [ ! -e /work/main/tests/data ]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
 echo "== Rips device test (apparent pairs and listings against the CPU's)"
-"$bin/cuda-test" --nocapture --test-threads=1 rips 2>&1 | grep -E "^test |CUDA device|compared|skipped|panicked|test result"
+"$bin/tests" --nocapture --test-threads=1 cuda::rips 2>&1 | grep -E "^test |CUDA device|compared|skipped|panicked|test result"
 echo "== topoview rips: apparent pairs and listings on the GPU (cuda), all on $(nproc) CPU threads (cpu)"
 d=tests/data/rips
 timer=()

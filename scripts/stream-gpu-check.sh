@@ -8,7 +8,7 @@ set -uo pipefail
 bin=${1:-.devbin}
 if [ ! -e /work/main/tests/data ]; then mkdir -p /work && ln -sfn "$PWD" /work/main; fi
 echo "== streamed files on the device against the CPU"
-"$bin/cuda-test" --nocapture --test-threads=1 stream 2>&1 | grep -E "^test |CUDA device|equal to|skipped|panicked|test result"
+"$bin/tests" --nocapture --test-threads=1 cuda::files_stream 2>&1 | grep -E "^test |CUDA device|equal to|skipped|panicked|test result"
 u8=/tmp/noise_1024x1024x1024_uint8.raw
 f32=/tmp/distinct_512x512x512_float32.raw
 python3 - "$u8" "$f32" <<'PY'

@@ -139,7 +139,7 @@ pub fn run_stream(
 ) -> Result<(), BenchError> {
     let voxels: usize = block.dims().iter().product();
     let bytes = voxels * block.dtype().size();
-    let mut reader = block.reader().map_err(|e| ecc::EccError::Read(e.to_string()))?;
+    let reader = block.reader().map_err(|e| ecc::EccError::Read(e.to_string()))?;
     let mut buf = vec![0u8; ecc::stream::SLAB_BYTES.min(bytes)];
     let read = best_of(args.repeat, || {
         for at in (0..bytes).step_by(buf.len()) {
@@ -164,7 +164,7 @@ pub fn run_stream(
                 let streamed = block
                     .reader()
                     .map_err(|e| ecc::EccError::Read(e.to_string()))
-                    .and_then(|mut r| ecc::stream::ecc(&mut r, &EccOptions::default(), &Control::default()));
+                    .and_then(|r| ecc::stream::ecc(&r, &EccOptions::default(), &Control::default()));
                 if let Err(e) = streamed {
                     failed = Some(e);
                 }

@@ -5,7 +5,8 @@ use super::progress::Progress;
 use anyhow::Context;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use topoview::compute::backend::{Backend, Ran as BackendRan};
+use topoview::compute::backend::{Backend, Choice, Ran as BackendRan};
+use topoview::compute::opening::Opening;
 use topoview::control::Control;
 use topoview::export::{EccReport, format_threshold, outputs};
 use topoview::field::{Grid, dims_string};
@@ -128,7 +129,7 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
     };
     let smoothing = args.smoothing.smoothing();
     let sigmas = args.scale_space.as_deref().map(super::scale_space::parse).transpose()?;
-    let backend = args.backend.open()?;
+    let backend = args.backend.opening()?;
     let progress = Progress::new();
     let files_bar = batch.then(|| progress.bar(args.files.len() as u64, "files"));
     let mut failures = 0;
@@ -164,15 +165,24 @@ struct Setup<'a> {
     smoothing: Option<&'a Smoothing>,
     /// The scales of a scale-space run.
     sigmas: Option<&'a [f64]>,
-    backend: &'a Backend,
+    /// Opened while the first file's work starts (see [`Opening`]).
+    backend: &'a Opening,
+}
+
+impl Setup<'_> {
+    /// The backend, once it has opened.
+    fn backend(&self) -> anyhow::Result<&Backend> {
+        self.backend.wait().as_ref().map_err(|e| anyhow::anyhow!("{e}"))
+    }
 }
 
 fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progress) -> anyhow::Result<()> {
-    let Setup { open: opts, ecc: ecc_opts, smoothing, sigmas, backend } = *setup;
+    let Setup { open: opts, ecc: ecc_opts, smoothing, sigmas, .. } = *setup;
     let name = file.display().to_string();
     if let Some(block) = streams(file, setup, args)? {
         return streamed(file, &block, setup, args, batch, progress);
     }
+    let backend = setup.backend()?;
     let mut field = open(file, opts)?;
     let mut smoothed_on = None;
     for n in &field.notes_with_series() {
@@ -231,7 +241,7 @@ fn streams(file: &Path, setup: &Setup, args: &EccArgs) -> anyhow::Result<Option<
     let Some(block) = topoview::io::block(file, setup.open)? else { return Ok(None) };
     let bytes = block.dims().iter().product::<usize>() as u64 * block.dtype().size() as u64;
     let fits = topoview::mem::available_bytes().is_some_and(|free| bytes < free / 2);
-    Ok((!setup.backend.has_gpu() || block.dtype().size() <= 2 || !fits).then_some(block))
+    Ok((block.dtype().size() <= 2 || !fits || !setup.backend()?.has_gpu()).then_some(block))
 }
 
 /// `one` for a file read a slab at a time: its curve, exports and summary.
@@ -250,13 +260,21 @@ fn streamed(
     let grid = block.grid();
     let voxels = grid.shape.iter().product::<usize>() as u64;
     let (curve, ran) = step(progress, &name, "ECC", None, voxels, |ctl| {
-        match setup.backend.ecc_block(block, setup.ecc, ctl) {
+        // Under auto the CPU starts while the GPU opens; a backend asked for runs alone.
+        let computed = match args.backend.backend {
+            Choice::Auto => setup.backend.ecc_block(block, setup.ecc, ctl),
+            _ => setup.backend()?.ecc_block(block, setup.ecc, ctl),
+        };
+        match computed {
             // A read error names the file it was reading (the data file a header names, say).
             Err(e @ ecc::EccError::Read(_)) => Err(e.into()),
             r => r.with_context(|| name.clone()),
         }
     })?;
-    args.backend.note_cpu(setup.backend, progress);
+    // Said once the backend has opened (a later file, if this one did not wait for it).
+    if let Some(Ok(b)) = setup.backend.ready() {
+        args.backend.note_cpu(b, progress);
+    }
     let ran = Ran { ecc: &ran, smoothing: None, betti: None, streamed: true };
     report(file, &grid, Curves { ecc: &curve, betti: None }, ran, setup, args, batch)
 }
@@ -393,10 +411,10 @@ fn scale_space(
         sigmas,
         thresholds: args.scale_space_thresholds,
         opts: setup.ecc,
-        backend: setup.backend,
+        backend: setup.backend()?,
     };
     let (s, summary) = ss::run(field, &request, progress)?;
-    args.backend.note_cpu(setup.backend, progress);
+    args.backend.note_cpu(request.backend, progress);
     let csv = |w: &mut dyn std::io::Write| ss::write_csv(w, &name, field, setup.ecc, &s);
     let json = |w: &mut dyn std::io::Write| {
         serde_json::to_writer_pretty(&mut *w, &ss::json(&name, field, setup.ecc, &s))

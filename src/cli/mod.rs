@@ -156,6 +156,19 @@ impl BackendArgs {
         Ok(topoview::compute::backend::Backend::with_gpus(self.backend, self.gpu_memory, self.gpus)?)
     }
 
+    /// [`BackendArgs::open`] on a thread of its own under `--backend auto` with one GPU, where
+    /// opening cannot fail (without a GPU it is the CPU), so work can start on the CPU while
+    /// the CUDA context is made; otherwise opened here, its error given now.
+    pub fn opening(&self) -> anyhow::Result<topoview::compute::opening::Opening> {
+        use topoview::compute::backend::{Choice, GpuCount};
+        use topoview::compute::opening::Opening;
+        Ok(if self.backend == Choice::Auto && self.gpus == GpuCount::Count(1) {
+            Opening::start(self.backend, self.gpu_memory, self.gpus)
+        } else {
+            Opening::opened(Ok(self.open()?))
+        })
+    }
+
     /// Without a GPU under `--backend auto`, says why once per run, when the first result has
     /// been computed (each result then names only the CPU it ran on; a file that cannot be read
     /// gets its error alone).

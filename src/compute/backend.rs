@@ -109,10 +109,31 @@ type GpuHandles = std::sync::Mutex<std::collections::HashMap<std::thread::Thread
 pub struct Ran {
     pub on_gpu: bool,
     pub fallback: Option<String>,
+    /// The GPUs that took part of the work beside the CPU, and how much, in words.
+    pub shared: Option<String>,
 }
 
 impl Ran {
-    const CPU: Ran = Ran { on_gpu: false, fallback: None };
+    const CPU: Ran = Ran { on_gpu: false, fallback: None, shared: None };
+
+    /// On the CPU, because the GPU failed: why.
+    pub fn fallen_back(why: String) -> Ran {
+        Ran { fallback: Some(why), ..Ran::CPU }
+    }
+
+    /// On the CPU and on GPUs as `shared` says.
+    pub fn shared(shared: String) -> Ran {
+        Ran { shared: Some(shared), ..Ran::CPU }
+    }
+
+    /// Where a computation that did not run on the GPU alone ran, in words.
+    pub fn cpu_words(&self) -> String {
+        let cpu = format!("CPU, {} threads", rayon::current_num_threads());
+        match &self.shared {
+            Some(gpus) => format!("{cpu}, and {gpus}"),
+            None => cpu,
+        }
+    }
 }
 
 /// Smoothing followed by the ECC of the result failed.
@@ -212,7 +233,7 @@ impl Backend {
     /// Where a computation that reported `ran` was done: the GPU's name, or the CPU's thread
     /// count (without [`Backend::why_cpu`], which a run says once, not per result).
     pub fn where_ran(&self, ran: &Ran) -> String {
-        if ran.on_gpu { self.describe() } else { format!("CPU, {} threads", rayon::current_num_threads()) }
+        if ran.on_gpu { self.describe() } else { ran.cpu_words() }
     }
 
     /// Runs `gpu` on the first device when there is one and `use_gpu` holds, else `cpu`; when
@@ -235,30 +256,62 @@ impl Backend {
         gpu: DevicesPath<'_, T>,
         cpu: impl FnOnce() -> Result<T, E>,
     ) -> Result<(T, Ran), E> {
-        if let Some((roots, handles)) = self.gpu.as_ref().filter(|_| use_gpu) {
-            let thread = std::thread::current().id();
-            // The map is held only to look up or add this thread's handles, never while they run.
-            let mine = {
-                let mut h = handles.lock().unwrap_or_else(|p| p.into_inner());
-                match h.get(&thread) {
-                    Some(g) => Ok(g.clone()),
-                    None => roots
-                        .iter()
-                        .map(Gpu::fork)
-                        .collect::<Result<Vec<_>, _>>()
-                        .map(|g| h.entry(thread).or_insert(Arc::new(g)).clone()),
-                }
-            };
+        if let Some(mine) = self.devices().filter(|_| use_gpu) {
             let result = mine.and_then(|g| gpu(&g));
             return match result {
-                Ok(out) => Ok((out, Ran { on_gpu: true, fallback: None })),
+                Ok(out) => Ok((out, Ran { on_gpu: true, ..Ran::CPU })),
                 Err(GpuError::Cancelled) => Err(Cancelled.into()),
-                Err(why) => {
-                    Ok((cpu()?, Ran { on_gpu: false, fallback: Some(format!("{why}; used the CPU")) }))
-                }
+                Err(why) => Ok((cpu()?, Ran::fallen_back(format!("{why}; used the CPU")))),
             };
         }
         Ok((cpu()?, Ran::CPU))
+    }
+
+    /// This thread's handles on the devices, made on its first use; `None` without a GPU.
+    #[cfg(feature = "cuda")]
+    fn devices(&self) -> Option<Result<Arc<Vec<Gpu>>, GpuError>> {
+        let (roots, handles) = self.gpu.as_ref()?;
+        let thread = std::thread::current().id();
+        // The map is held only to look up or add this thread's handles, never while they run.
+        let mut h = handles.lock().unwrap_or_else(|p| p.into_inner());
+        Some(match h.get(&thread) {
+            Some(g) => Ok(g.clone()),
+            None => roots
+                .iter()
+                .map(Gpu::fork)
+                .collect::<Result<Vec<_>, _>>()
+                .map(|g| h.entry(thread).or_insert(Arc::new(g)).clone()),
+        })
+    }
+
+    /// The GPUs' share of a narrow-type block's planes: those they take from `planes` (see
+    /// [`ecc::stream::ecc_helped`]).
+    pub fn block_value_sums(
+        &self,
+        block: &Block,
+        opts: &EccOptions,
+        planes: &ecc::stream::Planes,
+        ctl: &Control,
+    ) -> ecc::stream::Helped {
+        use ecc::stream::Helped;
+        #[cfg(feature = "cuda")]
+        {
+            let Some(devices) = self.devices() else { return Helped::Nothing };
+            // The staging buffers are filled on the global pool, whose threads the CPU's
+            // workers give back once they have handed the planes over.
+            let sums = devices
+                .and_then(|g| crate::cuda::block_value_sums(&g, block, opts, self.gpu_memory, planes, ctl));
+            match sums {
+                Ok(v) if v.planes > 0 => Helped::Sums(v),
+                Ok(_) | Err(GpuError::Cancelled) => Helped::Nothing,
+                Err(why) => Helped::Failed(why.to_string()),
+            }
+        }
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = (block, opts, planes, ctl);
+            Helped::Nothing
+        }
     }
 
     /// The ECC of `field`, on the GPU when it can be; the CPU reference otherwise.
@@ -287,8 +340,8 @@ impl Backend {
     /// stream on the CPU (the GPU's path for them sorts the whole field at once).
     pub fn ecc_block(&self, block: &Block, opts: &EccOptions, ctl: &Control) -> Result<(Ecc, Ran), EccError> {
         let cpu = || {
-            let mut reader = block.reader().map_err(|e| EccError::Read(e.to_string()))?;
-            ecc::stream::ecc(&mut reader, opts, ctl)
+            let reader = block.reader().map_err(|e| EccError::Read(e.to_string()))?;
+            ecc::stream::ecc(&reader, opts, ctl)
         };
         #[cfg(feature = "cuda")]
         {
@@ -467,7 +520,7 @@ impl msc::Stages for GpuStages<'_> {
         let cpu = || msc::cpu_gradient(field, order, ctl).map(|gr| (gr, None));
         let ((gradient, device), ran) = self.backend.run(true, Box::new(gpu), cpu)?;
         self.device = device;
-        self.ran = Ran { on_gpu: ran.on_gpu, fallback: ran.fallback.map(|why| format!("gradient: {why}")) };
+        self.ran = Ran { fallback: ran.fallback.map(|why| format!("gradient: {why}")), ..ran };
         Ok(gradient)
     }
 

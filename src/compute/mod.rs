@@ -14,6 +14,7 @@ pub mod curve;
 pub mod jobs;
 pub mod layers;
 pub mod msc_scene;
+pub mod opening;
 pub mod rips;
 pub mod scale_space;
 pub mod summary;

@@ -1,7 +1,7 @@
 //! Betti curves on the GPU (kernels/betti.cu): each pass's merges per voxel as the edges of the
 //! minimum spanning forest of the grid graph, found by Borůvka's algorithm, with the order
 //! sorted on the host ([`crate::topo::betti`]'s plan) and only the merge counts coming back.
-//! Equal to the CPU's sweeps (`tests/cuda.rs`).
+//! Equal to the CPU's sweeps (`tests/it/cuda.rs`).
 
 use super::Kernels;
 use super::{Gpu, GpuError};

@@ -7,6 +7,7 @@ use super::Kernels;
 use super::{DeviceSample, Gpu, GpuError};
 use crate::control::Control;
 use crate::field::{Dtype, ScalarField};
+use crate::topo::ecc::stream::{Planes, ValueSums};
 use crate::topo::ecc::{Construction, Ecc, EccOptions, Filtration};
 use crate::with_samples;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
@@ -223,15 +224,16 @@ impl Gpu {
         Ok(out)
     }
 
-    /// The histogram of voxel counts and chi changes of planes `planes` of a narrow-type field
-    /// of `shape`, streamed through this device in slabs (each with its collar planes);
-    /// stops early when `stop` is set (another device failed).
+    /// The histogram of voxel counts and chi changes of the planes of a narrow-type field of
+    /// `shape` this device takes from `planes` (a slab at a time, until none are left; other
+    /// devices and the CPU may take the rest), streamed through it with each slab's collar
+    /// planes; stops early when `stop` is set (another device failed).
     #[allow(clippy::too_many_arguments)]
     fn narrow_bins<T: DeviceSample>(
         &self,
         shape: &[usize],
         mut data: Source<'_, T>,
-        planes: std::ops::Range<usize>,
+        planes: &Planes,
         opts: &EccOptions,
         memory_limit: Option<usize>,
         ctl: &Control,
@@ -245,18 +247,15 @@ impl Gpu {
         let plane = nx * ny;
         let bins = 1usize << (8 * std::mem::size_of::<T>());
         let plane_bytes = plane * std::mem::size_of::<T>();
-        let span = planes.len();
         // Slabs of at most 64 MiB by default: pinning a large staging buffer costs more than the
         // overlap gains (1 GiB u8 on an H100 host: 0.86 s in one slab, 0.35 s in 256 MiB slabs).
         // (At least the three planes a slab needs, or the whole of a 2D field.)
         let default = (64usize << 20).max(3.min(nz) * plane_bytes).min(self.memory()?.0 / 10 * 4);
         let budget = memory_limit.unwrap_or(default);
-        // A slab holds its planes and a collar plane on each side (a run of planes that fits
-        // the budget with its collars is one slab).
-        let collars = (planes.start > 0) as usize + (planes.end < nz) as usize;
+        // A slab holds its planes and a collar plane on each side (the whole field, which has
+        // none, when it fits the budget).
         let fit = budget / plane_bytes.max(1);
-        let per_slab =
-            if fit >= span + collars { span } else { fit.saturating_sub(2).min(span) }.min(MAX_PLANES);
+        let per_slab = if fit >= nz { nz } else { fit.saturating_sub(2).min(nz) }.min(MAX_PLANES);
         if per_slab == 0 {
             return Err(GpuError::TooLarge(format!(
                 "three planes of {} ({} bytes) do not fit in {budget} bytes of GPU memory",
@@ -264,8 +263,8 @@ impl Gpu {
                 3 * plane_bytes,
             )));
         }
-        // Never more than the run and its collars (a run at an end of the field has one).
-        let held = (per_slab + 2).min(span + collars);
+        // Never more than the field.
+        let held = (per_slab + 2).min(nz);
         let mut counts: CudaSlice<u64> = s.alloc_zeros(bins)?;
         let mut sums: CudaSlice<u64> = s.alloc_zeros(bins)?;
         // Two streams, each with its pinned staging buffer and device slab: while one slab's
@@ -276,13 +275,12 @@ impl Gpu {
         let streams = &staged.streams;
         let Staging { slabs, pinned: staging } = &mut *staged.buffers;
         s.synchronize()?;
-        let mut z0 = planes.start;
-        let mut chunks = 0;
-        while z0 < planes.end {
+        let (mut chunks, mut computed) = (0, 0);
+        while let Some(taken) = planes.take(per_slab) {
             if ctl.cancelled() || stop.load(Ordering::Relaxed) {
                 return Err(GpuError::Cancelled);
             }
-            let z1 = (z0 + per_slab).min(planes.end);
+            let (z0, z1) = (taken.start, taken.end);
             let zs = z0.saturating_sub(1);
             let ze = (z1 + 1).min(nz);
             let (st, i) = (&streams[chunks % 2], chunks % 2);
@@ -296,13 +294,13 @@ impl Gpu {
             st.memcpy_htod(&staging[i].as_slice()?[..bytes], &mut dst)?;
             hist.launch(st, &slabs[i], zs, z0, z1, &mut counts, &mut sums)?;
             chunks += 1;
+            computed += z1 - z0;
             ctl.tick(((z1 - z0) * plane) as u64);
-            z0 = z1;
         }
         for st in streams {
             st.synchronize()?;
         }
-        Ok(Bins { counts: s.clone_dtoh(&counts)?, sums: s.clone_dtoh(&sums)?, chunks })
+        Ok(Bins { counts: s.clone_dtoh(&counts)?, sums: s.clone_dtoh(&sums)?, chunks, planes: computed })
     }
 }
 
@@ -367,11 +365,13 @@ struct Bins {
     counts: Vec<u64>,
     sums: Vec<u64>,
     chunks: usize,
+    /// How many planes they cover.
+    planes: usize,
 }
 
-/// A narrow-type field's planes split into near-equal runs, one per device (a 2D field is one
-/// plane, so one device), each device in a thread of its own; the histograms summed into the
-/// curve.
+/// A narrow-type field's planes shared among `devices`, each in a thread of its own taking
+/// slabs until none are left (a 2D field is one plane, so one device); the histograms summed
+/// into the curve.
 fn ecc_narrow<'a, T: DeviceSample>(
     devices: &[Gpu],
     shape: &[usize],
@@ -381,10 +381,46 @@ fn ecc_narrow<'a, T: DeviceSample>(
     ctl: &Control,
 ) -> Result<(Ecc, GpuEccTimes), GpuError> {
     let Some(lo) = T::LOWEST else { return Err(GpuError::Unsupported(T::NAME)) };
+    let start = Instant::now();
+    let planes = Planes::new(crate::field::padded_dims(shape)[2]);
+    let Bins { counts, sums, chunks, .. } =
+        narrow_sums(devices, shape, source, opts, memory_limit, &planes, ctl)?;
+    let order: Box<dyn Iterator<Item = usize>> = if opts.filtration == Filtration::Superlevel {
+        Box::new((0..counts.len()).rev())
+    } else {
+        Box::new(0..counts.len())
+    };
+    let (mut thresholds, mut changes) = (Vec::new(), Vec::new());
+    for i in order.filter(|&i| counts[i] > 0) {
+        thresholds.push((lo as i64 + i as i64) as f64);
+        changes.push(sums[i] as i64);
+    }
+    let times = GpuEccTimes { chunks, total: start.elapsed().as_secs_f64(), ..Default::default() };
+    Ok((
+        Ecc {
+            construction: opts.construction,
+            filtration: opts.filtration,
+            thresholds: crate::field::Samples::from_f64(T::DTYPE, &thresholds),
+            chi: crate::topo::ecc::Chi::running(&changes, crate::topo::ecc::chi::fits_i32(shape), |c| c),
+        },
+        times,
+    ))
+}
+
+/// The summed histograms of the planes `devices` take from `planes`, each device in a thread
+/// of its own (one device: this thread).
+fn narrow_sums<'a, T: DeviceSample>(
+    devices: &[Gpu],
+    shape: &[usize],
+    source: &(dyn Fn() -> Result<Source<'a, T>, GpuError> + Sync),
+    opts: &EccOptions,
+    memory_limit: Option<usize>,
+    planes: &Planes,
+    ctl: &Control,
+) -> Result<Bins, GpuError> {
     if devices.is_empty() {
         return Err(GpuError::Unavailable("no CUDA device".into()));
     }
-    let start = Instant::now();
     let dims = crate::field::padded_dims(shape);
     let [nx, ny, nz] = dims;
     if nx > i32::MAX as usize || ny > 65_535 * ROWS as usize || nz > i32::MAX as usize {
@@ -396,7 +432,6 @@ fn ecc_narrow<'a, T: DeviceSample>(
     let parts = devices.len().min(nz);
     let stop = AtomicBool::new(false);
     let run = |i: usize| {
-        let planes = nz * i / parts..nz * (i + 1) / parts;
         // A panic (in the driver binding) stops the other devices as an error does.
         let bins = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             source()
@@ -444,33 +479,47 @@ fn ecc_narrow<'a, T: DeviceSample>(
                     t.counts.iter_mut().zip(&b.counts).for_each(|(a, b)| *a += b);
                     t.sums.iter_mut().zip(&b.sums).for_each(|(a, b)| *a = a.wrapping_add(*b));
                     t.chunks += b.chunks;
+                    t.planes += b.planes;
                 }
             },
         }
     }
-    let Some(Bins { counts, sums, chunks }) = total.filter(|_| !cancelled) else {
-        return Err(GpuError::Cancelled);
-    };
-    let order: Box<dyn Iterator<Item = usize>> = if opts.filtration == Filtration::Superlevel {
-        Box::new((0..counts.len()).rev())
-    } else {
-        Box::new(0..counts.len())
-    };
-    let (mut thresholds, mut changes) = (Vec::new(), Vec::new());
-    for i in order.filter(|&i| counts[i] > 0) {
-        thresholds.push((lo as i64 + i as i64) as f64);
-        changes.push(sums[i] as i64);
+    total.filter(|_| !cancelled).ok_or(GpuError::Cancelled)
+}
+
+/// The histogram of the planes of `block` that `devices` take from `planes`, while others (the
+/// CPU's workers) take the rest: see [`crate::topo::ecc::stream::ecc_helped`].
+pub fn block_value_sums(
+    devices: &[Gpu],
+    block: &crate::io::Block,
+    opts: &EccOptions,
+    memory_limit: Option<usize>,
+    planes: &Planes,
+    ctl: &Control,
+) -> Result<ValueSums, GpuError> {
+    let sh = block.dims();
+    macro_rules! go {
+        ($t:ty) => {{
+            let reader = || -> Result<Source<'_, $t>, GpuError> {
+                Ok(Source::File(block.reader().map_err(|e| GpuError::Read(e.to_string()))?))
+            };
+            let b = narrow_sums(devices, sh, &reader, opts, memory_limit, planes, ctl)?;
+            let lo = <$t as DeviceSample>::LOWEST.expect("a narrow type") as i64;
+            ValueSums {
+                lo,
+                counts: b.counts,
+                sums: b.sums.iter().map(|&s| s as i64).collect(),
+                planes: b.planes,
+            }
+        }};
     }
-    let times = GpuEccTimes { chunks, total: start.elapsed().as_secs_f64(), ..Default::default() };
-    Ok((
-        Ecc {
-            construction: opts.construction,
-            filtration: opts.filtration,
-            thresholds: crate::field::Samples::from_f64(T::DTYPE, &thresholds),
-            chi: crate::topo::ecc::Chi::running(&changes, crate::topo::ecc::chi::fits_i32(shape), |c| c),
-        },
-        times,
-    ))
+    Ok(match block.dtype() {
+        Dtype::U8 => go!(u8),
+        Dtype::I8 => go!(i8),
+        Dtype::U16 => go!(u16),
+        Dtype::I16 => go!(i16),
+        other => return Err(GpuError::Unsupported(other.name())),
+    })
 }
 
 /// Where the planes of a narrow-type field come from.

@@ -3,7 +3,7 @@
 //! binary runs everywhere: without a driver or a device, [`Gpu::open`] says why and the caller
 //! uses the CPU.
 //!
-//! Every result is checked against the CPU reference in `tests/cuda.rs` (exactly for the ECC
+//! Every result is checked against the CPU reference in `tests/it/cuda.rs` (exactly for the ECC
 //! and the Morse-Smale gradient, labels and saddle-saddle arcs,
 //! bit for bit for smoothing and the crack filter); those tests skip, saying why, where no device is usable.
 
@@ -22,7 +22,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverEr
 use cudarc::nvrtc::Ptx;
 use std::sync::{Arc, OnceLock};
 
-pub use ecc::{GpuEccTimes, ecc_block_spread, ecc_spread};
+pub use ecc::{GpuEccTimes, block_value_sums, ecc_block_spread, ecc_spread};
 pub use msc::DeviceGradient;
 pub use rips::RipsOnGpu;
 
@@ -44,7 +44,7 @@ pub(crate) trait DeviceSample:
 
 impl<T: Sample + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits> DeviceSample for T {}
 
-/// PTX of the kernels (see `scripts/build-ptx.py`; `tests/cuda_ptx.rs` checks they are current).
+/// PTX of the kernels (see `scripts/build-ptx.py`; `tests/it/cuda_ptx.rs` checks they are current).
 pub const ECC_PTX: &str = include_str!("../../kernels/ecc.ptx");
 pub const SMOOTH_PTX: &str = include_str!("../../kernels/smooth.ptx");
 pub const CRACKS_PTX: &str = include_str!("../../kernels/cracks.ptx");

@@ -2,7 +2,7 @@
 //! dimension's columns (one thread a column), and the listing of the next dimension's columns
 //! (one warp a simplex, each cofacet met once; the top dimension's apparent columns left out
 //! there), with the distances, the binomial table and the neighbour lists resident on the
-//! device for all of a barcode's dimensions. Equal to the CPU's (`tests/cuda.rs`).
+//! device for all of a barcode's dimensions. Equal to the CPU's (`tests/it/cuda.rs`).
 
 use super::Kernels;
 use super::{Gpu, GpuError};

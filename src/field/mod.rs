@@ -166,11 +166,12 @@ impl Grid {
 
 /// A field's samples read from storage a run at a time, for computations that stream them
 /// rather than hold the field ([`crate::io::BlockReader`] reads a file's).
-pub trait SampleSource: Send {
+pub trait SampleSource: Send + Sync {
     fn grid(&self) -> &Grid;
     /// Fills `dst` with the samples from index `first` on, as native-endian bytes (a whole
-    /// number of samples); the error names what was being read.
-    fn read_into(&mut self, first: usize, dst: &mut [u8]) -> Result<(), String>;
+    /// number of samples); the error names what was being read. Several threads may read at
+    /// once, each into its own `dst`.
+    fn read_at(&self, first: usize, dst: &mut [u8]) -> Result<(), String>;
 }
 
 /// The place of a field in a series of volumes (a 4D file's time axis).

@@ -9,7 +9,6 @@ use super::{
 };
 use crate::field::{Dtype, Grid, SampleSource};
 use std::fs::File;
-use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// Where a field's samples lie, and what else its reader would tell.
@@ -61,16 +60,41 @@ pub struct BlockReader {
 }
 
 impl BlockReader {
-    /// Fills `dst` with the samples from index `first` on. The file position is this reader's
-    /// alone (seek, then read, which every platform has; see `read_parallel` for Unix's
-    /// positional reads).
-    pub fn read<T: bytemuck::Pod>(&mut self, first: usize, dst: &mut [T]) -> Result<(), ReadError> {
+    /// Fills `dst` with the samples from index `first` on. Reads are positional (the file has
+    /// no cursor to share), so any number of threads may read through one reader at once.
+    pub fn read<T: bytemuck::Pod>(&self, first: usize, dst: &mut [T]) -> Result<(), ReadError> {
+        let size = std::mem::size_of::<T>();
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
+        self.read_bytes(self.offset + first as u64 * size as u64, bytes)?;
+        self.to_native(bytes, size);
+        Ok(())
+    }
+
+    /// [`BlockReader::read`] by several threads of the current rayon pool at once, each reading
+    /// its own part of `dst`: one thread copies from the page cache at about 8 GB/s, below what
+    /// a GPU takes in. For callers whose pool is otherwise idle (the GPU's staging).
+    pub fn read_parallel<T: bytemuck::Pod + Send>(
+        &self,
+        first: usize,
+        dst: &mut [T],
+    ) -> Result<(), ReadError> {
+        use rayon::prelude::*;
         let size = std::mem::size_of::<T>();
         let at = self.offset + first as u64 * size as u64;
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
-        let fail = |e: String| ReadError::new(&self.path, format!("reading the samples: {e}"));
-        self.file.seek(SeekFrom::Start(at)).map_err(|e| fail(io_message(&e)))?;
-        let got = read_full(&mut self.file, bytes).map_err(|e| fail(e.to_string()))?;
+        // A whole number of samples per part, so that each part is put in native order alone.
+        let part = (4 << 20) / size * size;
+        bytes.par_chunks_mut(part).enumerate().try_for_each(|(i, p)| {
+            self.read_bytes(at + (i * part) as u64, p)?;
+            self.to_native(p, size);
+            Ok(())
+        })
+    }
+
+    /// Fills `bytes` from byte `at` of the file, as stored.
+    fn read_bytes(&self, at: u64, bytes: &mut [u8]) -> Result<(), ReadError> {
+        let got = read_full(&mut Positional { file: &self.file, at }, bytes)
+            .map_err(|e| ReadError::new(&self.path, format!("reading the samples at byte {at}: {e}")))?;
         if got < bytes.len() {
             // The file shrank since its size was checked.
             return Err(ReadError::new(
@@ -78,47 +102,7 @@ impl BlockReader {
                 format!("truncated: the file ends {got} bytes into a read of {} at byte {at}", bytes.len()),
             ));
         }
-        self.to_native(bytes, size);
         Ok(())
-    }
-
-    /// [`BlockReader::read`] by several threads of the current rayon pool at once, each reading
-    /// its own part of `dst` at its own position: one thread copies from the page cache at
-    /// about 8 GB/s, below what a GPU takes in. For callers whose pool is otherwise idle (the
-    /// GPU's staging); on platforms without positional reads it reads as `read` does.
-    pub fn read_parallel<T: bytemuck::Pod + Send>(
-        &mut self,
-        first: usize,
-        dst: &mut [T],
-    ) -> Result<(), ReadError> {
-        #[cfg(unix)]
-        {
-            use rayon::prelude::*;
-            use std::os::unix::fs::FileExt;
-            let size = std::mem::size_of::<T>();
-            let at = self.offset + first as u64 * size as u64;
-            let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
-            const PART: usize = 4 << 20;
-            let file = &self.file;
-            bytes.par_chunks_mut(PART).enumerate().try_for_each(|(i, part)| {
-                file.read_exact_at(part, at + (i * PART) as u64).map_err(|e| {
-                    let what = match e.kind() {
-                        std::io::ErrorKind::UnexpectedEof => {
-                            "truncated: the file ends inside a read".to_string()
-                        }
-                        _ => io_message(&e),
-                    };
-                    ReadError::new(
-                        &self.path,
-                        format!("reading the samples at byte {}: {what}", at + (i * PART) as u64),
-                    )
-                })
-            })?;
-            self.to_native(bytes, size);
-            Ok(())
-        }
-        #[cfg(not(unix))]
-        self.read(first, dst)
     }
 
     /// Swaps the bytes of each sample of `size` bytes when the file's order is not this machine's.
@@ -131,15 +115,33 @@ impl BlockReader {
     }
 }
 
+/// A file read from a position of its own: `pread` on Unix, `seek_read` on Windows (which
+/// moves the file's cursor, but no read here depends on it).
+struct Positional<'a> {
+    file: &'a File,
+    at: u64,
+}
+
+impl std::io::Read for Positional<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        #[cfg(unix)]
+        let n = std::os::unix::fs::FileExt::read_at(self.file, buf, self.at)?;
+        #[cfg(windows)]
+        let n = std::os::windows::fs::FileExt::seek_read(self.file, buf, self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
 impl SampleSource for BlockReader {
     fn grid(&self) -> &Grid {
         &self.grid
     }
 
-    fn read_into(&mut self, first: usize, dst: &mut [u8]) -> Result<(), String> {
+    fn read_at(&self, first: usize, dst: &mut [u8]) -> Result<(), String> {
         let size = self.grid.dtype.size();
-        // Read as bytes (never swapped), then each sample put in this machine's order.
-        self.read::<u8>(first * size, dst).map_err(|e| e.to_string())?;
+        let at = self.offset + (first * size) as u64;
+        self.read_bytes(at, dst).map_err(|e| e.to_string())?;
         self.to_native(dst, size);
         Ok(())
     }

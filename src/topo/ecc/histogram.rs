@@ -112,6 +112,12 @@ impl Histogram {
         self
     }
 
+    /// The first bin's key, and the voxel count and change sum of each bin.
+    pub(super) fn into_bins(mut self) -> (i64, Vec<u64>, Vec<i64>) {
+        self.flush();
+        (self.lo, self.counts, self.sums)
+    }
+
     /// Thresholds present (keys mapped by `threshold`) and the change sum at each.
     pub(super) fn into_per_value<K: Key, T>(mut self, threshold: impl Fn(K) -> T) -> PerValue<T> {
         self.flush();

@@ -462,15 +462,35 @@ fn histogram_of<T: Sample, const VERT: bool, const SUP: bool>(
 where
     T::Key: EccKey,
 {
-    if T::BINS.is_some_and(|(_, bins)| bins == 256) {
-        // 8-bit types on 8-bit keys.
-        return slab_histograms::<T, SUP, narrow::Scratch8>(held, geo, pc, ctl, |scratch, hist, p0, p1| {
-            scratch.run::<T, VERT, SUP>(held, geo, p0, p1, |keys, changes| hist.add_8bit(keys, changes))
-        });
-    }
-    slab_histograms::<T, SUP, Scratch<T::Key>>(held, geo, pc, ctl, |scratch, hist, p0, p1| {
-        scratch.run::<T, VERT, SUP>(held, geo, p0, p1, |_, keys, changes| hist.add(keys, changes))
+    slab_histograms::<T, SUP, HistogramScratch<T::Key>>(held, geo, pc, ctl, |scratch, hist, p0, p1| {
+        scratch.add::<T, VERT, SUP>(held, geo, p0, p1, hist)
     })
+}
+
+/// Per-thread buffers of the kernel that adds planes' changes to a histogram: 8-bit keys for
+/// 8-bit types, the type's own keys for 16-bit ones (only one is ever filled).
+#[derive(Default)]
+struct HistogramScratch<K> {
+    narrow: narrow::Scratch8,
+    wide: Scratch<K>,
+}
+
+impl<K: EccKey> HistogramScratch<K> {
+    /// Adds the changes of `held`'s planes `p0..p1` to `hist`.
+    fn add<T: Sample<Key = K>, const VERT: bool, const SUP: bool>(
+        &mut self,
+        held: Held<T>,
+        geo: &Geometry,
+        p0: usize,
+        p1: usize,
+        hist: &mut histogram::Histogram,
+    ) {
+        if T::BINS.is_some_and(|(_, bins)| bins == 256) {
+            self.narrow.run::<T, VERT, SUP>(held, geo, p0, p1, |keys, changes| hist.add_8bit(keys, changes));
+        } else {
+            self.wide.run::<T, VERT, SUP>(held, geo, p0, p1, |_, keys, changes| hist.add(keys, changes));
+        }
+    }
 }
 
 /// The histograms of `held`'s slabs of `pc` planes, each added by `slab(scratch, histogram,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Expected persistence diagrams from GUDHI, an independent library, for tests/msc_gudhi.rs, and
-expected Betti curves for tests/betti.rs.
+"""Expected persistence diagrams from GUDHI, an independent library, for tests/it/msc_gudhi.rs, and
+expected Betti curves for tests/it/betti.rs.
 
 Run from this folder with `pip install gudhi numpy` (tested with gudhi 3.13.0, numpy 2.4.6):
 python3 make.py. It writes <name>.json for each field: the lower-star persistence pairs of the

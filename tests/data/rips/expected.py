@@ -1,4 +1,4 @@
-"""Ripser's barcodes of the standard sets, the expected outputs of tests/rips.rs.
+"""Ripser's barcodes of the standard sets, the expected outputs of tests/it/rips.rs.
 
 Run with Ripser's Python package (pip install ripser; made with ripser 0.6.15, numpy 2.4,
 scipy 1.17): python3 tests/data/rips/expected.py. Point clouds go to Ripser as distance
@@ -7,7 +7,7 @@ that both round the same float64 distances to float32; ripser(X) on points would
 scikit-learn's dot-product formula, whose float64 distances differ in the last bits.
 mni152_set150_400.csv: 400 voxels of the MNI template's superlevel set at 150 in world
 millimetres, written by `topoview rips tests/data/mni152_t1_09a.nii.gz --points set --level 150
---superlevel --count 400 --seed 3 --maxdim 2 --save-points ...` (tests/rips.rs checks topoview
+--superlevel --count 400 --seed 3 --maxdim 2 --save-points ...` (tests/it/rips.rs checks topoview
 still takes these points).
 Each output: dim,birth,death, one row per bar (death inf for essential classes), float32
 values written so that they read back exactly.

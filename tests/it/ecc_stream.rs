@@ -2,17 +2,14 @@
 //! the file read whole, for every sample type, byte order, shape, construction, filtration and
 //! slab size, and for every format that stores its samples as one block; formats and files that
 //! do not are left to the whole-file readers.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::{field_of, topoview, xorshift_values};
+use crate::common::{field_of, topoview, xorshift_values};
 use std::path::{Path, PathBuf};
 use topoview::control::Control;
 use topoview::field::{Dtype, ScalarField};
+use topoview::io::BlockReader;
 use topoview::io::{Endian, OpenOptions, RawSpec, block, open};
-use topoview::topo::ecc::stream::ecc_in_slabs;
+use topoview::topo::ecc::stream::{Helped, Helper, Planes, ecc_helped, ecc_in_slabs, value_sums};
 use topoview::topo::ecc::{Construction, EccError, EccOptions, Filtration, NanPolicy, ecc};
 
 const DTYPES: [Dtype; 8] =
@@ -91,9 +88,14 @@ fn check_streams(path: &Path, opts: &OpenOptions, want: &ScalarField) {
     for o in all_options() {
         let whole = ecc(want, &o, &Control::default()).unwrap();
         for slab in slab_sizes(want) {
-            let got = ecc_in_slabs(&mut b.reader().unwrap(), &o, slab, &Control::default()).unwrap();
+            let got = ecc_in_slabs(&b.reader().unwrap(), &o, slab, &Control::default()).unwrap();
             assert_eq!(got, whole, "{} {o:?} slabs of {slab} bytes", path.display());
         }
+        // Five workers taking a plane each in turn, however many cores this machine has.
+        let plane = want.len() / want.shape().last().unwrap() * want.dtype().size();
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(5).build().unwrap();
+        let got = pool.install(|| ecc_in_slabs(&b.reader().unwrap(), &o, 15 * plane, &Control::default()));
+        assert_eq!(got.unwrap(), whole, "{} {o:?} five workers", path.display());
     }
 }
 
@@ -208,7 +210,7 @@ fn nifti_nrrd_and_metaimage_stream_when_uncompressed() {
 #[test]
 fn one_volume_of_a_4d_nifti_streams() {
     // The bundled 4D example, inflated: a .nii whose volumes follow one another.
-    let gz = common::data("nibabel_example4d.nii.gz");
+    let gz = crate::common::data("nibabel_example4d.nii.gz");
     let mut inflated = Vec::new();
     std::io::Read::read_to_end(
         &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(gz).unwrap()),
@@ -248,7 +250,7 @@ fn non_finite_samples_are_rejected_or_left_out_as_when_read_whole() {
         assert!(whole.is_ok() == (nan == NanPolicy::Absent), "{whole:?}");
         for slab in slab_sizes(&f) {
             assert_eq!(
-                ecc_in_slabs(&mut b.reader().unwrap(), &o, slab, &Control::default()),
+                ecc_in_slabs(&b.reader().unwrap(), &o, slab, &Control::default()),
                 whole,
                 "{nan:?} {slab}"
             );
@@ -268,7 +270,7 @@ fn short_files_are_left_to_the_readers_and_a_file_cut_while_read_names_itself() 
     std::fs::write(&path, bytes(&f, Endian::Little)).unwrap();
     let b = block(&path, &OpenOptions::default()).unwrap().unwrap();
     std::fs::write(&path, &bytes(&f, Endian::Little)[..500]).unwrap();
-    match ecc_in_slabs(&mut b.reader().unwrap(), &EccOptions::default(), 100, &Control::default()) {
+    match ecc_in_slabs(&b.reader().unwrap(), &EccOptions::default(), 100, &Control::default()) {
         Err(EccError::Read(m)) => {
             assert!(m.contains("short_10x10x10_uint8.raw") && m.contains("truncated"), "{m}")
         }
@@ -314,7 +316,7 @@ fn parallel_reads_equal_sequential_reads_and_name_a_short_file() {
         ..Default::default()
     };
     let b = block(&path, &opts).unwrap().unwrap();
-    let mut r = b.reader().unwrap();
+    let r = b.reader().unwrap();
     let (mut seq, mut par) = (vec![0u16; n - 5], vec![0u16; n - 5]);
     r.read(5, &mut seq).unwrap();
     r.read_parallel(5, &mut par).unwrap();
@@ -323,4 +325,54 @@ fn parallel_reads_equal_sequential_reads_and_name_a_short_file() {
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
     let err = r.read_parallel(0, &mut par).unwrap_err().to_string();
     assert!(err.contains("parallel.bin") && err.contains("truncated"), "{err}");
+}
+
+/// A helper that takes planes beside the workers on a pool of its own thread, as the GPUs do.
+fn cpu_helper<'a>(reader: &'a BlockReader, o: &'a EccOptions) -> Helper<'a> {
+    Box::new(move |planes: &Planes| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        match pool.install(|| value_sums(reader, o, planes, &Control::default())) {
+            Ok(v) if v.planes > 0 => Helped::Sums(v),
+            Ok(_) => Helped::Nothing,
+            Err(e) => Helped::Failed(e.to_string()),
+        }
+    })
+}
+
+#[test]
+fn planes_shared_with_a_helper_give_the_whole_files_curve() {
+    for dtype in [Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16] {
+        let dims = [9, 7, 40];
+        let f = field_of(dtype, &dims, &values(dtype, 9 * 7 * 40, dtype.size() as u64 + 7));
+        let path = temp(&format!("helped_{}.raw", dtype.name()));
+        std::fs::write(&path, bytes(&f, Endian::Little)).unwrap();
+        let opts = OpenOptions {
+            raw: Some(RawSpec { dims: dims.to_vec(), dtype, endian: Endian::Little, offset: 0 }),
+            ..Default::default()
+        };
+        let b = block(&path, &opts).unwrap().unwrap();
+        let r = b.reader().unwrap();
+        let mut helped = 0;
+        for o in all_options() {
+            let whole = ecc(&f, &o, &Control::default()).unwrap();
+            // Three workers beside the helper, whatever this machine's cores, slowed down (at
+            // each progress tick) so that the helper's thread has started before they finish.
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+            let slow = |_: u64| std::thread::sleep(std::time::Duration::from_millis(2));
+            let ctl = Control { progress: Some(&slow), cancel: None };
+            let (got, by) = pool.install(|| ecc_helped(&r, &o, &ctl, cpu_helper(&r, &o))).unwrap();
+            assert_eq!(got, whole, "{dtype:?} {o:?}, {} planes helped", by.planes);
+            assert_eq!(by.failed, None);
+            helped += by.planes;
+            // A helper that fails after taking planes: the curve is made again without it.
+            let failing: Helper = Box::new(|planes: &Planes| {
+                let _ = planes.take(5);
+                Helped::Failed("the device fell off the bus".into())
+            });
+            let (got, by) = ecc_helped(&r, &o, &Control::default(), failing).unwrap();
+            assert_eq!(got, whole, "{dtype:?} {o:?} after a failed helper");
+            assert_eq!((by.planes, by.failed.as_deref()), (0, Some("the device fell off the bus")));
+        }
+        assert!(helped > 0, "{dtype:?}: the helper never took a plane");
+    }
 }

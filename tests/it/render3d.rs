@@ -1,9 +1,6 @@
 //! The 3D view's GPU pieces that can be checked without looking at pixels, on the device wgpu
 //! finds (lavapipe in CI): the min/max brick grid the ray marcher skips empty space with,
 //! against a brute-force one on the CPU.
-#![cfg(feature = "viewer")]
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
 use eframe::egui_wgpu::wgpu;
 use std::sync::Arc;

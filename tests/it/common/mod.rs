@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod naive_gradient;
+
 use topoview::field::{Dtype, Samples, ScalarField};
 
 /// A field of `dtype` holding `vals` (already in range for the type), x fastest.

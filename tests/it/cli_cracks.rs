@@ -1,16 +1,12 @@
 //! `topoview cracks` as a user runs it: the TIFFs it writes read back (with this crate's TIFF
 //! reader) equal to the library's strengths, volumes page by page, colour images by channel,
 //! banks written and loaded, and bad input refused with nothing written.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::path::Path;
 use topoview::control::Control;
 use topoview::topo::cracks::{CrackOptions, Family, Image, boundaries, cracks};
 
-use common::topoview;
+use crate::common::topoview;
 
 fn read_f32(p: &Path) -> (Vec<usize>, Vec<f32>) {
     let f = topoview::io::open(p, &Default::default()).unwrap();
@@ -28,7 +24,7 @@ fn grey(p: &Path) -> Image {
 fn the_tiffs_hold_the_strengths_of_both_families_and_the_complex() {
     let tmp = tempfile::tempdir().unwrap();
     let prefix = tmp.path().join("cam");
-    let input = common::data("camera.png");
+    let input = crate::common::data("camera.png");
     let (ok, out, err) = topoview(&[
         "cracks",
         input.to_str().unwrap(),
@@ -62,7 +58,7 @@ fn the_tiffs_hold_the_strengths_of_both_families_and_the_complex() {
 fn volumes_are_filtered_slice_by_slice_and_colour_by_channel() {
     let tmp = tempfile::tempdir().unwrap();
     let prefix = tmp.path().join("vol");
-    let input = common::data("nibabel_standard_4x5x7.nii.gz");
+    let input = crate::common::data("nibabel_standard_4x5x7.nii.gz");
     let (ok, out, err) = topoview(&["cracks", input.to_str().unwrap(), "--out", prefix.to_str().unwrap()]);
     assert!(ok, "{err}");
     assert!(out.contains("4 x 5 x 7 (per axial slice)"), "{out}");
@@ -75,7 +71,7 @@ fn volumes_are_filtered_slice_by_slice_and_colour_by_channel() {
         assert_eq!(&pages[z * 16..(z + 1) * 16], &m.strength[0][..], "slice {z}");
     }
     // A colour PNG is filtered by channel (energies added) unless --luminance.
-    let horse = common::data("horse_rgba.png");
+    let horse = crate::common::data("horse_rgba.png");
     let (ok, out, err) = topoview(&["cracks", horse.to_str().unwrap()]);
     assert!(ok && out.contains("3 channels"), "{out}{err}");
     let (ok, out, _) = topoview(&["cracks", horse.to_str().unwrap(), "--luminance"]);
@@ -86,7 +82,7 @@ fn volumes_are_filtered_slice_by_slice_and_colour_by_channel() {
 fn a_saved_bank_loads_back_and_gives_the_same_strengths() {
     let tmp = tempfile::tempdir().unwrap();
     let bank = tmp.path().join("bank.json");
-    let input = common::data("coins.png");
+    let input = crate::common::data("coins.png");
     let s = |p: &Path| p.to_str().unwrap().to_string();
     let (ok, _, err) = topoview(&[
         "cracks",
@@ -124,7 +120,7 @@ fn a_saved_bank_loads_back_and_gives_the_same_strengths() {
 fn bad_input_is_refused_with_the_reason_and_nothing_written() {
     let tmp = tempfile::tempdir().unwrap();
     let prefix = tmp.path().join("x");
-    let input = common::data("coins.png");
+    let input = crate::common::data("coins.png");
     let (ok, _, err) = topoview(&[
         "cracks",
         input.to_str().unwrap(),
@@ -160,7 +156,7 @@ fn bad_input_is_refused_with_the_reason_and_nothing_written() {
 #[test]
 fn a_bank_is_an_input_and_sizes_are_judged_before_any_work() {
     let tmp = tempfile::tempdir().unwrap();
-    let input = common::data("coins.png");
+    let input = crate::common::data("coins.png");
     // Named as `--out x --responses` would name its copy of the bank.
     let bank = tmp.path().join("x.bank.json");
     let s = |p: &Path| p.to_str().unwrap().to_string();

@@ -1,10 +1,6 @@
 //! What a file or a user cannot make topoview do (issue "nothing a file or a user can do makes
 //! topoview hang, abort, eat the machine's memory or destroy data"), driven through the command
 //! line where the user meets it. The inputs are made here, at test time.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -218,7 +214,7 @@ fn tiff_pages_sharing_one_strip_are_refused_before_decoding() {
     let dir = tempfile::tempdir().unwrap();
     // 64 pages of 4096^2 (1 GiB decoded) from a file of about 25 KB.
     let p = dir.path().join("shared.tif");
-    common::shared_strip_tiff(&p, 64, 4096, 4096);
+    crate::common::shared_strip_tiff(&p, 64, 4096, 4096);
     let len = std::fs::metadata(&p).unwrap().len();
     assert!(len < 64 << 10, "{len}");
     let o = run(&["ecc", p.to_str().unwrap()], MINUTE);
@@ -228,7 +224,7 @@ fn tiff_pages_sharing_one_strip_are_refused_before_decoding() {
     assert_eq!(e.lines().count(), 1, "{e}");
     // A few such pages are a fine (if odd) stack.
     let ok = dir.path().join("few.tif");
-    common::shared_strip_tiff(&ok, 3, 64, 32);
+    crate::common::shared_strip_tiff(&ok, 3, 64, 32);
     let o = run(&["ecc", ok.to_str().unwrap()], MINUTE);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("64x32x3 u8"));

@@ -2,13 +2,8 @@
 //! both constructions, sub- and superlevel, 1D/2D/3D, odd sizes, many ties and many values, and
 //! slabs forced small by a memory limit; smoothing and the crack filter equal bit for bit.
 //! Skipped, with the reason printed, where no CUDA device is usable (as on CI).
-#![cfg(feature = "cuda")]
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::{field_of, xorshift_values};
+use crate::common::{field_of, xorshift_values};
 use topoview::control::Control;
 use topoview::cuda::Gpu;
 use topoview::field::{Dtype, ScalarField};
@@ -154,8 +149,9 @@ fn the_packed_kernels_take_8_bit_rows_of_whole_words() {
 #[test]
 fn bundled_volume_and_larger_fields_match() {
     let Some(g) = gpu() else { return };
-    let mni = topoview::io::open(&common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
-    let emri = topoview::io::open(&common::data("pydicom_emri_small.nii.gz"), &Default::default()).unwrap();
+    let mni = topoview::io::open(&crate::common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
+    let emri =
+        topoview::io::open(&crate::common::data("pydicom_emri_small.nii.gz"), &Default::default()).unwrap();
     let big = field_of(Dtype::U8, &[160, 150, 140], &values(Dtype::U8, 3, 160 * 150 * 140, 256));
     for f in [&mni, &emri, &big] {
         for construction in [Construction::TopCells, Construction::Vertices] {
@@ -236,7 +232,8 @@ fn files_stream_to_the_same_curve() {
     let Some(g) = gpu() else { return };
     use topoview::io::{Endian, OpenOptions, RawSpec};
     // The bundled raw file, and every narrow type written big-endian after a 13-byte header.
-    let mut files = vec![(common::data("pydicom_emri_small_64x64x10_uint16_le.raw"), OpenOptions::default())];
+    let mut files =
+        vec![(crate::common::data("pydicom_emri_small_64x64x10_uint16_le.raw"), OpenOptions::default())];
     for (k, dtype) in [Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16].into_iter().enumerate() {
         let dims = vec![33, 17, 12];
         let f = field_of(dtype, &dims, &values(dtype, k as u64 + 3, 33 * 17 * 12, 40));
@@ -262,11 +259,8 @@ fn files_stream_to_the_same_curve() {
             for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
                 let opts = EccOptions { construction, filtration, ..Default::default() };
                 let cpu = ecc(&field, &opts, &Control::default()).unwrap();
-                let streamed = topoview::topo::ecc::stream::ecc(
-                    &mut block.reader().unwrap(),
-                    &opts,
-                    &Control::default(),
-                );
+                let streamed =
+                    topoview::topo::ecc::stream::ecc(&block.reader().unwrap(), &opts, &Control::default());
                 assert_eq!(streamed.unwrap(), cpu, "{} {opts:?} streamed on the CPU", path.display());
                 for limit in [None, Some(4 * plane), Some(3 * plane)] {
                     let (gpu, t) = g.ecc_block(&block, &opts, limit, &Control::default()).unwrap();
@@ -277,6 +271,53 @@ fn files_stream_to_the_same_curve() {
         }
     }
     println!("{checked} streamed GPU curves equal to the CPU's");
+}
+
+#[test]
+fn planes_shared_by_the_cpu_and_the_gpu_give_the_cpus_curve() {
+    if gpu().is_none() {
+        return;
+    }
+    use topoview::compute::backend::{Backend, Choice};
+    use topoview::compute::opening::Opening;
+    use topoview::io::{Endian, OpenOptions, RawSpec};
+    let (mut checked, mut on_gpu) = (0, 0);
+    for (k, dtype) in [Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16].into_iter().enumerate() {
+        let dims = vec![33, 17, 40];
+        let f = field_of(dtype, &dims, &values(dtype, k as u64 + 11, 33 * 17 * 40, 300));
+        let path = std::env::temp_dir().join(format!("topoview_cuda_shared_{k}.bin"));
+        let bytes: Vec<u8> = (0..f.len())
+            .flat_map(|i| {
+                let v = f.samples().get_f64(i) as i64;
+                if dtype.size() == 1 { vec![v as u8] } else { (v as u16).to_le_bytes().to_vec() }
+            })
+            .collect();
+        std::fs::write(&path, bytes).unwrap();
+        let open = OpenOptions {
+            raw: Some(RawSpec { dims, dtype, endian: Endian::Little, offset: 0 }),
+            ..Default::default()
+        };
+        let block = topoview::io::block(&path, &open).unwrap().unwrap();
+        // Slabs of two planes on the GPU (with their collars), so that it takes several.
+        let backend =
+            Opening::opened(Ok(Backend::new(Choice::Cuda, Some(4 * 33 * 17 * dtype.size())).unwrap()));
+        for construction in [Construction::TopCells, Construction::Vertices] {
+            for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
+                let opts = EccOptions { construction, filtration, ..Default::default() };
+                let cpu = ecc(&f, &opts, &Control::default()).unwrap();
+                // The CPU's workers slowed at each plane, so that the GPU takes some.
+                let slow = |_: u64| std::thread::sleep(std::time::Duration::from_millis(2));
+                let ctl = Control { progress: Some(&slow), cancel: None };
+                let (got, ran) = backend.ecc_block(&block, &opts, &ctl).unwrap();
+                assert_eq!(got, cpu, "{dtype:?} {opts:?} shared: {ran:?}");
+                assert_eq!(ran.fallback, None);
+                on_gpu += ran.shared.is_some() as usize;
+                checked += 1;
+            }
+        }
+    }
+    assert!(on_gpu > 0, "the GPU never took a plane");
+    println!("{checked} curves shared by the CPU and the GPU equal to the CPU's ({on_gpu} with GPU planes)");
 }
 
 /// The devices to share planes among: every visible one when there are several; else two
@@ -376,7 +417,8 @@ fn the_backend_shares_the_ecc_among_every_gpu() {
 #[test]
 fn smoothing_then_ecc_on_the_device_matches() {
     let Some(g) = gpu() else { return };
-    let emri = topoview::io::open(&common::data("pydicom_emri_small.nii.gz"), &Default::default()).unwrap();
+    let emri =
+        topoview::io::open(&crate::common::data("pydicom_emri_small.nii.gz"), &Default::default()).unwrap();
     let noise = field_of(Dtype::U8, &[61, 47, 29], &values(Dtype::U8, 5, 61 * 47 * 29, 256));
     for f in [&emri, &noise] {
         for sigma in [0.8, 2.0] {
@@ -460,7 +502,8 @@ fn the_crack_filter_equals_the_cpu_bit_for_bit() {
     cases.push(("61x40 RGB".into(), rgb, CrackOptions::default()));
     let wide = CrackOptions { scales: vec![0.5, 3.0, 9.5], orientations: 12, truncate: 4.0 };
     cases.push(("33x17 wide kernels".into(), Image::grey(33, 17, noise(33, 17, 3)), wide));
-    let coins = topoview::io::open(&common::data("../../assets/coins.png"), &Default::default()).unwrap();
+    let coins =
+        topoview::io::open(&crate::common::data("../../assets/coins.png"), &Default::default()).unwrap();
     let [w, h, _] = coins.dims();
     let v = (0..coins.len()).map(|i| coins.samples().get_f64(i) as f32).collect();
     cases.push(("coins".into(), Image::grey(w, h, v), CrackOptions::default()));
@@ -569,7 +612,8 @@ fn betti_curves_on_the_device_equal_the_cpus() {
     fields.push(
         topoview::synthetic::gaussian_random_field(&[96, 80, 72], 3.0, 5, &Control::default()).unwrap(),
     );
-    fields.push(topoview::io::open(&common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap());
+    fields
+        .push(topoview::io::open(&crate::common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap());
     let mut curves = 0;
     for f in &fields {
         for construction in [Construction::TopCells, Construction::Vertices] {
@@ -657,17 +701,18 @@ fn rips_apparent_pairs_and_listings_on_the_device_equal_the_cpus() {
         ("o3_4096.point_cloud", "o3_4096_dim1_t1.4", 1, 1.4),
         ("mni152_set150_400.csv", "mni152_set150_400_dim2", 2, f32::INFINITY),
     ] {
-        let data = points::read(&common::data(&format!("rips/{file}")), PointFormat::Auto, &ctl).unwrap();
+        let data =
+            points::read(&crate::common::data(&format!("rips/{file}")), PointFormat::Auto, &ctl).unwrap();
         let d = topoview::compute::rips::distances(&data, &ctl).unwrap();
         let opts = RipsOptions { maxdim, threshold };
-        assert_eq!(check(&d, opts).bars, common::ripser_bars(name), "{file}");
+        assert_eq!(check(&d, opts).bars, crate::common::ripser_bars(name), "{file}");
         let (b, ran) = backend.rips(&d, &opts, &ctl).unwrap();
         assert!(ran.on_gpu && ran.fallback.is_none(), "{file}: {ran:?}");
-        assert_eq!(b.sorted().bars, common::ripser_bars(name), "{file} through the backend");
+        assert_eq!(b.sorted().bars, crate::common::ripser_bars(name), "{file} through the backend");
     }
     // The top dimension listed from neighbour lists on a standard set (held against the CPU's
     // bars: Ripser's expected file is for dimension 1).
-    let o3 = points::read(&common::data("rips/o3_4096.point_cloud"), PointFormat::Auto, &ctl).unwrap();
+    let o3 = points::read(&crate::common::data("rips/o3_4096.point_cloud"), PointFormat::Auto, &ctl).unwrap();
     let d = topoview::compute::rips::distances(&o3, &ctl).unwrap();
     check(&d, RipsOptions { maxdim: 2, threshold: 1.4 });
     println!("{compared} apparent pairs and {listed} listed columns and simplices compared");
@@ -732,7 +777,7 @@ fn the_morse_smale_gradient_equals_the_cpus_code_for_code() {
         checked += 1;
     }
     for name in ["mni152_t1_09a.nii.gz", "pydicom_emri_small.nii.gz"] {
-        let f = topoview::io::open(&common::data(name), &Default::default()).unwrap();
+        let f = topoview::io::open(&crate::common::data(name), &Default::default()).unwrap();
         gradients_equal(&g, &f, name);
         checked += 1;
     }
@@ -744,7 +789,7 @@ fn the_backends_morse_smale_analysis_on_the_gpu_equals_the_cpus() {
     let Some(_g) = gpu() else { return };
     use topoview::compute::backend::{Backend, Choice};
     let backend = Backend::new(Choice::Cuda, None).unwrap();
-    let mni = topoview::io::open(&common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
+    let mni = topoview::io::open(&crate::common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
     let mut fields = vec![mni];
     // Plateaus and noise, 2D and 3D, paths that leave the domain (mountains without a label).
     for (k, shape) in
@@ -780,7 +825,7 @@ fn saddle_saddle_arcs_recounted_or_grown_equal_the_cpus() {
     use topoview::topo::msc::complex::SaddleArc;
     use topoview::topo::msc::morse::descending;
     let Some(g) = gpu() else { return };
-    let mni = topoview::io::open(&common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
+    let mni = topoview::io::open(&crate::common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
     let grf = topoview::synthetic::gaussian_random_field(&[64, 48, 40], 3.0, 7, &Default::default()).unwrap();
     let noise = field_of(Dtype::U16, &[40, 30, 20], &values(Dtype::U16, 5, 40 * 30 * 20, 50));
     let key = |a: &SaddleArc| (a.upper, a.lower);

@@ -1,10 +1,6 @@
 //! Arcs against brute-force V-path enumeration, labels, and closed forms.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::field_of;
+use crate::common::field_of;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use topoview::control::Control;
@@ -122,7 +118,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
     #[test]
     fn arcs_equal_enumerated_v_paths(
-        (dims, vals) in common::small_field(2, 7, 4, vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0])
+        (dims, vals) in crate::common::small_field(2, 7, 4, vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0])
     ) {
         check_arcs(&dims, &vals);
     }
@@ -282,7 +278,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(150))]
     #[test]
     fn hierarchy_is_consistent(
-        (dims, vals) in common::small_field(2, 9, 5, (-50..50).map(f64::from).collect())
+        (dims, vals) in crate::common::small_field(2, 9, 5, (-50..50).map(f64::from).collect())
     ) {
         let (_, a) = run(&dims, &vals);
         check_hierarchy(&a);

@@ -1,11 +1,7 @@
 //! The simplification hierarchy against brute force: the Morse-Smale complex rewired explicitly,
 //! every arc of every index, one cancellation at a time, as Gyulassy et al. (2008) describe it.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::field_of;
+use crate::common::field_of;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use topoview::control::Control;
@@ -166,7 +162,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
     #[test]
     fn hierarchy_equals_explicit_rewiring(
-        (dims, vals) in common::small_field(2, 9, 6, (-50..50).map(f64::from).collect())
+        (dims, vals) in crate::common::small_field(2, 9, 6, (-50..50).map(f64::from).collect())
     ) {
         let a = run(&dims, &vals);
         check_pairing(&a);

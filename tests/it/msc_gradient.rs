@@ -1,13 +1,7 @@
 //! The discrete gradient: a valid acyclic matching inside lower stars, the Morse equality, and
 //! minimality against brute-force persistence of the whole complex.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-#[path = "common/naive_gradient.rs"]
-mod naive_gradient;
-
-use common::field_of;
+use crate::common::field_of;
 use proptest::prelude::*;
 use topoview::field::Dtype;
 use topoview::topo::msc::gradient::Gradient;
@@ -100,7 +94,7 @@ fn check_all(dims: &[usize], vals: &[f64]) {
 
 /// The same pairs and critical cells as the plain ProcessLowerStars, cell for cell.
 fn equals_the_naive_gradient(g: &Gradient, order: &impl VertexOrder) {
-    let want = naive_gradient::gradient(&g.grid, order);
+    let want = crate::common::naive_gradient::gradient(&g.grid, order);
     for (c, w) in want.into_iter().enumerate() {
         assert_eq!(g.partner(c), w, "cell {c} of {:?}", g.grid.vdims);
         assert_eq!(g.is_critical(c), w.is_none(), "cell {c} of {:?}", g.grid.vdims);
@@ -111,7 +105,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
     fn gradient_is_valid_and_minimal(
-        (dims, vals) in common::small_field(1, 7, 4, vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0, 13.0, 21.0, 34.0])
+        (dims, vals) in crate::common::small_field(1, 7, 4, vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0, 13.0, 21.0, 34.0])
     ) {
         check_all(&dims, &vals);
     }
@@ -120,7 +114,7 @@ proptest! {
 #[test]
 fn distinct_values_on_larger_grids() {
     for (k, dims) in [vec![9, 8], vec![6, 5, 4], vec![5, 5, 5]].into_iter().enumerate() {
-        let vals = common::xorshift_values(12345 + k as u64, dims.iter().product(), 100_000);
+        let vals = crate::common::xorshift_values(12345 + k as u64, dims.iter().product(), 100_000);
         check_all(&dims, &vals);
     }
 }
@@ -182,7 +176,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
     fn morse_complex_persistence_equals_brute_force(
-        (dims, vals) in common::small_field(1, 7, 4, vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0, 13.0])
+        (dims, vals) in crate::common::small_field(1, 7, 4, vec![0.0, 1.0, 2.0, 3.0, 5.5, 8.0, -1.0, 13.0])
     ) {
         check_persistence(&dims, &vals);
     }
@@ -191,7 +185,7 @@ proptest! {
 #[test]
 fn morse_persistence_on_larger_grids() {
     for (k, dims) in [vec![12, 9], vec![7, 6, 5], vec![6, 6, 6]].into_iter().enumerate() {
-        let vals = common::xorshift_values(777 + k as u64, dims.iter().product(), 50);
+        let vals = crate::common::xorshift_values(777 + k as u64, dims.iter().product(), 50);
         check_persistence(&dims, &vals);
     }
 }

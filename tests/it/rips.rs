@@ -2,10 +2,6 @@
 //! random clouds (integer coordinates, so ties and duplicate points are common), and against
 //! Ripser's own barcodes on the standard sets (tests/data/rips, made by
 //! tests/data/rips/expected.py).
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use proptest::prelude::*;
 use topoview::control::Control;
@@ -61,7 +57,7 @@ fn equals_ripser(file: &str, name: &str, maxdim: usize, threshold: f32) {
     .unwrap();
     let d = topoview::compute::rips::distances(&data, &Control::default()).unwrap();
     let b = rips::barcode(&d, &RipsOptions { maxdim, threshold }, &Control::default()).unwrap().sorted();
-    let want = common::ripser_bars(name);
+    let want = crate::common::ripser_bars(name);
     assert_eq!(b.bars.len(), want.len(), "{name}: {:?} bars per dimension", b.counts());
     for (got, want) in b.bars.iter().zip(&want) {
         assert_eq!(got, want, "{name}");

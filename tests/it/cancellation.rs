@@ -1,10 +1,6 @@
 //! Cancellation of every long operation a user can start: a flag raised from the operation's
 //! own first progress report stops it part way, with the operation's typed Cancelled error
 //! (never a message to match on, never a result).
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use topoview::compute::backend::{Backend, Choice};
@@ -52,7 +48,7 @@ fn reading_a_file_stops_between_reads() {
     // Compressed and image formats read through the same watched file.
     for name in ["mni152_t1_09a.nii.gz", "pydicom_emri_small_stack_uint16.tif", "camera.png"] {
         let s = Stopper::new();
-        let r = s.run(|ctl| open_with(&common::data(name), &OpenOptions::default(), ctl));
+        let r = s.run(|ctl| open_with(&crate::common::data(name), &OpenOptions::default(), ctl));
         assert!(matches!(r, Err(ReadError::Cancelled { .. })), "{name}: {:?}", r.map(|f| f.len()));
     }
 }

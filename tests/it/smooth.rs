@@ -1,10 +1,6 @@
 //! Separable smoothing against a direct convolution with the product kernel.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::field_of;
+use crate::common::field_of;
 use proptest::prelude::*;
 use topoview::control::Control;
 use topoview::field::{Dtype, Samples, ScalarField};

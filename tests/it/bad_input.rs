@@ -1,9 +1,5 @@
 //! Every file of the bad-input corpus makes `topoview ecc` exit non-zero with one line that
 //! names the file and the problem, and never panic.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use std::path::Path;
 use std::process::Command;
@@ -49,7 +45,7 @@ fn corpus_gives_clear_errors() {
         ("not_an_image.png", "cannot decode image"),
         ("unknown.xyz", "unrecognised format"),
     ];
-    let dir = common::data("bad");
+    let dir = crate::common::data("bad");
     let listed: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -63,7 +59,7 @@ fn corpus_gives_clear_errors() {
 
 #[test]
 fn missing_file_and_directory() {
-    assert_one_clear_line(&common::data("bad/does_not_exist.nii"), "no such file");
+    assert_one_clear_line(&crate::common::data("bad/does_not_exist.nii"), "no such file");
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().join("a_folder.nii");
     std::fs::create_dir(&d).unwrap();
@@ -72,14 +68,14 @@ fn missing_file_and_directory() {
 
 #[test]
 fn nan_is_counted_before_smoothing_spreads_it() {
-    let (ok, err) = run_ecc(&common::data("bad/nan.nii"), &["--smooth", "1"]);
+    let (ok, err) = run_ecc(&crate::common::data("bad/nan.nii"), &["--smooth", "1"]);
     assert!(!ok);
     assert!(err.contains("1 NaN and 0 infinite"), "{err}");
 }
 
 #[test]
 fn nan_can_be_treated_as_absent() {
-    let (ok, err) = run_ecc(&common::data("bad/nan.nii"), &["--nan", "absent"]);
+    let (ok, err) = run_ecc(&crate::common::data("bad/nan.nii"), &["--nan", "absent"]);
     assert!(ok, "{err}");
 }
 
@@ -89,8 +85,8 @@ fn batch_goes_on_after_a_bad_file() {
     let out = Command::new(env!("CARGO_BIN_EXE_topoview"))
         .args(["ecc", "--csv"])
         .arg(tmp.path())
-        .arg(common::data("bad/empty.nii"))
-        .arg(common::data("coins.png"))
+        .arg(crate::common::data("bad/empty.nii"))
+        .arg(crate::common::data("coins.png"))
         .output()
         .unwrap();
     assert!(!out.status.success());

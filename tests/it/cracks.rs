@@ -1,8 +1,6 @@
 //! Inter-pixel filtering: the separable, steered Gaussian bank against the same bank sampled
 //! directly and applied tap by tap in f64, and the properties the issue names (step edges,
 //! quarter turns, linearity, channels).
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
 use proptest::prelude::*;
 use topoview::control::Control;

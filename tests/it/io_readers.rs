@@ -1,10 +1,6 @@
 //! Readers: the same voxels through every format give the same field.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::{data, field_of};
+use crate::common::{data, field_of};
 use std::io::Write;
 use std::path::Path;
 use topoview::field::{Dtype, Samples, ScalarField};

@@ -1,17 +1,13 @@
 //! The command line's exports, as a user would read them.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::topoview;
+use crate::common::topoview;
 
 #[test]
 fn csv_and_json_record_their_provenance() {
     let tmp = tempfile::tempdir().unwrap();
     let csv = tmp.path().join("c.csv");
     let json = tmp.path().join("c.json");
-    let input = common::data("pydicom_emri_small.nii.gz");
+    let input = crate::common::data("pydicom_emri_small.nii.gz");
     let (ok, out, err) = topoview(&[
         "ecc",
         input.to_str().unwrap(),
@@ -51,7 +47,7 @@ fn csv_and_json_record_their_provenance() {
 
 #[test]
 fn csv_to_stdout_and_info() {
-    let input = common::data("coins.png");
+    let input = crate::common::data("coins.png");
     let (ok, out, _) = topoview(&["ecc", input.to_str().unwrap(), "--csv", "-", "--superlevel"]);
     assert!(ok);
     assert!(out.contains("# filtration: superlevel"));
@@ -72,25 +68,25 @@ fn csv_to_stdout_and_info() {
 /// 2.1999990940093994) and float ranges in the field's type.
 #[test]
 fn notes_once_per_run_and_stored_precision() {
-    let a = common::data("coins.png");
-    let b = common::data("camera.png");
+    let a = crate::common::data("coins.png");
+    let b = crate::common::data("camera.png");
     let (ok, out, err) = topoview(&["ecc", a.to_str().unwrap(), b.to_str().unwrap()]);
     assert!(ok, "{err}");
     assert_eq!(out.lines().count(), 2, "{out}");
     let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("note:")).collect();
     assert!(notes.len() <= 1, "{err}");
     assert!(!out.contains("no CUDA driver"), "the summaries do not repeat the note: {out}");
-    let (ok, out, _) = topoview(&["info", common::data("nibabel_example4d.nii.gz").to_str().unwrap()]);
+    let (ok, out, _) = topoview(&["info", crate::common::data("nibabel_example4d.nii.gz").to_str().unwrap()]);
     assert!(ok);
     assert!(out.contains("spacing:         2 x 2 x 2.199999 (extent 256 x 192 x 52.79998)"), "{out}");
-    let (ok, out, _) = topoview(&["info", common::data("nipy_some_blobs.nii").to_str().unwrap()]);
+    let (ok, out, _) = topoview(&["info", crate::common::data("nipy_some_blobs.nii").to_str().unwrap()]);
     assert!(ok);
     assert!(out.contains("range:           -5.0293913 to 7.4155498"), "{out}");
 }
 
 #[test]
 fn threads_option_gives_the_same_curve() {
-    let input = common::data("nipy_some_blobs.nii");
+    let input = crate::common::data("nipy_some_blobs.nii");
     let (_, a, _) = topoview(&["ecc", input.to_str().unwrap(), "--csv", "-", "--threads", "1"]);
     let (_, b, _) = topoview(&["ecc", input.to_str().unwrap(), "--csv", "-"]);
     assert_eq!(a, b);
@@ -102,7 +98,7 @@ fn msc_exports_agree_with_each_other() {
     use topoview::io::{OpenOptions, open};
     let tmp = tempfile::tempdir().unwrap();
     let p = |n: &str| tmp.path().join(n).to_string_lossy().into_owned();
-    let input = common::data("nipy_some_blobs.nii");
+    let input = crate::common::data("nipy_some_blobs.nii");
     let (ok, out, err) = topoview(&[
         "msc",
         input.to_str().unwrap(),
@@ -159,7 +155,7 @@ fn msc_cells_in_2d_pair_basins_with_mountains() {
     use topoview::io::{OpenOptions, open};
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("c.nii.gz");
-    let input = common::data("coins.png");
+    let input = crate::common::data("coins.png");
     let (ok, _, err) =
         topoview(&["msc", input.to_str().unwrap(), "--relative", "0.1", "--labels", out.to_str().unwrap()]);
     assert!(ok, "{err}");
@@ -204,7 +200,7 @@ fn msc_smooths_first_lists_its_files_and_can_leave_geometry_out() {
     use topoview::control::Control;
     use topoview::topo::smooth::{Smoothing, smooth};
     let tmp = tempfile::tempdir().unwrap();
-    let input = common::data("pydicom_emri_small.nii.gz");
+    let input = crate::common::data("pydicom_emri_small.nii.gz");
     let json = tmp.path().join("m.json");
     let vtk = tmp.path().join("m");
     let (ok, out, err) = topoview(&[
@@ -240,8 +236,8 @@ fn msc_smooths_first_lists_its_files_and_can_leave_geometry_out() {
 fn betti_columns_in_2d_and_3d() {
     let tmp = tempfile::tempdir().unwrap();
     for (input, header) in [
-        (common::data("coins.png"), "threshold,chi,b0,b1"),
-        (common::data("nibabel_standard_4x5x7.nii.gz"), "threshold,chi,b0,b1,b2"),
+        (crate::common::data("coins.png"), "threshold,chi,b0,b1"),
+        (crate::common::data("nibabel_standard_4x5x7.nii.gz"), "threshold,chi,b0,b1,b2"),
     ] {
         let csv = tmp.path().join("b.csv");
         let json = tmp.path().join("b.json");
@@ -282,7 +278,7 @@ fn scale_space_rows_are_chi_of_each_smoothed_field() {
     use topoview::control::Control;
     use topoview::topo::ecc::{EccOptions, ecc};
     use topoview::topo::smooth::{Smoothing, smooth};
-    let input = common::data("coins.png");
+    let input = crate::common::data("coins.png");
     let (ok, out, err) = topoview(&[
         "ecc",
         input.to_str().unwrap(),

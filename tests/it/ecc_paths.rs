@@ -1,12 +1,8 @@
 //! The two accumulation paths agree on fields too large for the naive reference: the bucketed
 //! path of many-valued types (f32, f64, u32, i32) against the direct histogram of u16 ranks of
 //! the same values. Ranks keep the order, so the curves must match point for point.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::field_of;
+use crate::common::field_of;
 use topoview::control::Control;
 use topoview::field::{Dtype, Samples, ScalarField};
 use topoview::topo::ecc::{Construction, EccOptions, Filtration, NanPolicy, ecc};

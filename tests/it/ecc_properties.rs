@@ -1,10 +1,6 @@
 //! The fast ECC against the naive cell-counting reference on small random fields.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::field_of;
+use crate::common::field_of;
 use proptest::prelude::*;
 use topoview::control::Control;
 use topoview::field::Dtype;

@@ -1,10 +1,6 @@
 //! ECCs known in closed form, and the three copies of the emri volume.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::{data, field_of};
+use crate::common::{data, field_of};
 use topoview::control::Control;
 use topoview::field::Dtype;
 use topoview::io::{OpenOptions, open};
@@ -170,7 +166,7 @@ fn every_bundled_file_matches_the_naive_count() {
         "nibabel_standard_4x5x7.nii.gz",
     ] {
         let f = open(&data(name), &OpenOptions::default()).unwrap();
-        let crop = if f.len() > 1 << 20 { common::crop(&f, 48) } else { f };
+        let crop = if f.len() > 1 << 20 { crate::common::crop(&f, 48) } else { f };
         for c in BOTH {
             for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
                 let opts = EccOptions { construction: c, filtration, ..EccOptions::default() };

@@ -1,11 +1,7 @@
 //! Betti curves against a naive flood fill on small random fields and against GUDHI's cubical
 //! persistence (an independent library; tests/data/gudhi/make.py) on real and random fields.
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::field_of;
+use crate::common::field_of;
 use proptest::prelude::*;
 use topoview::control::Control;
 use topoview::field::{Dtype, ScalarField};
@@ -248,8 +244,8 @@ fn a_hollow_cube_has_one_void_and_a_ring_one_tunnel() {
 
 /// β at every threshold of our curve against GUDHI's, whose file lists them where they change.
 fn check_gudhi(field_file: &str, expected: &str) {
-    let f = open(&common::data(field_file), &OpenOptions::default()).unwrap();
-    let text = std::fs::read_to_string(common::data(&format!("gudhi/betti_{expected}.json"))).unwrap();
+    let f = open(&crate::common::data(field_file), &OpenOptions::default()).unwrap();
+    let text = std::fs::read_to_string(crate::common::data(&format!("gudhi/betti_{expected}.json"))).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     for (c, filt) in ALL {
         let e = ecc::ecc(&f, &options(c, filt), &Control::default()).unwrap();
@@ -319,12 +315,16 @@ fn check_tunnels(f: &ScalarField) {
 
 #[test]
 fn tunnels_alive_are_b1() {
-    check_tunnels(&open(&common::data("gudhi/random2d_40x30_float64.raw"), &OpenOptions::default()).unwrap());
     check_tunnels(
-        &open(&common::data("gudhi/random3d_12x10x8_float64.raw"), &OpenOptions::default()).unwrap(),
+        &open(&crate::common::data("gudhi/random2d_40x30_float64.raw"), &OpenOptions::default()).unwrap(),
     );
-    check_tunnels(&open(&common::data("nibabel_standard_4x5x7.nii.gz"), &OpenOptions::default()).unwrap());
-    check_tunnels(&open(&common::data("nipy_some_blobs.nii"), &OpenOptions::default()).unwrap());
+    check_tunnels(
+        &open(&crate::common::data("gudhi/random3d_12x10x8_float64.raw"), &OpenOptions::default()).unwrap(),
+    );
+    check_tunnels(
+        &open(&crate::common::data("nibabel_standard_4x5x7.nii.gz"), &OpenOptions::default()).unwrap(),
+    );
+    check_tunnels(&open(&crate::common::data("nipy_some_blobs.nii"), &OpenOptions::default()).unwrap());
 }
 
 #[test]

@@ -1,11 +1,6 @@
 //! The viewer driven like a user, through egui_kittest: widgets are found by their labels, the
 //! frames are rendered with wgpu (lavapipe on machines without a GPU), and the main states are
 //! compared with the snapshots in tests/snapshots (`UPDATE_SNAPSHOTS=1` rewrites them).
-#![cfg(feature = "viewer")]
-// Test code: a failed unwrap is a failed test.
-#![allow(clippy::unwrap_used)]
-
-mod common;
 
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
@@ -20,7 +15,7 @@ use topoview::topo::ecc::{EccOptions, NanPolicy, ecc};
 use topoview::topo::smooth::{Smoothing, smooth};
 
 fn harness(file: &str) -> Harness<'static, TopoApp> {
-    let path = common::data(file);
+    let path = crate::common::data(file);
     Harness::builder()
         .with_size(egui::Vec2::new(1280.0, 800.0))
         .wgpu()
@@ -151,7 +146,7 @@ fn a_broken_file_shows_its_error_and_the_app_goes_on() {
     h.get_by_label_contains("truncated.nii.gz");
     assert!(!h.state().jobs.contains_key(&topoview::compute::jobs::LOAD));
     // The app still opens the next file.
-    h.state_mut().open(common::data("coins.png"), Default::default());
+    h.state_mut().open(crate::common::data("coins.png"), Default::default());
     wait_for(&mut h, "coins", idle);
     assert!(h.state().error.is_none());
 }
@@ -160,7 +155,7 @@ fn a_broken_file_shows_its_error_and_the_app_goes_on() {
 fn a_tiff_whose_pages_share_one_strip_is_refused_in_the_viewer() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("shared.tif");
-    common::shared_strip_tiff(&p, 64, 4096, 4096);
+    crate::common::shared_strip_tiff(&p, 64, 4096, 4096);
     let mut h = harness("coins.png");
     wait_for(&mut h, "coins", idle);
     h.state_mut().open(p, Default::default());
@@ -569,9 +564,10 @@ fn a_session_round_trips_and_one_whose_file_moved_says_which() {
     assert_eq!(a.settings.view3d.camera.yaw, 33.0);
 
     // The same session with its file gone: the file is named, the settings restored.
-    let gone = before
-        .to_json()
-        .replace(&common::data("pydicom_emri_small.nii.gz").display().to_string(), "/nowhere/emri.nii.gz");
+    let gone = before.to_json().replace(
+        &crate::common::data("pydicom_emri_small.nii.gz").display().to_string(),
+        "/nowhere/emri.nii.gz",
+    );
     let moved = dir.path().join("moved.json");
     std::fs::write(&moved, gone.replace("\"relative\": \"", "\"relative\": \"missing/")).unwrap();
     let mut m = harness_with(Startup { session: Some(moved), ..Default::default() });
@@ -636,7 +632,7 @@ fn volumes_stored_either_way_show_the_hemispheres_on_the_same_side() {
     assert!(world_x_rightwards(&mut h) > 20.0, "MNI: the subject's right on the right");
     h.snapshot_options("mni_orientation_letters", &snapshot_options());
 
-    h.state_mut().open(common::data("nilearn_neurovault_10426.nii.gz"), Default::default());
+    h.state_mut().open(crate::common::data("nilearn_neurovault_10426.nii.gz"), Default::default());
     wait_for(&mut h, "the statistical map", |a| {
         idle(a) && a.data.as_ref().is_some_and(|d| d.field.dims() == [53, 63, 46])
     });
@@ -756,7 +752,7 @@ fn hovered_threshold(h: &mut Harness<'_, TopoApp>, pos: egui::Pos2) -> f64 {
 /// curve again and leaves the threshold where it was.
 #[test]
 fn the_plot_reads_out_zooms_and_resets_without_moving_the_threshold() {
-    let path = common::data("coins.png");
+    let path = crate::common::data("coins.png");
     let mut h = Harness::builder()
         .with_size(egui::Vec2::new(1280.0, 800.0))
         .with_step_dt(1.0 / 60.0)
@@ -814,7 +810,7 @@ fn file_dialogs_fall_back_to_the_in_app_one_and_shortcuts_open_them() {
     h.run_steps(2);
     assert!(h.state().dialogs.open.is_some(), "Ctrl+O opens the dialog");
     // Walk to the test data by the folder field, pick the coins and open them.
-    let data = common::data("coins.png").parent().unwrap().to_path_buf();
+    let data = crate::common::data("coins.png").parent().unwrap().to_path_buf();
     h.state_mut().dialogs.open.as_mut().unwrap().go(data.clone());
     h.run_steps(2);
     h.get_by_label("coins.png").click();
@@ -850,7 +846,7 @@ fn file_dialogs_fall_back_to_the_in_app_one_and_shortcuts_open_them() {
 #[test]
 fn a_4d_file_has_a_volume_slider() {
     use topoview::io::{OpenOptions, open};
-    let path = common::data("nibabel_example4d.nii.gz");
+    let path = crate::common::data("nibabel_example4d.nii.gz");
     let mut h = harness("nibabel_example4d.nii.gz");
     wait_for(&mut h, "the 4D file", idle);
     let d = h.state().data.as_ref().unwrap();
@@ -981,7 +977,7 @@ fn label_maps_get_a_palette_a_readout_and_no_curve_over_ids() {
     assert_ne!(h.state().settings.colormap, Colormap::Labels);
 
     // Label volumes topoview writes carry the intent code, and open as label maps.
-    let blobs = topoview::io::open(&common::data("nipy_some_blobs.nii"), &Default::default()).unwrap();
+    let blobs = topoview::io::open(&crate::common::data("nipy_some_blobs.nii"), &Default::default()).unwrap();
     let a = topoview::topo::msc::analyse(&blobs, &Default::default()).unwrap();
     let basins = topoview::topo::msc::simplified::Simplified::new(&blobs, &a, Some(0.5))
         .label_volumes()
@@ -1009,9 +1005,9 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     use topoview::app::layers;
     use topoview::field::affine::{inverse, transform_point};
     use topoview::field::{Samples, ScalarField};
-    let stat_path = common::data("nilearn_neurovault_10426.nii.gz");
+    let stat_path = crate::common::data("nilearn_neurovault_10426.nii.gz");
     let startup = Startup {
-        file: Some(common::data("mni152_t1_09a.nii.gz")),
+        file: Some(crate::common::data("mni152_t1_09a.nii.gz")),
         layers: vec![stat_path.clone()],
         ..Default::default()
     };
@@ -1143,7 +1139,7 @@ fn scatter_pixels(h: &mut Harness<'_, TopoApp>, c: egui::Color32) -> usize {
 }
 
 /// Points taken in the viewer from the bundled MRI (400 voxels of {f >= 150}, seed 3: the
-/// points whose barcode Ripser computed for tests/rips.rs) have Ripser's barcode bar for bar;
+/// points whose barcode Ripser computed for tests/it/rips.rs) have Ripser's barcode bar for bar;
 /// a point file opens the same way; clicking a bar picks it, moves the radius into it and
 /// lights its simplices; the complex drawn has every pair within the radius.
 #[test]
@@ -1166,7 +1162,7 @@ fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
     wait_for(&mut h, "the MRI points' barcode", |a| a.cloud.result.is_some() && a.jobs.is_empty());
     let r = h.state().cloud.result.as_ref().unwrap();
     assert!(h.state().cloud.shown);
-    assert_eq!(r.barcode.bars, common::ripser_bars("mni152_set150_400_dim2"));
+    assert_eq!(r.barcode.bars, crate::common::ripser_bars("mni152_set150_400_dim2"));
     assert!(r.cloud.what.contains("400 points in 3 dimensions"), "{}", r.cloud.what);
     h.get_by_label_contains("400 points in 3 dimensions");
 
@@ -1203,12 +1199,12 @@ fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
     // A distance matrix file opens in the same view (File > Open routes it by its name), its
     // points placed by classical MDS, its barcode Ripser's.
     h.state_mut().cloud.maxdim = 2;
-    h.state_mut().open(common::data("rips/sphere_3_192.lower_distance_matrix"), Default::default());
+    h.state_mut().open(crate::common::data("rips/sphere_3_192.lower_distance_matrix"), Default::default());
     wait_for(&mut h, "the sphere's barcode", |a| {
         a.jobs.is_empty() && a.cloud.result.as_ref().is_some_and(|r| r.cloud.path.is_some())
     });
     let r = h.state().cloud.result.as_ref().unwrap();
-    assert_eq!(r.barcode.bars, common::ripser_bars("sphere_3_192_dim2"));
+    assert_eq!(r.barcode.bars, crate::common::ripser_bars("sphere_3_192_dim2"));
     assert!(r.cloud.embedded.is_some());
     assert_eq!(h.state().title(), "sphere_3_192.lower_distance_matrix - topoview");
     h.snapshot_options("sphere_cloud_barcode", &snapshot_options());

@@ -1,0 +1,138 @@
+//! A backend opened on a thread of its own while work starts on the CPU. Creating a CUDA
+//! context takes 0.2-0.3 s on the H100 machine, longer than its 16 cores need for the curve of
+//! a whole 1 GiB 8-bit file: the command line's streamed ECC starts on every core at once and
+//! the GPUs take planes too from when they are ready.
+
+use super::backend::{Backend, Choice, GpuCount, NoGpu, Ran};
+use crate::control::Control;
+use crate::io::Block;
+use crate::topo::ecc::stream::{self, Helped, Helper};
+use crate::topo::ecc::{Ecc, EccError, EccOptions};
+use crossbeam_channel::{Receiver, TryRecvError, bounded};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Seconds a GPU spends on a file besides its context and the streaming itself: the kernels
+/// loaded, the staging pinned, the first copies. On the H200 machine (2026-11-28) the command
+/// line took 0.46-0.53 s for a 1 GiB u8 file on the GPU alone, of which the context is about
+/// 0.2 s and the streaming 0.06 s; joining the CPU for the last 4-12% of the planes made it
+/// 0.42-0.46 s against 0.30-0.33 s on the CPU alone.
+const GPU_START_S: f64 = 0.25;
+
+/// A backend being opened (or opened).
+pub struct Opening {
+    done: OnceLock<Result<Backend, NoGpu>>,
+    /// Where the opening thread sends it; locked by whoever takes it from there.
+    arriving: Mutex<Option<Receiver<Result<Backend, NoGpu>>>>,
+}
+
+impl Opening {
+    /// Opens the backend of `choice` on a thread of its own (on this one when no thread can
+    /// be started).
+    pub fn start(choice: Choice, gpu_memory: Option<usize>, gpus: GpuCount) -> Opening {
+        let (send, arriving) = bounded(1);
+        let spawned = std::thread::Builder::new().name("gpu-open".into()).spawn(move || {
+            // The receiver is gone only when the process is ending.
+            let _ = send.send(Backend::with_gpus(choice, gpu_memory, gpus));
+        });
+        match spawned {
+            Ok(_) => Opening { done: OnceLock::new(), arriving: Mutex::new(Some(arriving)) },
+            Err(_) => Opening::opened(Backend::with_gpus(choice, gpu_memory, gpus)),
+        }
+    }
+
+    /// A backend already opened (or that could not be).
+    pub fn opened(backend: Result<Backend, NoGpu>) -> Opening {
+        Opening { done: OnceLock::from(backend), arriving: Mutex::new(None) }
+    }
+
+    /// The backend, waiting for it to open.
+    pub fn wait(&self) -> &Result<Backend, NoGpu> {
+        if let Some(b) = self.done.get() {
+            return b;
+        }
+        let mut arriving = self.arriving.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(rx) = arriving.take() {
+            let b = rx.recv().unwrap_or_else(|_| Err(NoGpu("the thread opening the GPU stopped".into())));
+            let _ = self.done.set(b);
+        }
+        self.done.get().expect("set by this thread or the one that held the lock before")
+    }
+
+    /// The backend when it has opened, without waiting.
+    pub fn ready(&self) -> Option<&Result<Backend, NoGpu>> {
+        if let Some(b) = self.done.get() {
+            return Some(b);
+        }
+        // Held by a thread waiting in `wait`, which will set it.
+        let mut arriving = self.arriving.try_lock().ok()?;
+        let b = match arriving.as_ref()?.try_recv() {
+            Ok(b) => b,
+            Err(TryRecvError::Empty) => return None,
+            Err(TryRecvError::Disconnected) => Err(NoGpu("the thread opening the GPU stopped".into())),
+        };
+        *arriving = None;
+        let _ = self.done.set(b);
+        self.done.get()
+    }
+
+    /// Where `ran` ran, in words (see [`Backend::where_ran`]), without waiting for a backend
+    /// the work did not use.
+    pub fn where_ran(&self, ran: &Ran) -> String {
+        match self.ready() {
+            Some(Ok(b)) => b.where_ran(ran),
+            _ => Ran::cpu_words(ran),
+        }
+    }
+
+    /// [`Backend::ecc_block`], started on every CPU core at once. For a 3D field of a narrow
+    /// type the GPUs take the planes left over from when they are ready, unless the CPU would
+    /// finish them sooner (the CPU's workers then stop: the GPUs' staging wants every core);
+    /// other fields wait for the backend.
+    pub fn ecc_block(&self, block: &Block, opts: &EccOptions, ctl: &Control) -> Result<(Ecc, Ran), EccError> {
+        if block.dtype().size() > 2 {
+            return match self.wait() {
+                Ok(b) => b.ecc_block(block, opts, ctl),
+                // Only a backend that was asked for can fail to open, and its caller has said so.
+                Err(_) => Ok((stream::ecc(&reader(block)?, opts, ctl)?, Ran::default())),
+            };
+        }
+        let start = Instant::now();
+        let helper: Helper = Box::new(move |planes| {
+            // Waits for the backend while there are planes left for it.
+            let backend = loop {
+                if planes.all_taken() {
+                    return Helped::Nothing;
+                }
+                match self.ready() {
+                    Some(Ok(b)) if b.has_gpu() => break b,
+                    Some(_) => return Helped::Nothing,
+                    None => std::thread::sleep(Duration::from_millis(1)),
+                }
+            };
+            // The GPUs take the rest over when the CPU would need longer for it than they need
+            // to start.
+            let (taken, count) = planes.taken();
+            let cpu_left = start.elapsed().as_secs_f64() / taken.max(1) as f64 * (count - taken) as f64;
+            if taken > 0 && cpu_left < GPU_START_S {
+                return Helped::Nothing;
+            }
+            planes.hand_over();
+            backend.block_value_sums(block, opts, planes, ctl)
+        });
+        let (ecc, by) = stream::ecc_helped(&reader(block)?, opts, ctl, helper)?;
+        let device = self.ready().and_then(|b| b.as_ref().ok()).map(|b| b.describe());
+        let ran = match (by.failed, device) {
+            (Some(why), _) => Ran::fallen_back(format!("{why}; used the CPU")),
+            (None, Some(d)) if by.planes > 0 => {
+                Ran::shared(format!("{d} ({} of {} planes)", by.planes, block.dims()[2]))
+            }
+            _ => Ran::default(),
+        };
+        Ok((ecc, ran))
+    }
+}
+
+fn reader(block: &Block) -> Result<crate::io::BlockReader, EccError> {
+    block.reader().map_err(|e| EccError::Read(e.to_string()))
+}
