@@ -301,6 +301,11 @@ impl Backend {
             // workers give back once they have handed the planes over.
             let sums = devices
                 .and_then(|g| crate::cuda::block_value_sums(&g, block, opts, self.gpu_memory, planes, ctl));
+            // The helper's thread ends here, and a new one helps with the next file: its
+            // handles (streams, pinned staging) go with it rather than pile up per file.
+            if let Some((_, handles)) = &self.gpu {
+                handles.lock().unwrap_or_else(|p| p.into_inner()).remove(&std::thread::current().id());
+            }
             match sums {
                 Ok(v) if v.planes > 0 => Helped::Sums(v),
                 Ok(_) | Err(GpuError::Cancelled) => Helped::Nothing,

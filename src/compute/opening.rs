@@ -1,5 +1,5 @@
 //! A backend opened on a thread of its own while work starts on the CPU. Creating a CUDA
-//! context takes 0.2-0.3 s on the H100 machine, longer than its 16 cores need for the curve of
+//! context takes 0.2-0.3 s on the H100 and H200 machines, longer than its 16 cores need for the curve of
 //! a whole 1 GiB 8-bit file: the command line's streamed ECC starts on every core at once and
 //! the GPUs take planes too from when they are ready.
 
@@ -88,9 +88,9 @@ impl Opening {
     /// [`Backend::ecc_block`], started on every CPU core at once. For a 3D field of a narrow
     /// type the GPUs take the planes left over from when they are ready, unless the CPU would
     /// finish them sooner (the CPU's workers then stop: the GPUs' staging wants every core);
-    /// other fields wait for the backend.
+    /// other fields (wide types; 2D, whose GPU slab is the whole image) wait for the backend.
     pub fn ecc_block(&self, block: &Block, opts: &EccOptions, ctl: &Control) -> Result<(Ecc, Ran), EccError> {
-        if block.dtype().size() > 2 {
+        if block.dtype().size() > 2 || block.dims().len() != 3 {
             return match self.wait() {
                 Ok(b) => b.ecc_block(block, opts, ctl),
                 // Only a backend that was asked for can fail to open, and its caller has said so.
@@ -100,6 +100,7 @@ impl Opening {
         let start = Instant::now();
         let helper: Helper = Box::new(move |planes| {
             // Waits for the backend while there are planes left for it.
+            let mut waited = false;
             let backend = loop {
                 if planes.all_taken() {
                     return Helped::Nothing;
@@ -109,15 +110,18 @@ impl Opening {
                     Some(_) => return Helped::Nothing,
                     None => std::thread::sleep(Duration::from_millis(1)),
                 }
+                waited = true;
             };
-            // The GPUs take the rest over when the CPU would need longer for it than they need
-            // to start.
+            // A backend that was waited for takes the rest over when the CPU would need longer
+            // for it than the GPUs need to start (planes taken stand for planes done: the
+            // workers hold a task or two each, a few percent of the planes by then). One open
+            // from the start (a batch's later files) takes it all, as the GPU alone would.
             let (taken, count) = planes.taken();
             let cpu_left = start.elapsed().as_secs_f64() / taken.max(1) as f64 * (count - taken) as f64;
-            if taken > 0 && cpu_left < GPU_START_S {
+            if waited && cpu_left < GPU_START_S {
                 return Helped::Nothing;
             }
-            planes.hand_over();
+            // The devices hand the planes over once they are set up (`Planes::hand_over`).
             backend.block_value_sums(block, opts, planes, ctl)
         });
         let (ecc, by) = stream::ecc_helped(&reader(block)?, opts, ctl, helper)?;

@@ -225,15 +225,17 @@ impl Gpu {
     }
 
     /// The histogram of voxel counts and chi changes of the planes of a narrow-type field of
-    /// `shape` this device takes from `planes` (a slab at a time, until none are left; other
-    /// devices and the CPU may take the rest), streamed through it with each slab's collar
-    /// planes; stops early when `stop` is set (another device failed).
+    /// `shape` this device takes from `planes` (a slab at a time, at most a `devices`th of
+    /// them, until none are left; other devices take the rest, and the CPU's workers until
+    /// this device is set up), streamed through it with each slab's collar planes; stops
+    /// early when `stop` is set (another device failed).
     #[allow(clippy::too_many_arguments)]
     fn narrow_bins<T: DeviceSample>(
         &self,
         shape: &[usize],
         mut data: Source<'_, T>,
         planes: &Planes,
+        devices: usize,
         opts: &EccOptions,
         memory_limit: Option<usize>,
         ctl: &Control,
@@ -255,7 +257,10 @@ impl Gpu {
         // A slab holds its planes and a collar plane on each side (the whole field, which has
         // none, when it fits the budget).
         let fit = budget / plane_bytes.max(1);
-        let per_slab = if fit >= nz { nz } else { fit.saturating_sub(2).min(nz) }.min(MAX_PLANES);
+        // (Never more than a device's share, so that several devices share the field.)
+        let per_slab = if fit >= nz { nz } else { fit.saturating_sub(2).min(nz) }
+            .min(nz.div_ceil(devices))
+            .min(MAX_PLANES);
         if per_slab == 0 {
             return Err(GpuError::TooLarge(format!(
                 "three planes of {} ({} bytes) do not fit in {budget} bytes of GPU memory",
@@ -275,6 +280,8 @@ impl Gpu {
         let streams = &staged.streams;
         let Staging { slabs, pinned: staging } = &mut *staged.buffers;
         s.synchronize()?;
+        // Set up: the CPU's workers, if any, leave the rest to the devices from here.
+        planes.hand_over();
         let (mut chunks, mut computed) = (0, 0);
         while let Some(taken) = planes.take(per_slab) {
             if ctl.cancelled() || stop.load(Ordering::Relaxed) {
@@ -434,8 +441,9 @@ fn narrow_sums<'a, T: DeviceSample>(
     let run = |i: usize| {
         // A panic (in the driver binding) stops the other devices as an error does.
         let bins = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            source()
-                .and_then(|src| devices[i].narrow_bins(shape, src, planes, opts, memory_limit, ctl, &stop))
+            source().and_then(|src| {
+                devices[i].narrow_bins(shape, src, planes, parts, opts, memory_limit, ctl, &stop)
+            })
         }))
         .unwrap_or_else(|_| Err(GpuError::Driver("the device's thread panicked".into())));
         if bins.is_err() {

@@ -93,7 +93,8 @@ pub struct ValueSums {
 
 /// What a helper did.
 pub enum Helped {
-    /// It took no planes (it was not ready before the CPU's workers had taken them all).
+    /// It took no planes (it was not ready before the CPU's workers had taken them all, it
+    /// declined, or the work was cancelled).
     Nothing,
     Sums(ValueSums),
     /// It failed, why: the planes it took are lost, so the curve is computed again without it.
@@ -233,7 +234,8 @@ where
             let helped = match helping.map(|t| t.join()) {
                 Ok(Ok(h)) => h,
                 Ok(Err(_)) => Helped::Failed("the helper's thread panicked".into()),
-                Err(e) => Helped::Failed(format!("cannot start the helper's thread: {e}")),
+                // It took nothing: the workers computed every plane.
+                Err(_) => Helped::Nothing,
             };
             (hist, helped)
         }),
