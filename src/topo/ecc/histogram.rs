@@ -21,7 +21,13 @@ pub(super) struct Histogram {
     pending: usize,
     sums: Vec<i64>,
     counts: Vec<u64>,
+    /// Voxel counts per (bin, change) pair of a 256-bin histogram, in two copies, filled by
+    /// [`Self::add_pairs`] (empty until then).
+    pairs: Vec<u32>,
 }
+
+/// Entries of one copy of [`Histogram::pairs`]: 256 bins of 2^CHANGE_BITS changes.
+const PAIRS: usize = 256 << Histogram::CHANGE_BITS;
 
 /// Copies of the packed words for small histograms (see [`Histogram`]).
 const LANES: usize = 4;
@@ -40,6 +46,47 @@ impl Histogram {
             pending: 0,
             sums: vec![0; bins],
             counts: vec![0; bins],
+            pairs: Vec::new(),
+        }
+    }
+
+    /// Bits of a change in a pair's index: a voxel's change is 1 - singles + pairs - corners of
+    /// its neighbourhood, or its negation, and so within [-1 - 6 - 8, 1 + 12] = [-13, 13].
+    pub(super) const CHANGE_BITS: u32 = 5;
+    /// A change's bits in a pair's index are (change + CHANGE_SHIFT) mod 32: the common changes,
+    /// -8 to 7, take one 64-byte cache line of each bin's row of 32 counts, so that the tables'
+    /// lines in use fit the first-level cache.
+    pub(super) const CHANGE_SHIFT: i8 = 8;
+
+    /// The change whose bits in a pair's index are `low`.
+    fn change_of(low: usize) -> i64 {
+        let m = (1i64 << Self::CHANGE_BITS) - 1;
+        ((low as i64 - i64::from(Self::CHANGE_SHIFT) + (m + 1) / 2) & m) - (m + 1) / 2
+    }
+
+    /// Counts voxels by their (bin, change) pairs, each given as bin << CHANGE_BITS | (change +
+    /// CHANGE_SHIFT) mod 32 (256 bins). Against [`Self::add`]'s packed words this is one
+    /// increment a voxel of an index made beforehand, with the vector instructions that made
+    /// the changes.
+    #[inline(always)]
+    pub(super) fn add_pairs(&mut self, pairs: &[u16]) {
+        debug_assert_eq!(self.bins, 256);
+        if self.pairs.is_empty() {
+            self.pairs = vec![0; 2 * PAIRS];
+        }
+        if self.pending + pairs.len() > Self::FLUSH_AT {
+            self.flush();
+        }
+        self.pending += pairs.len();
+        let (t0, t1) = self.pairs.split_at_mut(PAIRS);
+        // The masks keep the index in the table (and the compiler's bounds checks out).
+        let (twos, rest) = pairs.as_chunks::<2>();
+        for &[a, b] in twos {
+            t0[a as usize & (PAIRS - 1)] += 1;
+            t1[b as usize & (PAIRS - 1)] += 1;
+        }
+        for &a in rest {
+            t0[a as usize & (PAIRS - 1)] += 1;
         }
     }
 
@@ -95,6 +142,15 @@ impl Histogram {
                 *s += (*p & 0xffff_ffff) as i64 - 16 * count as i64;
                 *c += count;
                 *p = 0;
+            }
+        }
+        for copy in self.pairs.chunks_exact_mut(PAIRS) {
+            for (i, n) in copy.iter_mut().enumerate().filter(|(_, n)| **n > 0) {
+                let (bin, change) =
+                    (i >> Self::CHANGE_BITS, Self::change_of(i & ((1 << Self::CHANGE_BITS) - 1)));
+                self.counts[bin] += u64::from(*n);
+                self.sums[bin] += change * i64::from(*n);
+                *n = 0;
             }
         }
         self.pending = 0;

@@ -24,6 +24,8 @@
 //! itself (the threshold in the field's type and a chi of 4 bytes; 8 past 812^3 voxels in 3D and
 //! 32767^2 pixels in 2D: see [`chi`]).
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod buckets;
 pub mod chi;
 pub mod crossings;
@@ -471,6 +473,8 @@ where
 /// 8-bit types, the type's own keys for 16-bit ones (only one is ever filled).
 #[derive(Default)]
 struct HistogramScratch<K> {
+    #[cfg(target_arch = "x86_64")]
+    avx512: avx512::Scratch512,
     narrow: narrow::Scratch8,
     wide: Scratch<K>,
 }
@@ -486,6 +490,20 @@ impl<K: EccKey> HistogramScratch<K> {
         hist: &mut histogram::Histogram,
     ) {
         if T::BINS.is_some_and(|(_, bins)| bins == 256) {
+            #[cfg(target_arch = "x86_64")]
+            if geo.three_d && avx512::available() {
+                let bytes: &[u8] = bytemuck::cast_slice(held.data);
+                let planes = avx512::Planes { bytes, base: held.base, p0, p1 };
+                let signed = T::BINS.is_some_and(|(lo, _)| lo < 0);
+                // SAFETY: the CPU has AVX-512BW, checked just above.
+                return unsafe {
+                    if signed {
+                        self.avx512.add::<true, VERT, SUP>(planes, geo, hist)
+                    } else {
+                        self.avx512.add::<false, VERT, SUP>(planes, geo, hist)
+                    }
+                };
+            }
             self.narrow.run::<T, VERT, SUP>(held, geo, p0, p1, |keys, changes| hist.add_8bit(keys, changes));
         } else {
             self.wide.run::<T, VERT, SUP>(held, geo, p0, p1, |_, keys, changes| hist.add(keys, changes));
