@@ -163,7 +163,7 @@ impl BackendArgs {
         use topoview::compute::backend::{Choice, GpuCount};
         use topoview::compute::opening::Opening;
         Ok(if self.backend == Choice::Auto && self.gpus == GpuCount::Count(1) {
-            Opening::start(self.backend, self.gpu_memory, self.gpus)
+            Opening::deferred(self.backend, self.gpu_memory, self.gpus)
         } else {
             Opening::opened(Ok(self.open()?))
         })

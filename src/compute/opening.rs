@@ -1,7 +1,9 @@
 //! A backend opened on a thread of its own while work starts on the CPU. Creating a CUDA
 //! context takes 0.2-0.3 s on the H100 and H200 machines, longer than its 16 cores need for the curve of
 //! a whole 1 GiB 8-bit file: the command line's streamed ECC starts on every core at once and
-//! the GPUs take planes too from when they are ready.
+//! the GPUs take planes too from when they are ready. Under `--backend auto` the GPU is not even
+//! opened for a file the CPU will finish before a GPU could start ([`Opening::deferred`]): a
+//! context being made beside 16 busy workers slowed them by 0.1 s.
 
 use super::backend::{Backend, Choice, GpuCount, NoGpu, Ran};
 use crate::control::Control;
@@ -19,31 +21,75 @@ use std::time::{Duration, Instant};
 /// 0.42-0.46 s against 0.30-0.33 s on the CPU alone.
 const GPU_START_S: f64 = 0.25;
 
+/// Seconds a CUDA context takes to make (0.2-0.3 s on the H100 and H200 machines).
+const CONTEXT_S: f64 = 0.2;
+
+/// Seconds the CPU's workers run before their pace says whether to open the GPUs at all.
+const PACE_S: f64 = 0.02;
+
 /// A backend being opened (or opened).
 pub struct Opening {
     done: OnceLock<Result<Backend, NoGpu>>,
     /// Where the opening thread sends it; locked by whoever takes it from there.
     arriving: Mutex<Option<Receiver<Result<Backend, NoGpu>>>>,
+    /// What to open, until it is begun ([`Opening::deferred`]); held while it is being begun.
+    asked: Mutex<Option<Asked>>,
+}
+
+/// The arguments of [`Backend::with_gpus`].
+type Asked = (Choice, Option<usize>, GpuCount);
+
+/// The lock's value even if a thread panicked holding it (every value left is consistent).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Opening {
     /// Opens the backend of `choice` on a thread of its own (on this one when no thread can
     /// be started).
     pub fn start(choice: Choice, gpu_memory: Option<usize>, gpus: GpuCount) -> Opening {
+        let opening = Opening::deferred(choice, gpu_memory, gpus);
+        opening.begin();
+        opening
+    }
+
+    /// [`Opening::start`] when something first asks for the backend: [`Opening::wait`] at once,
+    /// and [`Opening::ecc_block`] of a 3D narrow-type field once the CPU's pace says the GPUs
+    /// could take over planes before the CPU finishes them.
+    pub fn deferred(choice: Choice, gpu_memory: Option<usize>, gpus: GpuCount) -> Opening {
+        Opening {
+            done: OnceLock::new(),
+            arriving: Mutex::new(None),
+            asked: Mutex::new(Some((choice, gpu_memory, gpus))),
+        }
+    }
+
+    /// Starts opening the backend, unless that has begun.
+    fn begin(&self) {
+        // Held until the receiver is in place: a `wait` meanwhile waits here for it.
+        let mut asked = lock(&self.asked);
+        let Some((choice, gpu_memory, gpus)) = asked.take() else { return };
         let (send, arriving) = bounded(1);
         let spawned = std::thread::Builder::new().name("gpu-open".into()).spawn(move || {
             // The receiver is gone only when the process is ending.
             let _ = send.send(Backend::with_gpus(choice, gpu_memory, gpus));
         });
         match spawned {
-            Ok(_) => Opening { done: OnceLock::new(), arriving: Mutex::new(Some(arriving)) },
-            Err(_) => Opening::opened(Backend::with_gpus(choice, gpu_memory, gpus)),
+            Ok(_) => *lock(&self.arriving) = Some(arriving),
+            Err(_) => {
+                let _ = self.done.set(Backend::with_gpus(choice, gpu_memory, gpus));
+            }
         }
+    }
+
+    /// Whether opening the backend has begun.
+    fn begun(&self) -> bool {
+        lock(&self.asked).is_none()
     }
 
     /// A backend already opened (or that could not be).
     pub fn opened(backend: Result<Backend, NoGpu>) -> Opening {
-        Opening { done: OnceLock::from(backend), arriving: Mutex::new(None) }
+        Opening { done: OnceLock::from(backend), arriving: Mutex::new(None), asked: Mutex::new(None) }
     }
 
     /// The backend, waiting for it to open.
@@ -51,7 +97,8 @@ impl Opening {
         if let Some(b) = self.done.get() {
             return b;
         }
-        let mut arriving = self.arriving.lock().unwrap_or_else(|p| p.into_inner());
+        self.begin();
+        let mut arriving = lock(&self.arriving);
         if let Some(rx) = arriving.take() {
             let b = rx.recv().unwrap_or_else(|_| Err(NoGpu("the thread opening the GPU stopped".into())));
             let _ = self.done.set(b);
@@ -59,7 +106,7 @@ impl Opening {
         self.done.get().expect("set by this thread or the one that held the lock before")
     }
 
-    /// The backend when it has opened, without waiting.
+    /// The backend when it has opened, without waiting (nor beginning to open it).
     pub fn ready(&self) -> Option<&Result<Backend, NoGpu>> {
         if let Some(b) = self.done.get() {
             return Some(b);
@@ -104,6 +151,21 @@ impl Opening {
             let backend = loop {
                 if planes.all_taken() {
                     return Helped::Nothing;
+                }
+                if !self.begun() {
+                    // Opens the GPUs only when the CPU would need longer for the rest than they
+                    // need to start, by the workers' pace so far.
+                    let (taken, count) = planes.taken();
+                    let t = start.elapsed().as_secs_f64();
+                    if taken == 0 || t < PACE_S {
+                        std::thread::sleep(Duration::from_millis(1));
+                        continue;
+                    }
+                    let cpu_left = t / taken as f64 * (count - taken) as f64;
+                    if cpu_left < CONTEXT_S + GPU_START_S {
+                        return Helped::Nothing;
+                    }
+                    self.begin();
                 }
                 match self.ready() {
                     Some(Ok(b)) if b.has_gpu() => break b,
