@@ -165,7 +165,7 @@ struct Setup<'a> {
     smoothing: Option<&'a Smoothing>,
     /// The scales of a scale-space run.
     sigmas: Option<&'a [f64]>,
-    /// Opened while the first file's work starts (see [`Opening`]).
+    /// Opened when first asked for, on a thread of its own (see [`Opening`]).
     backend: &'a Opening,
 }
 

@@ -156,9 +156,10 @@ impl BackendArgs {
         Ok(topoview::compute::backend::Backend::with_gpus(self.backend, self.gpu_memory, self.gpus)?)
     }
 
-    /// [`BackendArgs::open`] on a thread of its own under `--backend auto` with one GPU, where
-    /// opening cannot fail (without a GPU it is the CPU), so work can start on the CPU while
-    /// the CUDA context is made; otherwise opened here, its error given now.
+    /// [`BackendArgs::open`] under `--backend auto` with one GPU, where opening cannot fail
+    /// (without a GPU it is the CPU): deferred until something asks for it, then on a thread of
+    /// its own, so work can start on the CPU meanwhile (see [`topoview::compute::opening::Opening::deferred`]); otherwise
+    /// opened here, its error given now.
     pub fn opening(&self) -> anyhow::Result<topoview::compute::opening::Opening> {
         use topoview::compute::backend::{Choice, GpuCount};
         use topoview::compute::opening::Opening;

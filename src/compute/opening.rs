@@ -45,17 +45,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Opening {
-    /// Opens the backend of `choice` on a thread of its own (on this one when no thread can
-    /// be started).
-    pub fn start(choice: Choice, gpu_memory: Option<usize>, gpus: GpuCount) -> Opening {
-        let opening = Opening::deferred(choice, gpu_memory, gpus);
-        opening.begin();
-        opening
-    }
-
-    /// [`Opening::start`] when something first asks for the backend: [`Opening::wait`] at once,
-    /// and [`Opening::ecc_block`] of a 3D narrow-type field once the CPU's pace says the GPUs
-    /// could take over planes before the CPU finishes them.
+    /// Opens the backend of `choice` on a thread of its own (on the asking one when no thread
+    /// can be started) when something first asks for it: [`Opening::wait`] at once, and
+    /// [`Opening::ecc_block`] of a 3D narrow-type field once the CPU's pace says the GPUs could
+    /// take over planes before the CPU finishes them.
     pub fn deferred(choice: Choice, gpu_memory: Option<usize>, gpus: GpuCount) -> Opening {
         Opening {
             done: OnceLock::new(),

@@ -74,7 +74,7 @@ proptest! {
         (dt, dims, vals) in (prop::sample::select(vec![Dtype::U8, Dtype::I8]), 1usize..=3, 2u32..=3)
             .prop_flat_map(|(dt, ndim, levels)| {
                 // Rows up to 140 long: the vector kernels (32 and 64 voxels at a time), the rest, and
-                // with AVX-512 the vectors away from both ends of a row (from 130 voxels).
+                // with AVX-512 the vectors away from both ends of a row (from 129 voxels).
                 let max = if ndim == 3 { 4 } else { 6 };
                 (1usize..=140, prop::collection::vec(1usize..=max, ndim - 1)).prop_flat_map(move |(x, rest)| {
                     let dims: Vec<usize> = std::iter::once(x).chain(rest).collect();

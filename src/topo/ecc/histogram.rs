@@ -51,7 +51,7 @@ impl Histogram {
     }
 
     /// Bits of a change in a pair's index: a voxel's change is 1 - singles + pairs - corners of
-    /// its neighbourhood, or its negation, and so within [-1 - 6 - 8, 1 + 12] = [-13, 13].
+    /// its neighbourhood, or its negation, and so within [1 - 6 - 8, 1 + 12] = [-13, 13].
     pub(super) const CHANGE_BITS: u32 = 5;
     /// A change's bits in a pair's index are (change + CHANGE_SHIFT) mod 32: the common changes,
     /// -8 to 7, take one 64-byte cache line of each bin's row of 32 counts, so that the tables'

@@ -15,9 +15,10 @@
 //!
 //! The computation follows the paper: each voxel adds to the histogram bin of its own value the
 //! signed count of the cells it introduces ([`kernel`]); the curve is the prefix sum of that
-//! histogram (u8 and i8 fields on 8-bit keys: [`narrow`]). The field is streamed in slabs of
+//! histogram (u8 and i8 fields: in 3D on a CPU with AVX-512BW straight from their bytes, [`avx512`];
+//! otherwise on 8-bit keys, [`narrow`]). The field is streamed in slabs of
 //! whole planes with a one-voxel collar, slabs in parallel on all threads of the current rayon
-//! pool. Memory beyond the field: per thread, one padded slab of keys and (for fields of at
+//! pool. Memory beyond the field: per thread, one padded slab of keys (none for [`avx512`]) and (for fields of at
 //! most 2^16 distinct possible values) a histogram; for
 //! u32, i32, f32 and f64 fields, which may have as many distinct values as voxels, one packed
 //! (key, change) entry per voxel (8 bytes, 16 for u32/i32/f64; see [`buckets`]) and the curve
@@ -470,11 +471,10 @@ where
 }
 
 /// Per-thread buffers of the kernel that adds planes' changes to a histogram: 8-bit keys for
-/// 8-bit types, the type's own keys for 16-bit ones (only one is ever filled).
+/// 8-bit types (none for 3D ones with AVX-512), the type's own keys for 16-bit ones (only one
+/// is ever filled).
 #[derive(Default)]
 struct HistogramScratch<K> {
-    #[cfg(target_arch = "x86_64")]
-    avx512: avx512::Scratch512,
     narrow: narrow::Scratch8,
     wide: Scratch<K>,
 }
@@ -493,14 +493,14 @@ impl<K: EccKey> HistogramScratch<K> {
             #[cfg(target_arch = "x86_64")]
             if geo.three_d && avx512::available() {
                 let bytes: &[u8] = bytemuck::cast_slice(held.data);
-                let planes = avx512::Planes { bytes, base: held.base, p0, p1 };
+                let planes = avx512::HeldBytes { bytes, base: held.base, p0, p1 };
                 let signed = T::BINS.is_some_and(|(lo, _)| lo < 0);
                 // SAFETY: the CPU has AVX-512BW, checked just above.
                 return unsafe {
                     if signed {
-                        self.avx512.add::<true, VERT, SUP>(planes, geo, hist)
+                        avx512::add::<true, VERT, SUP>(planes, geo, hist)
                     } else {
-                        self.avx512.add::<false, VERT, SUP>(planes, geo, hist)
+                        avx512::add::<false, VERT, SUP>(planes, geo, hist)
                     }
                 };
             }
