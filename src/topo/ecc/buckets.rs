@@ -447,7 +447,7 @@ mod tests {
                 let span = 1u64 << shift;
                 let base = r() % (key_range - span);
                 // Half the draws keep to a few keys, so that keys repeat.
-                let keys = if r() % 2 == 0 { span } else { span.min(1 + r() % 64) };
+                let keys = if r() & 1 == 0 { span } else { span.min(1 + r() % 64) };
                 let mut bucket: Vec<E> =
                     (0..n).map(|_| pack(base + r() % keys * (span / keys), (r() % 27) as i8 - 13)).collect();
                 let mut want: Vec<(u64, i64)> =
