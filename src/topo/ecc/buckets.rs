@@ -16,7 +16,7 @@
 //!    entries are sorted; either way the bucket's head is left holding its distinct keys in
 //!    order with their summed changes, which are then written straight into the output.
 
-use super::{EccError, EccKey, Geometry, Held, PerValue, Scratch, filtration_key, threshold};
+use super::{Chi, EccError, EccKey, Geometry, Held, PerValue, Scratch, chi, filtration_key, threshold};
 use crate::control::Control;
 use crate::field::{Key, Sample};
 use rayon::prelude::*;
@@ -104,12 +104,56 @@ unsafe impl<E: Send> Sync for Shared<E> {}
 // SAFETY: as for Sync: moving the pointer to a slab's thread hands it indices no other owns.
 unsafe impl<E: Send> Send for Shared<E> {}
 
+/// The thresholds present (in filtration order) and the summed change at each.
 pub(super) fn per_value<T: Sample, const VERT: bool, const SUP: bool>(
     held: Held<T>,
     geo: &Geometry,
     planes_per_chunk: usize,
     ctl: &Control,
 ) -> Result<PerValue<T>, EccError>
+where
+    T::Key: EccKey,
+{
+    Ok(finished::<T, VERT, SUP>(held, geo, planes_per_chunk, ctl)?.write::<T, SUP, i64>(false, |s| s))
+}
+
+/// The thresholds present and the curve's chi at each: the running sums written as the keys
+/// are, without a vector of per-key sums between them.
+pub(super) fn curve<T: Sample, const VERT: bool, const SUP: bool>(
+    held: Held<T>,
+    geo: &Geometry,
+    planes_per_chunk: usize,
+    ctl: &Control,
+) -> Result<(Vec<T>, Chi), EccError>
+where
+    T::Key: EccKey,
+{
+    let done = finished::<T, VERT, SUP>(held, geo, planes_per_chunk, ctl)?;
+    Ok(if geo.chi32 {
+        let (t, chi) = done.write::<T, SUP, i32>(true, chi::narrow_chi);
+        (t, Chi::I32(chi))
+    } else {
+        let (t, chi) = done.write::<T, SUP, i64>(true, |x| x);
+        (t, Chi::I64(chi))
+    })
+}
+
+/// A field's entries in buckets of `2^shift` keys from `lo`, each finished: bucket `b` holds
+/// its `distinct[b]` keys' sums at its head.
+struct Finished<E> {
+    buf: Vec<E>,
+    sizes: Vec<usize>,
+    distinct: Vec<usize>,
+    lo: u64,
+    shift: u32,
+}
+
+fn finished<T: Sample, const VERT: bool, const SUP: bool>(
+    held: Held<T>,
+    geo: &Geometry,
+    planes_per_chunk: usize,
+    ctl: &Control,
+) -> Result<Finished<<T::Key as EccKey>::Entry>, EccError>
 where
     T::Key: EccKey,
 {
@@ -131,7 +175,7 @@ where
         })
         .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
     if lo > hi {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Finished { buf: Vec::new(), sizes: Vec::new(), distinct: Vec::new(), lo, shift: 0 });
     }
     let shift = (64 - (hi - lo).leading_zeros()).saturating_sub(FANOUT_BITS);
     let nb = ((hi - lo) >> shift) as usize + 1;
@@ -199,39 +243,71 @@ where
         slices.push(head);
         rest = tail;
     }
-    // Finish each bucket (its distinct keys and their sums at its head), then write keys and
-    // sums into one output.
+    // Finish each bucket: its distinct keys and their sums at its head.
     let distinct: Vec<usize> = slices
         .par_iter_mut()
         .enumerate()
         .map_init(Finisher::default, |fin, (b, slice)| {
-            fin.finish(slice, lo + ((b as u64) << shift), shift, 0)
+            finish_shared(slice, lo + ((b as u64) << shift), shift, fin)
         })
         .collect();
-    let n: usize = distinct.iter().sum();
-    let mut thresholds = crate::mem::with_capacity::<T>(n);
-    let mut sums = crate::mem::with_capacity::<i64>(n);
-    let mut t_rest = &mut thresholds.spare_capacity_mut()[..n];
-    let mut s_rest = &mut sums.spare_capacity_mut()[..n];
-    let mut parts = Vec::with_capacity(nb);
-    for (b, (slice, &d)) in slices.into_iter().zip(&distinct).enumerate() {
-        let (t, tt) = t_rest.split_at_mut(d);
-        let (s, st) = s_rest.split_at_mut(d);
-        parts.push((lo + ((b as u64) << shift), &slice[..d], t, s));
-        (t_rest, s_rest) = (tt, st);
-    }
-    parts.into_par_iter().for_each(|(base, head, t, s)| {
-        for ((e, t), s) in head.iter().zip(t).zip(s) {
-            t.write(threshold::<T, SUP>(T::Key::from_bits(base + e.offset())));
-            s.write(e.summed());
+    Ok(Finished { buf, sizes, distinct, lo, shift })
+}
+
+impl<E: Packed> Finished<E> {
+    /// The thresholds, and for each `value` of the key's sum, or of the running sum up to and
+    /// including it when `running`; buckets in parallel.
+    fn write<T: Sample, const SUP: bool, V: Send>(
+        &self,
+        running: bool,
+        value: impl Fn(i64) -> V + Sync,
+    ) -> (Vec<T>, Vec<V>)
+    where
+        T::Key: EccKey,
+    {
+        let n: usize = self.distinct.iter().sum();
+        let mut thresholds = crate::mem::with_capacity::<T>(n);
+        let mut values = crate::mem::with_capacity::<V>(n);
+        let mut t_rest = &mut thresholds.spare_capacity_mut()[..n];
+        let mut v_rest = &mut values.spare_capacity_mut()[..n];
+        let mut parts = Vec::with_capacity(self.sizes.len());
+        let mut at = 0;
+        for (b, (&size, &d)) in self.sizes.iter().zip(&self.distinct).enumerate() {
+            let (t, tt) = t_rest.split_at_mut(d);
+            let (v, vt) = v_rest.split_at_mut(d);
+            parts.push((self.lo + ((b as u64) << self.shift), &self.buf[at..at + d], t, v));
+            (t_rest, v_rest) = (tt, vt);
+            at += size;
         }
-    });
-    // SAFETY: bucket b wrote exactly distinct[b] slots of its own part of both outputs.
-    unsafe {
-        thresholds.set_len(n);
-        sums.set_len(n);
+        let starts: Vec<i64> = if running {
+            let heads: Vec<(usize, usize)> = self
+                .sizes
+                .iter()
+                .scan(0, |at, &size| Some((std::mem::replace(at, *at + size), size)))
+                .collect();
+            let totals: Vec<i64> = heads
+                .par_iter()
+                .zip(&self.distinct)
+                .map(|(&(at, _), &d)| self.buf[at..at + d].iter().map(|e| e.summed()).sum())
+                .collect();
+            totals.iter().scan(0, |acc, t| Some(std::mem::replace(acc, *acc + t))).collect()
+        } else {
+            vec![0; parts.len()]
+        };
+        parts.into_par_iter().zip(starts).for_each(|((base, head, t, v), mut acc)| {
+            for ((e, t), v) in head.iter().zip(t).zip(v) {
+                t.write(threshold::<T, SUP>(T::Key::from_bits(base + e.offset())));
+                acc = if running { acc + e.summed() } else { e.summed() };
+                v.write(value(acc));
+            }
+        });
+        // SAFETY: bucket b wrote exactly distinct[b] slots of its own part of both outputs.
+        unsafe {
+            thresholds.set_len(n);
+            values.set_len(n);
+        }
+        (thresholds, values)
     }
-    Ok((thresholds, sums))
 }
 
 /// Per-bucket line buffers of one slab's scatter: a bucket's entries wait here until a cache
@@ -323,6 +399,107 @@ unsafe fn write_line<E>(src: *const E, dst: *mut E) {
     };
 }
 
+/// Buckets with more entries than this are partitioned and finished on all threads: a field
+/// whose values crowd into a few buckets (a few exponents of a float, a few levels) would
+/// otherwise leave them to a few threads.
+const SHARED: usize = 1 << 20;
+/// Entries a thread counts and scatters at a time when a bucket is shared.
+const SHARED_BLOCK: usize = 1 << 16;
+
+/// [`Finisher::finish`] of one bucket, partitioned on all threads first when it is large;
+/// `fin` serves the calling thread.
+fn finish_shared<E: Packed>(bucket: &mut [E], base: u64, shift: u32, fin: &mut Finisher<E>) -> usize {
+    let n = bucket.len();
+    if n <= SHARED || shift == 0 {
+        return fin.finish(bucket, base, shift, 0);
+    }
+    // The keys' own range first, as in Finisher::finish.
+    let (min, max) = bucket
+        .par_chunks(SHARED_BLOCK)
+        .map(|block| block.iter().fold((u64::MAX, 0), |(lo, hi), e| (lo.min(e.bits()), hi.max(e.bits()))))
+        .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+    let (skip, base, shift) = (min - base, min, bits_of(max - min));
+    if shift == 0 {
+        let d = fin.finish_within(bucket, base, 0, 0);
+        return rebase(&mut bucket[..d], skip);
+    }
+    let sub = shift.saturating_sub(FANOUT_BITS);
+    let parts = (((1u64 << shift) - 1) >> sub) as usize + 1;
+    let part = move |e: &E| ((e.bits() - base) >> sub) as usize;
+    let counts: Vec<Vec<usize>> = bucket
+        .par_chunks(SHARED_BLOCK)
+        .map(|block| {
+            let mut h = vec![0usize; parts];
+            for e in block {
+                h[part(e)] += 1;
+            }
+            h
+        })
+        .collect();
+    let mut starts = vec![vec![0usize; parts]; counts.len()];
+    let mut sizes = vec![0usize; parts];
+    let mut total = 0;
+    for p in 0..parts {
+        for (c, h) in counts.iter().enumerate() {
+            starts[c][p] = total;
+            total += h[p];
+            sizes[p] += h[p];
+        }
+    }
+    let mut tmp = crate::mem::with_capacity::<E>(n);
+    let out = Shared(tmp.spare_capacity_mut().as_mut_ptr().cast::<E>());
+    bucket.par_chunks(SHARED_BLOCK).zip(starts).for_each(|(block, mut next)| {
+        let out = &out;
+        for e in block {
+            let p = part(e);
+            // SAFETY: block c's runs [starts[c][p], + counts[c][p]) partition 0..n; each block
+            // writes only inside its own runs, each slot once.
+            unsafe { out.0.add(next[p]).write(*e) };
+            next[p] += 1;
+        }
+    });
+    // SAFETY: the blocks wrote all n slots (see above).
+    unsafe { tmp.set_len(n) };
+    let mut pieces = Vec::with_capacity(parts);
+    let mut rest = tmp.as_mut_slice();
+    for &size in &sizes {
+        let (head, tail) = rest.split_at_mut(size);
+        pieces.push(head);
+        rest = tail;
+    }
+    let distinct: Vec<usize> = pieces
+        .par_iter_mut()
+        .enumerate()
+        .map_init(Finisher::default, |fin, (p, piece)| {
+            finish_shared(piece, base + ((p as u64) << sub), sub, fin)
+        })
+        .collect();
+    let mut j = 0;
+    for (p, (piece, &d)) in pieces.iter().zip(&distinct).enumerate() {
+        for (slot, e) in bucket[j..j + d].iter_mut().zip(&piece[..d]) {
+            *slot = E::sum(skip + ((p as u64) << sub) + e.offset(), e.summed());
+        }
+        j += d;
+    }
+    j
+}
+
+/// Key bits that offsets up to `span` need.
+fn bits_of(span: u64) -> u32 {
+    64 - span.leading_zeros()
+}
+
+/// Moves sums counted from a later first key (`skip` keys on) back to the bucket's own first
+/// key; returns how many there are.
+fn rebase<E: Packed>(head: &mut [E], skip: u64) -> usize {
+    if skip != 0 {
+        for e in head.iter_mut() {
+            *e = E::sum(skip + e.offset(), e.summed());
+        }
+    }
+    head.len()
+}
+
 /// One thread's buffers for finishing buckets: a table of sums, and a partition target for
 /// each level of partitioning.
 #[derive(Default)]
@@ -341,6 +518,20 @@ impl<E: Packed> Finisher<E> {
     /// changes ([`Packed::sum`], the offset from `base`, the first key of the bucket's range
     /// of `2^shift` keys); returns how many there are.
     fn finish(&mut self, bucket: &mut [E], base: u64, shift: u32, level: usize) -> usize {
+        let n = bucket.len();
+        if n <= SORTED || shift == 0 {
+            return self.finish_within(bucket, base, shift, level);
+        }
+        // The keys' own range first: a bucket of a few keys (a field of few levels) is then
+        // counted in a small table, or summed, instead of being partitioned level by level.
+        let (min, max) =
+            bucket.iter().fold((u64::MAX, 0), |(lo, hi), e| (lo.min(e.bits()), hi.max(e.bits())));
+        let d = self.finish_within(bucket, min, bits_of(max - min), level);
+        rebase(&mut bucket[..d], min - base)
+    }
+
+    /// [`Self::finish`] on keys known to lie in `base..base + 2^shift`.
+    fn finish_within(&mut self, bucket: &mut [E], base: u64, shift: u32, level: usize) -> usize {
         let n = bucket.len();
         if n == 0 {
             return 0;
@@ -464,6 +655,38 @@ mod tests {
                 let got: Vec<(u64, i64)> = bucket[..d].iter().map(|e| (e.offset(), e.summed())).collect();
                 assert_eq!(got, want, "shift {shift}, {n} entries, {keys} keys");
             }
+        }
+    }
+
+    /// A bucket too large for one thread, its entries crowded into a few keys or spread over
+    /// its range: partitioned on all threads, it finishes as a sort would.
+    #[test]
+    fn a_shared_bucket_finishes_like_a_sort() {
+        let mut r = crate::synthetic::noise(16);
+        for (shift, keys) in [(20u32, 3u64), (20, 1 << 20), (24, 1000), (24, 1 << 24)] {
+            let n = 3 * SHARED + 17;
+            let base = 5 << 24;
+            let span = 1u64 << shift;
+            let mut bucket: Vec<u64> = (0..n)
+                .map(|_| {
+                    ((base + r() % keys * (span / keys)) as i32)
+                        .wrapping_sub(i32::MIN)
+                        .pack((r() % 27) as i8 - 13)
+                })
+                .collect();
+            let mut want: Vec<(u64, i64)> =
+                bucket.iter().map(|e| (e.bits() - base, e.change() as i64)).collect();
+            want.sort_unstable();
+            want.dedup_by(|b, a| {
+                let same = a.0 == b.0;
+                if same {
+                    a.1 += b.1;
+                }
+                same
+            });
+            let d = finish_shared(&mut bucket, base, shift, &mut Finisher::default());
+            let got: Vec<(u64, i64)> = bucket[..d].iter().map(|e| (e.offset(), e.summed())).collect();
+            assert!(got == want, "shift {shift}, {keys} keys");
         }
     }
 

@@ -161,7 +161,7 @@ pub fn widen<C: Into<i64>>(x: C) -> i64 {
 
 /// A chi stored in 32 bits, which [`fits_i32`] promised.
 #[inline(always)]
-fn narrow_chi(x: i64) -> i32 {
+pub(crate) fn narrow_chi(x: i64) -> i32 {
     debug_assert!(i32::try_from(x).is_ok(), "chi {x} past the bound of fits_i32");
     x as i32
 }

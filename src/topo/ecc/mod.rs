@@ -411,8 +411,27 @@ fn ecc_typed<T: Sample>(
 where
     T::Key: EccKey,
 {
+    if T::BINS.is_none() {
+        let pc = geo.planes_per_chunk(opts.chunk_voxels);
+        let (thresholds, chi) = with_filtration!(opts, wide_curve::<T>(held, geo, pc, ctl))?;
+        let (construction, filtration) = (opts.construction, opts.filtration);
+        return Ok(Ecc { construction, filtration, thresholds: T::wrap(thresholds), chi });
+    }
     let per_value = with_filtration!(opts, per_value::<T>(held, geo, opts, ctl))?;
     Ok(curve(opts, geo, per_value))
+}
+
+/// [`buckets::curve`] (a function of its own for [`with_filtration`]).
+fn wide_curve<T: Sample, const VERT: bool, const SUP: bool>(
+    held: Held<T>,
+    geo: &Geometry,
+    pc: usize,
+    ctl: &Control,
+) -> Result<(Vec<T>, Chi), EccError>
+where
+    T::Key: EccKey,
+{
+    buckets::curve::<T, VERT, SUP>(held, geo, pc, ctl)
 }
 
 /// Calls `$f::<.., VERT, SUP>($args)` with the flags of `$opts`' construction and filtration.
