@@ -196,16 +196,8 @@ where
             h
         })
         .collect();
-    let mut starts = vec![vec![0usize; nb]; n_chunks];
-    let mut sizes = vec![0usize; nb];
-    let mut total = 0;
-    for b in 0..nb {
-        for (c, h) in counts.iter().enumerate() {
-            starts[c][b] = total;
-            total += h[b];
-            sizes[b] += h[b];
-        }
-    }
+    let (starts, sizes) = runs_of(&counts, nb);
+    let total = sizes.iter().sum();
     drop(counts);
 
     let mut buf = crate::mem::with_capacity::<<T::Key as EccKey>::Entry>(total);
@@ -236,22 +228,45 @@ where
     // SAFETY: the change pass wrote every one of the `total` slots (see above).
     unsafe { buf.set_len(total) };
 
-    let mut slices = Vec::with_capacity(nb);
-    let mut rest = buf.as_mut_slice();
-    for &s in &sizes {
-        let (head, tail) = rest.split_at_mut(s);
-        slices.push(head);
+    // Finish each bucket: its distinct keys and their sums at its head.
+    let distinct = finish_parts(&mut buf, &sizes, lo, shift);
+    Ok(Finished { buf, sizes, distinct, lo, shift })
+}
+
+/// Where each block of a partition pass writes each bucket's entries (the blocks' runs of a
+/// bucket follow one another, bucket after bucket), from the blocks' `counts` of `buckets`
+/// buckets; and each bucket's size.
+fn runs_of(counts: &[Vec<usize>], buckets: usize) -> (Vec<Vec<usize>>, Vec<usize>) {
+    let mut starts = vec![vec![0usize; buckets]; counts.len()];
+    let mut sizes = vec![0usize; buckets];
+    let mut total = 0;
+    for b in 0..buckets {
+        for (c, h) in counts.iter().enumerate() {
+            starts[c][b] = total;
+            total += h[b];
+            sizes[b] += h[b];
+        }
+    }
+    (starts, sizes)
+}
+
+/// Finishes the consecutive buckets of `sizes` entries in `buf`, bucket `b` holding keys from
+/// `base + b * 2^shift`, buckets in parallel; returns their numbers of distinct keys.
+fn finish_parts<E: Packed>(buf: &mut [E], sizes: &[usize], base: u64, shift: u32) -> Vec<usize> {
+    let mut parts = Vec::with_capacity(sizes.len());
+    let mut rest = buf;
+    for &size in sizes {
+        let (head, tail) = rest.split_at_mut(size);
+        parts.push(head);
         rest = tail;
     }
-    // Finish each bucket: its distinct keys and their sums at its head.
-    let distinct: Vec<usize> = slices
+    parts
         .par_iter_mut()
         .enumerate()
-        .map_init(Finisher::default, |fin, (b, slice)| {
-            finish_shared(slice, lo + ((b as u64) << shift), shift, fin)
+        .map_init(Finisher::default, |fin, (b, part)| {
+            finish_shared(part, base + ((b as u64) << shift), shift, fin)
         })
-        .collect();
-    Ok(Finished { buf, sizes, distinct, lo, shift })
+        .collect()
 }
 
 impl<E: Packed> Finished<E> {
@@ -436,16 +451,7 @@ fn finish_shared<E: Packed>(bucket: &mut [E], base: u64, shift: u32, fin: &mut F
             h
         })
         .collect();
-    let mut starts = vec![vec![0usize; parts]; counts.len()];
-    let mut sizes = vec![0usize; parts];
-    let mut total = 0;
-    for p in 0..parts {
-        for (c, h) in counts.iter().enumerate() {
-            starts[c][p] = total;
-            total += h[p];
-            sizes[p] += h[p];
-        }
-    }
+    let (starts, sizes) = runs_of(&counts, parts);
     let mut tmp = crate::mem::with_capacity::<E>(n);
     let out = Shared(tmp.spare_capacity_mut().as_mut_ptr().cast::<E>());
     bucket.par_chunks(SHARED_BLOCK).zip(starts).for_each(|(block, mut next)| {
@@ -460,26 +466,14 @@ fn finish_shared<E: Packed>(bucket: &mut [E], base: u64, shift: u32, fin: &mut F
     });
     // SAFETY: the blocks wrote all n slots (see above).
     unsafe { tmp.set_len(n) };
-    let mut pieces = Vec::with_capacity(parts);
-    let mut rest = tmp.as_mut_slice();
-    for &size in &sizes {
-        let (head, tail) = rest.split_at_mut(size);
-        pieces.push(head);
-        rest = tail;
-    }
-    let distinct: Vec<usize> = pieces
-        .par_iter_mut()
-        .enumerate()
-        .map_init(Finisher::default, |fin, (p, piece)| {
-            finish_shared(piece, base + ((p as u64) << sub), sub, fin)
-        })
-        .collect();
-    let mut j = 0;
-    for (p, (piece, &d)) in pieces.iter().zip(&distinct).enumerate() {
-        for (slot, e) in bucket[j..j + d].iter_mut().zip(&piece[..d]) {
+    let distinct = finish_parts(&mut tmp, &sizes, base, sub);
+    let (mut j, mut at) = (0, 0);
+    for (p, (&size, &d)) in sizes.iter().zip(&distinct).enumerate() {
+        for (slot, e) in bucket[j..j + d].iter_mut().zip(&tmp[at..at + d]) {
             *slot = E::sum(skip + ((p as u64) << sub) + e.offset(), e.summed());
         }
         j += d;
+        at += size;
     }
     j
 }
@@ -627,6 +621,20 @@ impl<E: Packed> Finisher<E> {
 mod tests {
     use super::*;
 
+    /// The distinct keys of `bucket` (offsets from `base`) and their summed changes, by a sort.
+    fn sorted_sums<E: Packed>(bucket: &[E], base: u64) -> Vec<(u64, i64)> {
+        let mut sums: Vec<(u64, i64)> = bucket.iter().map(|e| (e.bits() - base, e.change() as i64)).collect();
+        sums.sort_unstable();
+        sums.dedup_by(|b, a| {
+            let same = a.0 == b.0;
+            if same {
+                a.1 += b.1;
+            }
+            same
+        });
+        sums
+    }
+
     /// The sums `finish` leaves against a sort and a run sum, on random buckets of every kind:
     /// ranges counted in the table, sorted, partitioned once or several times (down to single
     /// keys), dense and sparse, in both entry widths.
@@ -641,16 +649,7 @@ mod tests {
                 let keys = if r() & 1 == 0 { span } else { span.min(1 + r() % 64) };
                 let mut bucket: Vec<E> =
                     (0..n).map(|_| pack(base + r() % keys * (span / keys), (r() % 27) as i8 - 13)).collect();
-                let mut want: Vec<(u64, i64)> =
-                    bucket.iter().map(|e| (e.bits() - base, e.change() as i64)).collect();
-                want.sort_unstable();
-                want.dedup_by(|b, a| {
-                    let same = a.0 == b.0;
-                    if same {
-                        a.1 += b.1;
-                    }
-                    same
-                });
+                let want = sorted_sums(&bucket, base);
                 let d = fin.finish(&mut bucket, base, shift, 0);
                 let got: Vec<(u64, i64)> = bucket[..d].iter().map(|e| (e.offset(), e.summed())).collect();
                 assert_eq!(got, want, "shift {shift}, {n} entries, {keys} keys");
@@ -674,16 +673,7 @@ mod tests {
                         .pack((r() % 27) as i8 - 13)
                 })
                 .collect();
-            let mut want: Vec<(u64, i64)> =
-                bucket.iter().map(|e| (e.bits() - base, e.change() as i64)).collect();
-            want.sort_unstable();
-            want.dedup_by(|b, a| {
-                let same = a.0 == b.0;
-                if same {
-                    a.1 += b.1;
-                }
-                same
-            });
+            let want = sorted_sums(&bucket, base);
             let d = finish_shared(&mut bucket, base, shift, &mut Finisher::default());
             let got: Vec<(u64, i64)> = bucket[..d].iter().map(|e| (e.offset(), e.summed())).collect();
             assert!(got == want, "shift {shift}, {keys} keys");
