@@ -99,7 +99,7 @@ impl Packed for u128 {
 /// Raw pointer through which parallel slabs write, each to indices no other slab touches.
 struct Shared<E>(*mut E);
 // SAFETY: the pointer is only written through at indices that one slab alone owns (see
-// per_value), so sharing it between the slabs' threads makes no data race.
+// finished), so sharing it between the slabs' threads makes no data race.
 unsafe impl<E: Send> Sync for Shared<E> {}
 // SAFETY: as for Sync: moving the pointer to a slab's thread hands it indices no other owns.
 unsafe impl<E: Send> Send for Shared<E> {}
@@ -198,7 +198,6 @@ where
         .collect();
     let (starts, sizes) = runs_of(&counts, nb);
     let total = sizes.iter().sum();
-    drop(counts);
 
     let mut buf = crate::mem::with_capacity::<<T::Key as EccKey>::Entry>(total);
     let out = Shared(buf.spare_capacity_mut().as_mut_ptr().cast::<<T::Key as EccKey>::Entry>());
@@ -209,7 +208,8 @@ where
         }
         let out = &out;
         let (p0, p1) = planes(c);
-        lines.reset(nb);
+        lines.reset(out.0, &next);
+        let end: Vec<usize> = next.iter().zip(&counts[c]).map(|(a, n)| a + n).collect();
         scratch.run::<T, VERT, SUP>(held, geo, p0, p1, |_, keys, changes| {
             for (&k, &ch) in keys.iter().zip(changes) {
                 let b = bucket(k.bits());
@@ -222,6 +222,7 @@ where
         });
         // SAFETY: as above: what is left in the line buffers ends slab c's runs.
         unsafe { lines.flush(out.0, &mut next) };
+        debug_assert_eq!(next, end, "the change pass wrote what the counting pass counted");
         ctl.tick(((p1 - p0) * pv) as u64);
         Ok(())
     })?;
@@ -229,7 +230,7 @@ where
     unsafe { buf.set_len(total) };
 
     // Finish each bucket: its distinct keys and their sums at its head.
-    let distinct = finish_parts(&mut buf, &sizes, lo, shift);
+    let distinct = finish_parts(&mut buf, &sizes, lo, shift, true);
     Ok(Finished { buf, sizes, distinct, lo, shift })
 }
 
@@ -251,8 +252,17 @@ fn runs_of(counts: &[Vec<usize>], buckets: usize) -> (Vec<Vec<usize>>, Vec<usize
 }
 
 /// Finishes the consecutive buckets of `sizes` entries in `buf`, bucket `b` holding keys from
-/// `base + b * 2^shift`, buckets in parallel; returns their numbers of distinct keys.
-fn finish_parts<E: Packed>(buf: &mut [E], sizes: &[usize], base: u64, shift: u32) -> Vec<usize> {
+/// `base + b * 2^shift`, buckets in parallel; returns their numbers of distinct keys. A large
+/// bucket is itself finished on all threads ([`finish_shared`]) only when `shared`: the parts
+/// of a shared bucket are finished one a thread, so that the buffers of nested partitions
+/// never hold more than the entries twice over.
+fn finish_parts<E: Packed>(
+    buf: &mut [E],
+    sizes: &[usize],
+    base: u64,
+    shift: u32,
+    shared: bool,
+) -> Vec<usize> {
     let mut parts = Vec::with_capacity(sizes.len());
     let mut rest = buf;
     for &size in sizes {
@@ -264,7 +274,8 @@ fn finish_parts<E: Packed>(buf: &mut [E], sizes: &[usize], base: u64, shift: u32
         .par_iter_mut()
         .enumerate()
         .map_init(Finisher::default, |fin, (b, part)| {
-            finish_shared(part, base + ((b as u64) << shift), shift, fin)
+            let base = base + ((b as u64) << shift);
+            if shared { finish_shared(part, base, shift, fin) } else { fin.finish(part, base, shift, 0) }
         })
         .collect()
 }
@@ -331,13 +342,18 @@ impl<E: Packed> Finished<E> {
 struct Lines<E> {
     held: Vec<E>,
     fill: Vec<u8>,
+    /// Where a bucket's first line starts: a run need not start on a cache line, so its first
+    /// line is short (written with plain stores) and every later one is aligned and whole.
+    first: Vec<u8>,
 }
 
 impl<E: Packed> Lines<E> {
-    fn reset(&mut self, buckets: usize) {
-        self.held.resize(buckets * E::LINE, E::default());
-        self.fill.clear();
-        self.fill.resize(buckets, 0);
+    /// Empty buffers for runs that start at `next` in `out`.
+    fn reset(&mut self, out: *mut E, next: &[usize]) {
+        self.held.resize(next.len() * E::LINE, E::default());
+        self.first.clear();
+        self.first.extend(next.iter().map(|&at| (out.wrapping_add(at) as usize % 64 / size_of::<E>()) as u8));
+        self.fill.clone_from(&self.first);
     }
 
     /// Appends `e` to bucket `b`, whose next slot in `out` is `next[b]`.
@@ -355,8 +371,15 @@ impl<E: Packed> Lines<E> {
             line.add(f).write(e);
             if f + 1 == E::LINE {
                 let at = next.get_unchecked_mut(b);
-                write_line(line, out.add(*at));
-                *at += E::LINE;
+                let first = self.first.get_unchecked_mut(b);
+                let s = *first as usize;
+                if s == 0 {
+                    write_line(line, out.add(*at));
+                } else {
+                    std::ptr::copy_nonoverlapping(line.add(s), out.add(*at), E::LINE - s);
+                    *first = 0;
+                }
+                *at += E::LINE - s;
                 *self.fill.get_unchecked_mut(b) = 0;
             } else {
                 *self.fill.get_unchecked_mut(b) = (f + 1) as u8;
@@ -369,17 +392,17 @@ impl<E: Packed> Lines<E> {
     /// # Safety
     /// As for [`Self::push`].
     unsafe fn flush(&mut self, out: *mut E, next: &mut [usize]) {
-        for (b, f) in self.fill.iter_mut().enumerate() {
+        for (b, (f, s)) in self.fill.iter_mut().zip(&mut self.first).enumerate() {
+            let (f, s) = (std::mem::take(f) as usize, std::mem::take(s) as usize);
             // SAFETY: the caller's promise, as in push.
             unsafe {
                 std::ptr::copy_nonoverlapping(
-                    self.held.as_ptr().add(b * E::LINE),
+                    self.held.as_ptr().add(b * E::LINE + s),
                     out.add(next[b]),
-                    *f as usize,
+                    f - s,
                 )
             };
-            next[b] += *f as usize;
-            *f = 0;
+            next[b] += f - s;
         }
         // The streaming stores above are ordered before whatever the slab's thread does next
         // (its caller hands the buffer to other threads).
@@ -395,7 +418,7 @@ impl<E: Packed> Lines<E> {
 /// destination is written whole, so reading it first (as a plain store would) only costs.
 ///
 /// # Safety
-/// `src` is readable and `dst` writable for 64 bytes; `dst` is 8-byte aligned.
+/// `src` is readable and `dst` writable for 64 bytes; `dst` is 64-byte aligned.
 #[inline(always)]
 unsafe fn write_line<E>(src: *const E, dst: *mut E) {
     #[cfg(target_arch = "x86_64")]
@@ -466,7 +489,7 @@ fn finish_shared<E: Packed>(bucket: &mut [E], base: u64, shift: u32, fin: &mut F
     });
     // SAFETY: the blocks wrote all n slots (see above).
     unsafe { tmp.set_len(n) };
-    let distinct = finish_parts(&mut tmp, &sizes, base, sub);
+    let distinct = finish_parts(&mut tmp, &sizes, base, sub, false);
     let (mut j, mut at) = (0, 0);
     for (p, (&size, &d)) in sizes.iter().zip(&distinct).enumerate() {
         for (slot, e) in bucket[j..j + d].iter_mut().zip(&tmp[at..at + d]) {
@@ -505,7 +528,8 @@ struct Finisher<E> {
 /// A table entry counts a voxel here (and adds its change below): a slot holding 0 saw no
 /// voxel, and the sum is read back from the low bits (at most 2^23 voxels a bucket, see
 /// [`Finisher::finish`]).
-const ONE_VOXEL: i64 = 1 << 40;
+const ONE_VOXEL: i64 = 1 << VOXEL_SHIFT;
+const VOXEL_SHIFT: u32 = 40;
 
 impl<E: Packed> Finisher<E> {
     /// Leaves at the head of `bucket` its distinct keys in increasing order with their summed
@@ -570,7 +594,7 @@ impl<E: Packed> Finisher<E> {
         let mut j = 0;
         for (offset, &t) in table.iter().enumerate() {
             if t != 0 {
-                let voxels = (t + ONE_VOXEL / 2) >> 40;
+                let voxels = (t + ONE_VOXEL / 2) >> VOXEL_SHIFT;
                 bucket[j] = E::sum(offset as u64, t - voxels * ONE_VOXEL);
                 j += 1;
             }
@@ -657,27 +681,32 @@ mod tests {
         }
     }
 
-    /// A bucket too large for one thread, its entries crowded into a few keys or spread over
-    /// its range: partitioned on all threads, it finishes as a sort would.
-    #[test]
-    fn a_shared_bucket_finishes_like_a_sort() {
+    /// A bucket too large for one thread, its entries crowded into a few keys, spread over its
+    /// range, or crowded into two keys side by side (one part of over 2^20 entries that is
+    /// partitioned again): finished on all threads, it finishes as a sort would.
+    fn shared_like_a_sort<E: Packed>(cases: &[(u32, u64)], pack: impl Fn(u64, i8) -> E) {
         let mut r = crate::synthetic::noise(16);
-        for (shift, keys) in [(20u32, 3u64), (20, 1 << 20), (24, 1000), (24, 1 << 24)] {
+        for &(shift, keys) in cases {
             let n = 3 * SHARED + 17;
             let base = 5 << 24;
             let span = 1u64 << shift;
-            let mut bucket: Vec<u64> = (0..n)
-                .map(|_| {
-                    ((base + r() % keys * (span / keys)) as i32)
-                        .wrapping_sub(i32::MIN)
-                        .pack((r() % 27) as i8 - 13)
-                })
-                .collect();
+            let key = |x: u64| {
+                base + if keys == 0 { [0, 1, span - 1][(x % 3) as usize] } else { x % keys * (span / keys) }
+            };
+            let mut bucket: Vec<E> = (0..n).map(|_| pack(key(r()), (r() % 27) as i8 - 13)).collect();
             let want = sorted_sums(&bucket, base);
             let d = finish_shared(&mut bucket, base, shift, &mut Finisher::default());
             let got: Vec<(u64, i64)> = bucket[..d].iter().map(|e| (e.offset(), e.summed())).collect();
             assert!(got == want, "shift {shift}, {keys} keys");
         }
+    }
+
+    #[test]
+    fn a_shared_bucket_finishes_like_a_sort() {
+        let cases = [(20u32, 3u64), (20, 1 << 20), (24, 1000), (24, 1 << 24), (24, 0)];
+        shared_like_a_sort::<u64>(&cases, |bits, ch| (bits as i32).wrapping_sub(i32::MIN).pack(ch));
+        let cases = [(40u32, 5u64), (56, 1 << 20), (56, 0)];
+        shared_like_a_sort::<u128>(&cases, |bits, ch| ((bits ^ (1 << 63)) as i64).pack(ch));
     }
 
     #[test]
