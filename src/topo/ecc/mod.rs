@@ -456,6 +456,8 @@ fn curve<T: Sample>(opts: &EccOptions, geo: &Geometry, (thresholds, changes): Pe
 /// The thresholds present (in filtration order) and the summed change at each.
 type PerValue<T> = (Vec<T>, Vec<i64>);
 
+/// [`PerValue`] of a type with [`Sample::BINS`], from its histogram (wide types go through
+/// [`buckets::curve`] in [`ecc_typed`]).
 fn per_value<T: Sample, const VERT: bool, const SUP: bool>(
     held: Held<T>,
     geo: &Geometry,
@@ -466,12 +468,8 @@ where
     T::Key: EccKey,
 {
     let pc = geo.planes_per_chunk(opts.chunk_voxels);
-    if T::BINS.is_some() {
-        let hist = histogram_of::<T, VERT, SUP>(held, geo, pc, ctl)?;
-        Ok(hist.into_per_value(|k| threshold::<T, SUP>(k)))
-    } else {
-        buckets::per_value::<T, VERT, SUP>(held, geo, pc, ctl)
-    }
+    let hist = histogram_of::<T, VERT, SUP>(held, geo, pc, ctl)?;
+    Ok(hist.into_per_value(|k| threshold::<T, SUP>(k)))
 }
 
 /// The histogram of the changes of `held`'s planes, for types with [`Sample::BINS`].
