@@ -104,17 +104,23 @@ unsafe impl<E: Send> Sync for Shared<E> {}
 // SAFETY: as for Sync: moving the pointer to a slab's thread hands it indices no other owns.
 unsafe impl<E: Send> Send for Shared<E> {}
 
-/// The thresholds present (in filtration order) and the summed change at each.
+/// The thresholds present (in filtration order) and the summed change at each. The entries
+/// are scattered into `spare`, which keeps its memory for the next call (a stream's next slab:
+/// fresh memory costs a page fault per page).
 pub(super) fn per_value<T: Sample, const VERT: bool, const SUP: bool>(
     held: Held<T>,
     geo: &Geometry,
     planes_per_chunk: usize,
     ctl: &Control,
+    spare: &mut Vec<<T::Key as EccKey>::Entry>,
 ) -> Result<PerValue<T>, EccError>
 where
     T::Key: EccKey,
 {
-    Ok(finished::<T, VERT, SUP>(held, geo, planes_per_chunk, ctl)?.write::<T, SUP, i64>(false, |s| s))
+    let done = finished::<T, VERT, SUP>(held, geo, planes_per_chunk, ctl, std::mem::take(spare))?;
+    let run = done.write::<T, SUP, i64>(false, |s| s);
+    *spare = done.buf;
+    Ok(run)
 }
 
 /// The thresholds present and the curve's chi at each: the running sums written as the keys
@@ -128,7 +134,7 @@ pub(super) fn curve<T: Sample, const VERT: bool, const SUP: bool>(
 where
     T::Key: EccKey,
 {
-    let done = finished::<T, VERT, SUP>(held, geo, planes_per_chunk, ctl)?;
+    let done = finished::<T, VERT, SUP>(held, geo, planes_per_chunk, ctl, Vec::new())?;
     Ok(if geo.chi32 {
         let (t, chi) = done.write::<T, SUP, i32>(true, chi::narrow_chi);
         (t, Chi::I32(chi))
@@ -153,6 +159,7 @@ fn finished<T: Sample, const VERT: bool, const SUP: bool>(
     geo: &Geometry,
     planes_per_chunk: usize,
     ctl: &Control,
+    mut buf: Vec<<T::Key as EccKey>::Entry>,
 ) -> Result<Finished<<T::Key as EccKey>::Entry>, EccError>
 where
     T::Key: EccKey,
@@ -175,7 +182,7 @@ where
         })
         .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
     if lo > hi {
-        return Ok(Finished { buf: Vec::new(), sizes: Vec::new(), distinct: Vec::new(), lo, shift: 0 });
+        return Ok(Finished { buf, sizes: Vec::new(), distinct: Vec::new(), lo, shift: 0 });
     }
     let shift = (64 - (hi - lo).leading_zeros()).saturating_sub(FANOUT_BITS);
     let nb = ((hi - lo) >> shift) as usize + 1;
@@ -199,7 +206,10 @@ where
     let (starts, sizes) = runs_of(&counts, nb);
     let total = sizes.iter().sum();
 
-    let mut buf = crate::mem::with_capacity::<<T::Key as EccKey>::Entry>(total);
+    buf.clear();
+    if buf.capacity() < total {
+        buf = crate::mem::with_capacity(total);
+    }
     let out = Shared(buf.spare_capacity_mut().as_mut_ptr().cast::<<T::Key as EccKey>::Entry>());
     let scratch = || (Scratch::default(), Lines::default());
     starts.into_par_iter().enumerate().try_for_each_init(scratch, |(scratch, lines), (c, mut next)| {

@@ -34,6 +34,7 @@ mod histogram;
 mod kernel;
 pub mod naive;
 mod narrow;
+mod runs;
 pub mod stream;
 
 use crate::control::Control;

@@ -9,11 +9,12 @@
 //!
 //! Wider types are read front to back by one reader thread, which fills a slab of whole planes
 //! while the slab before it is computed on all threads. Each slab's changes are summed per
-//! distinct value, and those sorted runs are merged as a binary counter merges (runs of like
-//! length, so each entry is merged O(log slabs) times): memory is then that of the curve itself,
-//! which for such fields can have an entry per voxel.
+//! distinct value, and those sorted runs are merged ([`super::runs`], on all threads) as a
+//! binary counter adds (runs of like length, so each entry is merged O(log slabs) times):
+//! memory is then that of the curve itself, which for such fields can have an entry per voxel.
 
 use super::histogram::Histogram;
+use super::runs::{Runs, merge};
 use super::{
     EccError, EccKey, EccOptions, Geometry, Held, HistogramScratch, NanPolicy, PerValue, buckets,
     count_non_finite_in, curve, empty_histogram, threshold, with_filtration,
@@ -246,7 +247,7 @@ where
         Helped::Failed(why) => (cpu, HelpedBy { planes: 0, failed: Some(why) }),
         Helped::Sums(v) => {
             let planes = v.planes;
-            (merge::<T, SUP>(cpu, per_value_of::<T, SUP>(v)), HelpedBy { planes, failed: None })
+            (merge::<T, SUP>(&[cpu, per_value_of::<T, SUP>(v)]), HelpedBy { planes, failed: None })
         }
     })
 }
@@ -381,7 +382,8 @@ where
     let pv = geo.plane_voxels();
     let per_slab = (slab_bytes / (pv * size_of::<T>())).saturating_sub(2).clamp(1, geo.planes);
     let pc = geo.planes_per_chunk(opts.chunk_voxels);
-    let mut runs = Runs::<T>(Vec::new());
+    let mut runs = Runs::<T>::new();
+    let mut spare = Vec::new();
     let mut non_finite = (0, 0);
     std::thread::scope(|s| {
         let (full, slabs) = bounded::<Result<Slab<T>, EccError>>(1);
@@ -427,7 +429,7 @@ where
             }
             // Once a rejected sample is seen the curve is not wanted: the rest is only counted.
             if non_finite == (0, 0) {
-                runs.add::<VERT, SUP>(held, geo, pc, ctl)?;
+                runs.add::<SUP>(buckets::per_value::<T, VERT, SUP>(held, geo, pc, ctl, &mut spare)?);
             }
             // The reader has stopped when this fails; the loop then ends.
             let _ = give_back.send(slab.data);
@@ -440,36 +442,6 @@ where
     Ok(runs.finish::<SUP>())
 }
 
-/// The change sums of the slabs seen so far, as sorted runs of (threshold, sum).
-struct Runs<T>(Vec<PerValue<T>>);
-
-impl<T: Sample> Runs<T>
-where
-    T::Key: EccKey,
-{
-    fn add<const VERT: bool, const SUP: bool>(
-        &mut self,
-        held: Held<T>,
-        geo: &Geometry,
-        pc: usize,
-        ctl: &Control,
-    ) -> Result<(), EccError> {
-        let runs = &mut self.0;
-        runs.push(buckets::per_value::<T, VERT, SUP>(held, geo, pc, ctl)?);
-        // Merge while the newest run is at least half the one before it.
-        while runs.len() >= 2 && 2 * runs[runs.len() - 1].0.len() >= runs[runs.len() - 2].0.len() {
-            let b = runs.pop().expect("two runs");
-            let a = runs.pop().expect("two runs");
-            runs.push(merge::<T, SUP>(a, b));
-        }
-        Ok(())
-    }
-
-    fn finish<const SUP: bool>(self) -> PerValue<T> {
-        self.0.into_iter().reduce(merge::<T, SUP>).unwrap_or_default()
-    }
-}
-
 /// `data` resized to `len` samples, or an error saying the memory is not there.
 fn slab_buffer<T: Sample>(data: &mut Vec<T>, len: usize) -> Result<(), EccError> {
     if data.try_reserve(len.saturating_sub(data.len())).is_err() {
@@ -478,31 +450,4 @@ fn slab_buffer<T: Sample>(data: &mut Vec<T>, len: usize) -> Result<(), EccError>
     }
     data.resize(len, T::zeroed());
     Ok(())
-}
-
-/// Two runs of distinct thresholds in the filtration's order (increasing, or decreasing for
-/// superlevel sets), merged, the sums of a threshold in both added. Thresholds are exact
-/// sample values, one per key (-0.0 is folded into 0.0), so comparing them compares keys.
-fn merge<T: Sample, const SUP: bool>(a: PerValue<T>, b: PerValue<T>) -> PerValue<T> {
-    let before = |x: T, y: T| if SUP { x > y } else { x < y };
-    let n = a.0.len() + b.0.len();
-    let (mut t, mut s) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut i, mut j) = (0, 0);
-    while i < a.0.len() || j < b.0.len() {
-        if j == b.0.len() || (i < a.0.len() && before(a.0[i], b.0[j])) {
-            t.push(a.0[i]);
-            s.push(a.1[i]);
-            i += 1;
-        } else if i == a.0.len() || before(b.0[j], a.0[i]) {
-            t.push(b.0[j]);
-            s.push(b.1[j]);
-            j += 1;
-        } else {
-            t.push(a.0[i]);
-            s.push(a.1[i] + b.1[j]);
-            i += 1;
-            j += 1;
-        }
-    }
-    (t, s)
 }

@@ -1,0 +1,268 @@
+//! Sorted runs of per-value change sums, merged: how a streamed wide-type field's slabs, each
+//! summed on its own, become one curve.
+//!
+//! Runs are merged [`FANOUT`] at a time as they arrive, like a counter's digits carrying: each
+//! entry is merged O(log slabs / log FANOUT) times, and memory stays near that of the curve
+//! itself (a field of few distinct values holds at most FANOUT - 1 short runs a level). A merge
+//! runs on all threads: every run is cut before the same thresholds into small pieces, and
+//! the pieces are merged in parallel (each in the cache, pairwise as a tree), each into the
+//! output at the sum of its parts' starts (where it would land if no threshold were in two
+//! runs); the gaps that shared thresholds leave are closed afterwards.
+
+use super::PerValue;
+use crate::field::Sample;
+use rayon::prelude::*;
+use std::mem::MaybeUninit;
+
+/// Runs merged at once: a slab's entries are merged again only after this many slabs.
+const FANOUT: usize = 16;
+
+/// Entries of a merge's piece: its parts and their merges fit a core's L2 cache.
+const PIECE: usize = 1 << 14;
+
+/// The change sums of the slabs seen so far, as sorted runs of (threshold, sum), each with
+/// its level: how many merges made it.
+pub(super) struct Runs<T>(Vec<(PerValue<T>, u32)>);
+
+impl<T: Sample> Runs<T> {
+    pub(super) fn new() -> Runs<T> {
+        Runs(Vec::new())
+    }
+
+    /// Adds a slab's run: distinct thresholds in the filtration's order, and their sums.
+    pub(super) fn add<const SUP: bool>(&mut self, run: PerValue<T>) {
+        let runs = &mut self.0;
+        runs.push((run, 0));
+        // FANOUT runs of one level make one of the next, which may complete that level too.
+        loop {
+            let level = runs.last().expect("a run").1;
+            let alike = runs.iter().rev().take_while(|r| r.1 == level).count();
+            if alike < FANOUT {
+                break;
+            }
+            let top: Vec<PerValue<T>> = runs.drain(runs.len() - FANOUT..).map(|r| r.0).collect();
+            runs.push((merge::<T, SUP>(&top), level + 1));
+        }
+    }
+
+    /// All runs merged into one.
+    pub(super) fn finish<const SUP: bool>(self) -> PerValue<T> {
+        let runs: Vec<PerValue<T>> = self.0.into_iter().map(|r| r.0).collect();
+        merge::<T, SUP>(&runs)
+    }
+}
+
+/// Runs of distinct thresholds in the filtration's order (increasing, or decreasing for
+/// superlevel sets), merged, the sums of a threshold in several added. Thresholds are exact
+/// sample values, one per key (-0.0 is folded into 0.0), so comparing them compares keys.
+pub(super) fn merge<T: Sample, const SUP: bool>(runs: &[PerValue<T>]) -> PerValue<T> {
+    let n: usize = runs.iter().map(|r| r.0.len()).sum();
+    let Some(long) = runs.iter().map(|r| &r.0).max_by_key(|t| t.len()) else {
+        return PerValue::default();
+    };
+    // Cut every run before the same thresholds: evenly spaced ones of the longest run.
+    let pieces = (n / PIECE).max(4 * rayon::current_num_threads()).min(long.len()).max(1);
+    let cut = |run: &[T], i: usize| match i {
+        0 => 0,
+        i if i == pieces => run.len(),
+        i => {
+            let at = long[i * long.len() / pieces];
+            run.partition_point(|&x| before::<T, SUP>(x, at))
+        }
+    };
+    let cuts: Vec<Vec<usize>> = (0..=pieces).map(|i| runs.iter().map(|r| cut(&r.0, i)).collect()).collect();
+
+    let mut t = crate::mem::with_capacity::<T>(n);
+    let mut s = crate::mem::with_capacity::<i64>(n);
+    let mut work = Vec::with_capacity(pieces);
+    let (mut t_rest, mut s_rest) = (&mut t.spare_capacity_mut()[..n], &mut s.spare_capacity_mut()[..n]);
+    for w in cuts.windows(2) {
+        let parts: Vec<Part<T>> =
+            runs.iter().zip(w[0].iter().zip(&w[1])).map(|(r, (&a, &b))| (&r.0[a..b], &r.1[a..b])).collect();
+        let len = w[1].iter().sum::<usize>() - w[0].iter().sum::<usize>();
+        let (t_part, t_tail) = t_rest.split_at_mut(len);
+        let (s_part, s_tail) = s_rest.split_at_mut(len);
+        (t_rest, s_rest) = (t_tail, s_tail);
+        work.push((parts, t_part, s_part));
+    }
+    let written: Vec<usize> =
+        work.into_par_iter().map(|(parts, t, s)| merge_parts_into::<T, SUP>(&parts, t, s)).collect();
+
+    // Close the gaps: each piece moves down to where the one before it ended.
+    let (t_all, s_all) = (t.spare_capacity_mut(), s.spare_capacity_mut());
+    let mut end = 0;
+    for (w, &len) in cuts.windows(2).zip(&written) {
+        let at: usize = w[0].iter().sum();
+        if at != end {
+            t_all.copy_within(at..at + len, end);
+            s_all.copy_within(at..at + len, end);
+        }
+        end += len;
+    }
+    // SAFETY: the pieces wrote their `written` entries, now the first `end` slots of both.
+    unsafe {
+        t.set_len(end);
+        s.set_len(end);
+    }
+    (t, s)
+}
+
+/// Part of a run: its thresholds and their sums.
+type Part<'a, T> = (&'a [T], &'a [i64]);
+
+/// Merges `parts` into the first slots of `t` and `s`, pairwise as a tree; returns how many
+/// entries it wrote.
+fn merge_parts_into<T: Sample, const SUP: bool>(
+    parts: &[Part<T>],
+    t: &mut [MaybeUninit<T>],
+    s: &mut [MaybeUninit<i64>],
+) -> usize {
+    match parts {
+        [] => 0,
+        [one] => merge_into::<T, SUP>(*one, (&[], &[]), t, s),
+        [a, b] => merge_into::<T, SUP>(*a, *b, t, s),
+        _ => {
+            let (l, r) = parts.split_at(parts.len() / 2);
+            let (l, r) = (merged::<T, SUP>(l), merged::<T, SUP>(r));
+            merge_into::<T, SUP>((&l.0, &l.1), (&r.0, &r.1), t, s)
+        }
+    }
+}
+
+/// `parts` merged into vectors of their own.
+fn merged<T: Sample, const SUP: bool>(parts: &[Part<T>]) -> PerValue<T> {
+    let n = parts.iter().map(|p| p.0.len()).sum();
+    let (mut t, mut s) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let k =
+        merge_parts_into::<T, SUP>(parts, &mut t.spare_capacity_mut()[..n], &mut s.spare_capacity_mut()[..n]);
+    // SAFETY: merge_parts_into wrote the first k slots of both.
+    unsafe {
+        t.set_len(k);
+        s.set_len(k);
+    }
+    (t, s)
+}
+
+/// Whether threshold `x` comes before `y` in the filtration's order.
+fn before<T: Sample, const SUP: bool>(x: T, y: T) -> bool {
+    if SUP { x > y } else { x < y }
+}
+
+/// Merges runs `a` and `b` into the first slots of `t` and `s`; returns how many it wrote.
+fn merge_into<T: Sample, const SUP: bool>(
+    a: Part<T>,
+    b: Part<T>,
+    t: &mut [MaybeUninit<T>],
+    s: &mut [MaybeUninit<i64>],
+) -> usize {
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    while i < a.0.len() && j < b.0.len() {
+        let (x, y) = (a.0[i], b.0[j]);
+        if before::<T, SUP>(x, y) {
+            t[k].write(x);
+            s[k].write(a.1[i]);
+            i += 1;
+        } else if before::<T, SUP>(y, x) {
+            t[k].write(y);
+            s[k].write(b.1[j]);
+            j += 1;
+        } else {
+            t[k].write(x);
+            s[k].write(a.1[i] + b.1[j]);
+            i += 1;
+            j += 1;
+        }
+        k += 1;
+    }
+    for (run, from) in [(a, i), (b, j)] {
+        let rest = run.0.len() - from;
+        for q in 0..rest {
+            t[k + q].write(run.0[from + q]);
+            s[k + q].write(run.1[from + q]);
+        }
+        k += rest;
+    }
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A run of distinct thresholds drawn from `0..range` (a few, or most of them), sums of
+    /// either sign, in the filtration's order.
+    fn run<const SUP: bool>(seed: u64, len: usize, range: u64) -> PerValue<f32> {
+        let mut x = seed;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let mut m = BTreeMap::new();
+        for _ in 0..len {
+            m.insert((next() % range) as u32, next() as i64 % 1000 - 500);
+        }
+        let mut v: Vec<(f32, i64)> = m.into_iter().map(|(k, s)| (k as f32 - range as f32 / 2.0, s)).collect();
+        if SUP {
+            v.reverse();
+        }
+        v.into_iter().unzip()
+    }
+
+    fn merged_by_map<const SUP: bool>(runs: &[PerValue<f32>]) -> PerValue<f32> {
+        let mut m: BTreeMap<i64, i64> = BTreeMap::new();
+        for (t, s) in runs {
+            for (&t, &s) in t.iter().zip(s) {
+                *m.entry(t as i64).or_default() += s;
+            }
+        }
+        let mut v: Vec<(f32, i64)> = m.into_iter().map(|(t, s)| (t as f32, s)).collect();
+        if SUP {
+            v.reverse();
+        }
+        v.into_iter().unzip()
+    }
+
+    fn merges_like_a_map<const SUP: bool>() {
+        // Lengths around a piece's; key ranges from crowded (most thresholds in several runs,
+        // so the pieces leave gaps) to sparse; empty runs; one run much shorter.
+        let cases: [&[(usize, u64)]; 9] = [
+            &[(10, 100), (7, 100)],
+            &[(0, 100), (5, 100)],
+            &[(5, 100), (0, 100)],
+            &[(PIECE, 1 << 17), (PIECE, 1 << 17)],
+            &[(3 * PIECE, 1 << 24), (PIECE / 2, 1 << 24)],
+            &[(20 * PIECE, 30 * PIECE as u64), (20 * PIECE, 30 * PIECE as u64)],
+            &[(PIECE, 50), (40, 50)],
+            &[(5 * PIECE, 1 << 20), (3 * PIECE, 1 << 20), (0, 1), (PIECE, 1 << 20), (7, 1 << 20)],
+            &[(4 * PIECE, 8 * PIECE as u64); 17],
+        ];
+        for (c, runs) in cases.iter().enumerate() {
+            let runs: Vec<PerValue<f32>> = runs
+                .iter()
+                .enumerate()
+                .map(|(r, &(len, range))| run::<SUP>((c * 100 + r) as u64, len, range))
+                .collect();
+            let want = merged_by_map::<SUP>(&runs);
+            assert_eq!(merge::<f32, SUP>(&runs), want, "case {c}, superlevel {SUP}");
+            let reversed: Vec<PerValue<f32>> = runs.iter().rev().cloned().collect();
+            assert_eq!(merge::<f32, SUP>(&reversed), want, "case {c} reversed, superlevel {SUP}");
+        }
+        // Slabs as a stream adds them, enough for runs of two levels and a carry between them.
+        let slabs: Vec<PerValue<f32>> = (0..FANOUT * FANOUT + 3)
+            .map(|i| run::<SUP>(7 + i as u64, 100 + 997 * (i % 5), 1 << 19))
+            .collect();
+        let mut runs = Runs::new();
+        for r in &slabs {
+            runs.add::<SUP>(r.clone());
+        }
+        assert_eq!(runs.0.iter().map(|r| r.1).collect::<Vec<_>>(), [2, 0, 0, 0]);
+        assert_eq!(runs.finish::<SUP>(), merged_by_map::<SUP>(&slabs));
+    }
+
+    #[test]
+    fn merging_runs_equals_summing_them_in_a_map() {
+        merges_like_a_map::<false>();
+        merges_like_a_map::<true>();
+    }
+}
