@@ -589,10 +589,30 @@ impl<K: EccKey> Scratch<K> {
         emit: impl FnMut(usize, &[K], &[i8]),
     ) {
         #[cfg(target_arch = "x86_64")]
+        if avx512::available() && std::arch::is_x86_feature_detected!("avx512vl") {
+            // SAFETY: the CPU has AVX-512F, BW and VL, checked just above.
+            return unsafe { self.run_avx512::<T, VERT, SUP>(held, geo, p0, p1, emit) };
+        }
+        #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2, checked just above.
             return unsafe { self.run_avx2::<T, VERT, SUP>(held, geo, p0, p1, emit) };
         }
+        self.run_generic::<T, VERT, SUP>(held, geo, p0, p1, emit)
+    }
+
+    /// [`Self::run`] compiled for AVX-512: the comparisons go into mask registers, which
+    /// saves the packing of wide comparison results down to bytes that AVX2 needs.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+    fn run_avx512<T: Sample<Key = K>, const VERT: bool, const SUP: bool>(
+        &mut self,
+        held: Held<T>,
+        geo: &Geometry,
+        p0: usize,
+        p1: usize,
+        emit: impl FnMut(usize, &[K], &[i8]),
+    ) {
         self.run_generic::<T, VERT, SUP>(held, geo, p0, p1, emit)
     }
 
