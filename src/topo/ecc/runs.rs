@@ -77,53 +77,39 @@ pub(super) fn merge<T: Sample, const SUP: bool>(runs: &[PerValue<T>]) -> PerValu
             runs.iter().zip(w[0].iter().zip(&w[1])).map(|(r, (&a, &b))| (&r.0[a..b], &r.1[a..b])).collect()
         })
         .collect();
-    // Each piece is merged twice: first into a scratch in the cache, to count its entries,
-    // so that the output is allocated at its size and written without gaps. (Writing each
-    // piece where it would land without shared thresholds, then closing the gaps, touched
-    // memory for every entry of the runs: about 1.5 times the curve more at the peak.)
-    let sizes: Vec<usize> = pieces
-        .par_iter()
-        .map_init(
-            || (Vec::new(), Vec::new()),
-            |(t, s), parts| {
-                let len = parts.iter().map(|p| p.0.len()).sum();
-                if parts.iter().filter(|p| !p.0.is_empty()).count() < 2 {
-                    return len;
-                }
-                t.clear();
-                s.clear();
-                t.reserve(len);
-                s.reserve(len);
-                merge_parts_into::<T, SUP>(
-                    parts,
-                    &mut t.spare_capacity_mut()[..len],
-                    &mut s.spare_capacity_mut()[..len],
-                )
-            },
-        )
-        .collect();
-    let m = sizes.iter().sum();
 
-    let mut t = crate::mem::with_capacity::<T>(m);
-    let mut s = crate::mem::with_capacity::<i64>(m);
-    let mut work = Vec::with_capacity(pieces.len());
-    let (mut t_rest, mut s_rest) = (&mut t.spare_capacity_mut()[..m], &mut s.spare_capacity_mut()[..m]);
-    for (parts, &len) in pieces.iter().zip(&sizes) {
-        let (t_part, t_tail) = t_rest.split_at_mut(len);
-        let (s_part, s_tail) = s_rest.split_at_mut(len);
-        (t_rest, s_rest) = (t_tail, s_tail);
-        work.push((parts, t_part, s_part));
+    // The pieces are merged a batch at a time, each into a scratch of its own, and the batch
+    // is then copied to the output's end: the output is written front to back without gaps,
+    // so only the memory of the merged entries is ever touched. (Writing each piece where it
+    // would land without shared thresholds touched memory for every entry of the runs.)
+    let (mut t, mut s) = (crate::mem::with_capacity::<T>(n), crate::mem::with_capacity::<i64>(n));
+    let mut scratch: Vec<PerValue<T>> = vec![Default::default(); 4 * rayon::current_num_threads()];
+    for batch in pieces.chunks(scratch.len()) {
+        scratch.par_iter_mut().zip(batch).for_each(|(out, parts)| merge_parts_to::<T, SUP>(parts, out));
+        let merged = &scratch[..batch.len()];
+        let len: usize = merged.iter().map(|m| m.0.len()).sum();
+        let mut copies = Vec::with_capacity(merged.len());
+        let (mut t_rest, mut s_rest) =
+            (&mut t.spare_capacity_mut()[..len], &mut s.spare_capacity_mut()[..len]);
+        for m in merged {
+            let (t_part, t_tail) = t_rest.split_at_mut(m.0.len());
+            let (s_part, s_tail) = s_rest.split_at_mut(m.0.len());
+            (t_rest, s_rest) = (t_tail, s_tail);
+            copies.push((m, t_part, s_part));
+        }
+        copies.into_par_iter().for_each(|(m, t, s)| {
+            t.write_copy_of_slice(&m.0);
+            s.write_copy_of_slice(&m.1);
+        });
+        // SAFETY: the copies wrote the `len` slots after the output's end.
+        unsafe {
+            t.set_len(t.len() + len);
+            s.set_len(s.len() + len);
+        }
     }
-    work.into_par_iter().for_each(|(parts, t, s)| {
-        let wrote = merge_parts_into::<T, SUP>(parts, t, s);
-        debug_assert_eq!(wrote, t.len(), "the second merge of a piece wrote what the first counted");
-    });
-    // SAFETY: each piece wrote all `sizes` slots of its part of both outputs (the same merge
-    // as the one that counted them).
-    unsafe {
-        t.set_len(m);
-        s.set_len(m);
-    }
+    // Thresholds in several runs leave room unused; only its address space is given back.
+    t.shrink_to_fit();
+    s.shrink_to_fit();
     (t, s)
 }
 
@@ -151,8 +137,19 @@ fn merge_parts_into<T: Sample, const SUP: bool>(
 
 /// `parts` merged into vectors of their own.
 fn merged<T: Sample, const SUP: bool>(parts: &[Part<T>]) -> PerValue<T> {
+    let mut out = PerValue::default();
+    merge_parts_to::<T, SUP>(parts, &mut out);
+    out
+}
+
+/// `parts` merged into `out`, replacing what it held (and keeping its memory).
+fn merge_parts_to<T: Sample, const SUP: bool>(parts: &[Part<T>], out: &mut PerValue<T>) {
     let n = parts.iter().map(|p| p.0.len()).sum();
-    let (mut t, mut s) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (t, s) = out;
+    t.clear();
+    s.clear();
+    t.reserve(n);
+    s.reserve(n);
     let k =
         merge_parts_into::<T, SUP>(parts, &mut t.spare_capacity_mut()[..n], &mut s.spare_capacity_mut()[..n]);
     // SAFETY: merge_parts_into wrote the first k slots of both.
@@ -160,7 +157,6 @@ fn merged<T: Sample, const SUP: bool>(parts: &[Part<T>]) -> PerValue<T> {
         t.set_len(k);
         s.set_len(k);
     }
-    (t, s)
 }
 
 /// Whether threshold `x` comes before `y` in the filtration's order.

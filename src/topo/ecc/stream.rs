@@ -9,9 +9,9 @@
 //!
 //! Wider types are read front to back by one reader thread, which fills a slab of whole planes
 //! while the slab before it is computed on all threads. Each slab's changes are summed per
-//! distinct value, and those sorted runs are merged ([`super::runs`], on all threads) as a
-//! binary counter adds (runs of like length, so each entry is merged O(log slabs) times):
-//! memory is then that of the curve itself, which for such fields can have an entry per voxel.
+//! distinct value, and those sorted runs are merged a few at a time on all threads
+//! ([`super::runs`]): memory is then near that of the curve itself, which for such fields can
+//! have an entry per voxel.
 
 use super::histogram::Histogram;
 use super::runs::{Runs, merge};
