@@ -570,6 +570,22 @@ fn key_origin<T: Sample, const SUP: bool>() -> i64 {
     if SUP { -lo - bins as i64 } else { lo }
 }
 
+/// A method `$name` of [`Scratch`]: [`Scratch::run_generic`] compiled for the CPU features
+/// `$features` (the caller checks that the CPU has them).
+macro_rules! run_compiled_for {
+    ($(#[$doc:meta])* $name:ident, $features:literal) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        fn $name<T: Sample<Key = K>, const VERT: bool, const SUP: bool>(
+            &mut self, held: Held<T>, geo: &Geometry, p0: usize, p1: usize,
+            emit: impl FnMut(usize, &[K], &[i8]),
+        ) {
+            self.run_generic::<T, VERT, SUP>(held, geo, p0, p1, emit)
+        }
+    };
+}
+
 /// Per-thread buffers: one padded slab of keys and one line of changes.
 #[derive(Default)]
 struct Scratch<K> {
@@ -601,34 +617,16 @@ impl<K: EccKey> Scratch<K> {
         self.run_generic::<T, VERT, SUP>(held, geo, p0, p1, emit)
     }
 
-    /// [`Self::run`] compiled for AVX-512: the comparisons go into mask registers, which
-    /// saves the packing of wide comparison results down to bytes that AVX2 needs.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
-    fn run_avx512<T: Sample<Key = K>, const VERT: bool, const SUP: bool>(
-        &mut self,
-        held: Held<T>,
-        geo: &Geometry,
-        p0: usize,
-        p1: usize,
-        emit: impl FnMut(usize, &[K], &[i8]),
-    ) {
-        self.run_generic::<T, VERT, SUP>(held, geo, p0, p1, emit)
+    run_compiled_for! {
+        /// [`Self::run`] compiled for AVX-512: the comparisons go into mask registers, which
+        /// saves the packing of wide comparison results down to bytes that AVX2 needs.
+        run_avx512, "avx2,avx512f,avx512bw,avx512vl"
     }
 
-    /// [`Self::run`] compiled for AVX2, which doubles the lanes of the kernel's comparisons; the
-    /// portable build targets SSE2 only.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn run_avx2<T: Sample<Key = K>, const VERT: bool, const SUP: bool>(
-        &mut self,
-        held: Held<T>,
-        geo: &Geometry,
-        p0: usize,
-        p1: usize,
-        emit: impl FnMut(usize, &[K], &[i8]),
-    ) {
-        self.run_generic::<T, VERT, SUP>(held, geo, p0, p1, emit)
+    run_compiled_for! {
+        /// [`Self::run`] compiled for AVX2, which doubles the lanes of the kernel's comparisons;
+        /// the portable build targets SSE2 only.
+        run_avx2, "avx2"
     }
 
     #[inline(always)]
