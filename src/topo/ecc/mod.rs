@@ -605,8 +605,11 @@ impl<K: EccKey> Scratch<K> {
         emit: impl FnMut(usize, &[K], &[i8]),
     ) {
         #[cfg(target_arch = "x86_64")]
-        if avx512::available() && std::arch::is_x86_feature_detected!("avx512vl") {
-            // SAFETY: the CPU has AVX-512F, BW and VL, checked just above.
+        if avx512::available()
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx2")
+        {
+            // SAFETY: the CPU has AVX2 and AVX-512F, BW and VL, checked just above.
             return unsafe { self.run_avx512::<T, VERT, SUP>(held, geo, p0, p1, emit) };
         }
         #[cfg(target_arch = "x86_64")]

@@ -44,8 +44,11 @@ impl<T: Sample> Runs<T> {
         }
     }
 
-    /// All runs merged into one.
-    pub(super) fn finish<const SUP: bool>(self) -> PerValue<T> {
+    /// All runs merged into one (a single run as it is: no copy of the curve).
+    pub(super) fn finish<const SUP: bool>(mut self) -> PerValue<T> {
+        if self.0.len() == 1 {
+            return self.0.pop().expect("one run").0;
+        }
         let runs: Vec<PerValue<T>> = self.0.into_iter().map(|r| r.0).collect();
         merge::<T, SUP>(&runs)
     }
@@ -56,16 +59,34 @@ impl<T: Sample> Runs<T> {
 /// sample values, one per key (-0.0 is folded into 0.0), so comparing them compares keys.
 pub(super) fn merge<T: Sample, const SUP: bool>(runs: &[PerValue<T>]) -> PerValue<T> {
     let n: usize = runs.iter().map(|r| r.0.len()).sum();
-    let Some(long) = runs.iter().map(|r| &r.0).max_by_key(|t| t.len()) else {
+    if n == 0 {
         return PerValue::default();
+    }
+    // Cut every run before the same thresholds: quantiles of a sample of all the runs'
+    // thresholds, each run sampled evenly in proportion to its length, so that a piece holds
+    // about n / pieces entries however the runs overlap (slabs of a field that rises along z
+    // hold disjoint ranges, and a cut by one run's thresholds would leave the others whole).
+    let pieces = (n / PIECE).max(4 * rayon::current_num_threads()).min(n);
+    let mut sample = Vec::with_capacity(4 * pieces + runs.len());
+    for r in runs {
+        let k = (r.0.len() * 4 * pieces).div_ceil(n);
+        sample.extend((0..k).map(|j| r.0[j * r.0.len() / k]));
+    }
+    let order = |a: &T, b: &T| {
+        if before::<T, SUP>(*a, *b) {
+            std::cmp::Ordering::Less
+        } else if before::<T, SUP>(*b, *a) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
     };
-    // Cut every run before the same thresholds: evenly spaced ones of the longest run.
-    let pieces = (n / PIECE).max(4 * rayon::current_num_threads()).min(long.len()).max(1);
+    sample.sort_unstable_by(order);
     let cut = |run: &[T], i: usize| match i {
         0 => 0,
         i if i == pieces => run.len(),
         i => {
-            let at = long[i * long.len() / pieces];
+            let at = sample[i * sample.len() / pieces];
             run.partition_point(|&x| before::<T, SUP>(x, at))
         }
     };
@@ -240,8 +261,8 @@ mod tests {
     }
 
     fn merges_like_a_map<const SUP: bool>() {
-        // Lengths around a piece's; key ranges from crowded (most thresholds in several runs,
-        // so the pieces leave gaps) to sparse; empty runs; one run much shorter.
+        // Lengths around a piece's; key ranges from crowded (most thresholds in several runs)
+        // to sparse; empty runs; one run much shorter; many runs at once.
         let cases: [&[(usize, u64)]; 9] = [
             &[(10, 100), (7, 100)],
             &[(0, 100), (5, 100)],
@@ -264,6 +285,35 @@ mod tests {
             let reversed: Vec<PerValue<f32>> = runs.iter().rev().cloned().collect();
             assert_eq!(merge::<f32, SUP>(&reversed), want, "case {c} reversed, superlevel {SUP}");
         }
+        // Runs of disjoint ranges (the slabs of a field that rises along z), in either order,
+        // and one of them overlapping two others.
+        let mut disjoint: Vec<PerValue<f32>> = (0..5)
+            .map(|r| {
+                let (t, s) = run::<SUP>(50 + r, 3 * PIECE, 1 << 20);
+                (t.iter().map(|&x| x + (r << 20) as f32).collect(), s)
+            })
+            .collect();
+        assert_eq!(
+            merge::<f32, SUP>(&disjoint),
+            merged_by_map::<SUP>(&disjoint),
+            "disjoint, superlevel {SUP}"
+        );
+        disjoint.reverse();
+        disjoint.push(run::<SUP>(60, 2 * PIECE, 3 << 20));
+        assert_eq!(
+            merge::<f32, SUP>(&disjoint),
+            merged_by_map::<SUP>(&disjoint),
+            "straddling, superlevel {SUP}"
+        );
+        // Nothing to merge, and a run alone.
+        let one = run::<SUP>(70, 3 * PIECE, 1 << 22);
+        assert_eq!(merge::<f32, SUP>(&[]), PerValue::default());
+        assert_eq!(merge::<f32, SUP>(&[PerValue::default(), PerValue::default()]), PerValue::default());
+        assert_eq!(merge::<f32, SUP>(std::slice::from_ref(&one)), one);
+        assert_eq!(Runs::<f32>::new().finish::<SUP>(), PerValue::default());
+        let mut alone = Runs::new();
+        alone.add::<SUP>(one.clone());
+        assert_eq!(alone.finish::<SUP>(), one);
         // Slabs as a stream adds them, enough for runs of two levels and a carry between them.
         let slabs: Vec<PerValue<f32>> = (0..FANOUT * FANOUT + 3)
             .map(|i| run::<SUP>(7 + i as u64, 100 + 997 * (i % 5), 1 << 19))
@@ -276,9 +326,16 @@ mod tests {
         assert_eq!(runs.finish::<SUP>(), merged_by_map::<SUP>(&slabs));
     }
 
+    /// On one and two threads too: fewer pieces a batch, so the batches' copies follow one
+    /// another in the output.
     #[test]
     fn merging_runs_equals_summing_them_in_a_map() {
-        merges_like_a_map::<false>();
-        merges_like_a_map::<true>();
+        for threads in [1, 2, 0] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                merges_like_a_map::<false>();
+                merges_like_a_map::<true>();
+            });
+        }
     }
 }

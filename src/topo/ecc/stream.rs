@@ -439,6 +439,8 @@ where
     if non_finite != (0, 0) {
         return Err(EccError::NonFinite { nan: non_finite.0, inf: non_finite.1 });
     }
+    // A slab's entries (8 or 16 bytes a voxel) are not wanted at the final merge, the peak.
+    drop(spare);
     Ok(runs.finish::<SUP>())
 }
 
