@@ -4,7 +4,7 @@
 //! Runs are merged [`FANOUT`] at a time as they arrive, like a counter's digits carrying: each
 //! entry is merged O(log slabs / log FANOUT) times, and memory stays near that of the curve
 //! itself (a field of few distinct values holds at most FANOUT - 1 short runs a level; 16
-//! slabs of a field of many hold as much at the peak as merging two at a time did). A merge
+//! slabs of a field of many peak within a few percent of merging two at a time). A merge
 //! runs on all threads: every run is cut before the same thresholds into small pieces, and the
 //! pieces are merged in parallel, each in the cache, pairwise as a tree.
 
