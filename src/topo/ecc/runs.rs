@@ -213,10 +213,8 @@ fn merge_into<T: Sample, const SUP: bool>(
     }
     for (run, from) in [(a, i), (b, j)] {
         let rest = run.0.len() - from;
-        for q in 0..rest {
-            t[k + q].write(run.0[from + q]);
-            s[k + q].write(run.1[from + q]);
-        }
+        t[k..k + rest].write_copy_of_slice(&run.0[from..]);
+        s[k..k + rest].write_copy_of_slice(&run.1[from..]);
         k += rest;
     }
     k
