@@ -205,8 +205,10 @@ ECC_KERNELS(short, i16, 0)
 //   keeping the 3x3 rows of the planes around it in registers: one plane of loads per step;
 // * each of the 26 (8) comparisons is made for the four voxels at once, in bit 7 of each byte
 //   (a SIMD-within-a-register compare: three operations for four voxels);
-// * the conjunctions are bitwise, and the count of the changes' terms is a bit-sliced adder
-//   tree over bit 7, so a voxel's change costs no branch and no per-voxel compare.
+// * each comparison's result is a clean byte (0x80 or 0: Fill), so are the bitwise
+//   conjunctions, and the change's 26 terms are summed four bytes at once by one shift-and-add
+//   each (26 instructions where a bit-sliced adder tree took 56), so a voxel's change costs no
+//   branch and no per-voxel compare.
 // Neighbours outside the volume (the collar, ABSENT in the scalar kernels) do not compare:
 // B is fixed to "precedes" for them by a patch of the affected bytes.
 // The histogram is one 32-bit shared counter per value: (voxels << 18) + sum of (change + 13),
@@ -230,21 +232,48 @@ __device__ __forceinline__ unsigned lop3(unsigned a, unsigned b, unsigned c) {
     return r;
 }
 
-// The centre word c's forms for its comparisons: c | HI, and that minus one in every byte.
-struct Centre {
-    unsigned raw, hi, hi1;
-    __device__ __forceinline__ explicit Centre(unsigned c) : raw(c), hi(c | HI), hi1((c | HI) - 0x01010101u) {}
+// Where a word's bits 0..6 are filled for the comparisons' truth tables (precedes4): with
+// ones in the centre word's form and zeros in the neighbours' (or the other way round, by the
+// flags), each table yields 0 in bits 0..6 and a comparison's result is a clean byte, 0x80 or 0.
+// Which filler a table needs depends on the signedness and on super == vert only, not on
+// whether the neighbour is earlier or later (precedes4 asserts it).
+template <bool SIGNED, int FLAGS>
+struct Fill {
+    static constexpr bool super = (FLAGS & 1) != 0, vert = (FLAGS & 2) != 0;
+    static constexpr bool centre_ones = SIGNED ? super != vert : super == vert;
+    // The neighbour's form of a raw word: its top bits over the neighbours' filler.
+    static __device__ __forceinline__ unsigned neighbour(unsigned raw) { return centre_ones ? raw & HI : raw | ~HI; }
+    // The centre's form, from its neighbour form.
+    static __device__ __forceinline__ unsigned centre(unsigned top) { return centre_ones ? top | ~HI : top & HI; }
+    // The raw word from its neighbour form and its low bits.
+    static __device__ __forceinline__ unsigned raw(unsigned top, unsigned low) { return (top & HI) | low; }
 };
 
-// B (bit 7 of each byte) for the four voxels of c against the neighbour word n (raw, and
-// low = n & ~HI), earlier or later in memory: keys NOT the values for superlevel sets, and NOT
-// B for the vertices construction (as EARLIER and LATER above).
+// sum + bit 7 of each byte of t (bits 0..6 clear) as bit 0 of that byte: one shift-and-add
+// (LEA.HI). Forcing it onto the multiply-add unit (a multiply-high by an opaque 2^25) measured
+// slower: see docs/PERFORMANCE.md.
+__device__ __forceinline__ unsigned acc(unsigned t, unsigned sum) { return sum + (t >> 7); }
+
+// The centre word c's forms for its comparisons: its top bits over the centre's filler, c | HI,
+// and that minus one in every byte.
+template <bool SIGNED, int FLAGS>
+struct Centre {
+    unsigned raw, top, hi, hi1;
+    __device__ __forceinline__ Centre(unsigned ntop, unsigned low)
+        : raw(Fill<SIGNED, FLAGS>::raw(ntop, low)), top(Fill<SIGNED, FLAGS>::centre(ntop)), hi(low | HI),
+          hi1((low | HI) - 0x01010101u) {}
+};
+
+// B (bit 7 of each byte, the other bits clear) for the four voxels of c against the neighbour
+// word n (its neighbour form `top`, and low = n & ~HI), earlier or later in memory: keys NOT
+// the values for superlevel sets, and NOT B for the vertices construction (as EARLIER and LATER
+// above).
 // The low seven bits compare without a borrow between bytes: bit 7 of c.hi - low is
 // low7(c) >= low7(n), of c.hi1 - low is low7(c) > low7(n); the top bits decide where they differ
 // (unsigned: a clear top bit is smaller; signed: a set one).
 // key c < key n is c < n (sublevel) or n < c (superlevel); key c <= key n is NOT key n < key c.
 template <bool SIGNED, int FLAGS, bool LATER>
-__device__ __forceinline__ unsigned precedes4(const Centre& c, unsigned n, unsigned low) {
+__device__ __forceinline__ unsigned precedes4(const Centre<SIGNED, FLAGS>& c, unsigned top, unsigned low) {
     // c < n: (top c < top n) or (tops equal and NOT low7(c) >= low7(n)).
     constexpr int C_LT_N = SIGNED ? ((LA & ~LB) | (~(LA ^ LB) & ~LC)) : ((~LA & LB) | (~(LA ^ LB) & ~LC));
     // n < c: (top n < top c) or (tops equal and low7(c) > low7(n)).
@@ -253,8 +282,11 @@ __device__ __forceinline__ unsigned precedes4(const Centre& c, unsigned n, unsig
     // Earlier: key c < key n. Later: NOT key n < key c.
     constexpr bool c_lt_n = LATER == super;
     constexpr bool negate = LATER != vert;
-    constexpr int lut = c_lt_n ? C_LT_N : N_LT_C;
-    return lop3<negate ? ~lut : lut>(c.raw, n, (c_lt_n ? c.hi : c.hi1) - low);
+    constexpr int lut = (c_lt_n ? C_LT_N : N_LT_C) ^ (negate ? 0xff : 0);
+    // Bits 0..6: A and B hold the fillers, and the table gives 0 there whatever C holds.
+    constexpr int fill_row = Fill<SIGNED, FLAGS>::centre_ones ? 4 : 2;
+    static_assert(((lut >> fill_row) & 3) == 0, "the fillers must clear bits 0..6");
+    return lop3<lut>(c.top, top, (c_lt_n ? c.hi : c.hi1) - low);
 }
 
 // B towards a neighbour outside the volume is "precedes" (ABSENT is larger than every key),
@@ -264,85 +296,30 @@ __device__ __forceinline__ unsigned patch(unsigned b, unsigned out) {
     return (FLAGS & 2) ? (b & ~out) : (b | out);
 }
 
-__device__ __forceinline__ void full_add(unsigned a, unsigned b, unsigned c, unsigned& s, unsigned& carry) {
-    s = lop3<LA ^ LB ^ LC>(a, b, c);
-    carry = lop3<(LA & LB) | (LA & LC) | (LB & LC)>(a, b, c);
-}
-
-// The same for NOT a, NOT b, NOT c.
-__device__ __forceinline__ void full_add_not(unsigned a, unsigned b, unsigned c, unsigned& s, unsigned& carry) {
-    s = lop3<~(LA ^ LB ^ LC)>(a, b, c);
-    carry = lop3<~((LA & LB) | (LA & LC) | (LB & LC))>(a, b, c);
-}
-
-// Bit 7 of bits[0..5) (weights 1..16) to a five-bit number per byte. Each bit moves down by a
-// multiply-high ((b & HI) * 2^(25 + k) >> 32 = (b & HI) >> (7 - k)), which the integer
-// multiply-add unit does, beside the logic unit that the rest of the kernel keeps busy.
-__device__ __forceinline__ unsigned gather_count(unsigned b0, unsigned b1, unsigned b2, unsigned b3, unsigned b4) {
-    return __umulhi(b0 & HI, 1u << 25) + __umulhi(b1 & HI, 1u << 26) + __umulhi(b2 & HI, 1u << 27) +
-           __umulhi(b3 & HI, 1u << 28) + __umulhi(b4 & HI, 1u << 29);
-}
-
-// The count of set bits among NOT a[0..6) and a[6..26) (bit 7 of each byte), by a tree of
-// full adders.
-__device__ __forceinline__ unsigned count26(const unsigned (&a)[26]) {
-    unsigned s[12], k[13];
-    full_add_not(a[0], a[1], a[2], s[0], k[0]);
-    full_add_not(a[3], a[4], a[5], s[1], k[1]);
-#pragma unroll
-    for (int i = 2; i < 8; i++) full_add(a[3 * i], a[3 * i + 1], a[3 * i + 2], s[i], k[i]);
-    full_add(s[0], s[1], s[2], s[8], k[8]);
-    full_add(s[3], s[4], s[5], s[9], k[9]);
-    full_add(s[6], s[7], a[24], s[10], k[10]);
-    full_add(s[8], s[9], s[10], s[11], k[11]);
-    const unsigned b0 = s[11] ^ a[25];
-    k[12] = s[11] & a[25];
-    unsigned t[5], m[6];
-    full_add(k[0], k[1], k[2], t[0], m[0]);
-    full_add(k[3], k[4], k[5], t[1], m[1]);
-    full_add(k[6], k[7], k[8], t[2], m[2]);
-    full_add(k[9], k[10], k[11], t[3], m[3]);
-    full_add(t[0], t[1], t[2], t[4], m[4]);
-    unsigned b1;
-    full_add(t[3], k[12], t[4], b1, m[5]);
-    unsigned v0, v1, n0, n1;
-    full_add(m[0], m[1], m[2], v0, n0);
-    full_add(m[3], m[4], m[5], v1, n1);
-    const unsigned b2 = v0 ^ v1, n2 = v0 & v1;
-    unsigned b3, b4;
-    full_add(n0, n1, n2, b3, b4);
-    return gather_count(b0, b1, b2, b3, b4);
-}
-
-// The count of set bits among 8 (bit 7 of each byte).
-__device__ __forceinline__ unsigned count8(const unsigned (&a)[8]) {
-    unsigned s0, s1, s2, k0, k1, k2;
-    full_add(a[0], a[1], a[2], s0, k0);
-    full_add(a[3], a[4], a[5], s1, k1);
-    full_add(s0, s1, a[6], s2, k2);
-    const unsigned b0 = s2 ^ a[7], k3 = s2 & a[7];
-    unsigned s3, m0;
-    full_add(k0, k1, k2, s3, m0);
-    const unsigned b1 = s3 ^ k3, m1 = s3 & k3;
-    return gather_count(b0, b1, m0 ^ m1, m0 & m1, 0);
-}
-
-// The words of the 3x3 rows around a thread's word in one plane: raw[dy][dx] holds the voxels
-// at (x + dx - 1, y + dy - 1) byte for byte, low the same with bit 7 of each byte cleared.
+// The words of the 3x3 rows around a thread's word in one plane: top[dy][dx] holds the voxels
+// at (x + dx - 1, y + dy - 1) byte for byte in their neighbour form (Fill), low the same with
+// bit 7 of each byte cleared.
 struct Plane {
-    unsigned raw[3][3], low[3][3];
+    unsigned top[3][3], low[3][3];
 };
 
 // g = change + 13 (0..26) for the four voxels of the centre word of p[1] (p[dz]: the plane at
-// z + dz - 1). out[dz][dy] marks rows outside the volume, xl / xr the first / last voxel of a row.
-// `up` is B towards the voxels above (z + 1): the voxels below see it from the other side in
-// the next step, B = NOT up, which `below` brings when `have_below` (not on a thread's first step).
+// z + dz - 1), and the centre's raw word in `raw`. out[dz][dy] marks rows outside the volume,
+// xl / xr the first / last voxel of a row. `up` is B towards the voxels above (z + 1): the
+// voxels below see it from the other side in the next step, B = NOT up, which `below` brings
+// when `have_below` (not on a thread's first step).
+// Every B is a clean byte (0x80 or 0), so are the conjunctions, and the terms are summed a byte
+// at a time by multiply-adds: f = 1 - singles + pairs - corners, change = -f (top-cells) or f
+// (vertices), so g = 12 + singles - pairs + corners or 14 - singles + pairs - corners, each
+// side of the subtraction at most 26 in every byte and never less than the other.
 template <bool SIGNED, int FLAGS>
-__device__ __forceinline__ unsigned change4_3d(const Plane (&p)[3], bool edge, const bool (&out)[3][3], bool xl,
-                                                bool xr, bool have_below, unsigned below, unsigned& up) {
-    const Centre c(p[1].raw[1][1]);
-#define E(z, y, x) precedes4<SIGNED, FLAGS, false>(c, p[z].raw[y][x], p[z].low[y][x])
-#define L(z, y, x) precedes4<SIGNED, FLAGS, true>(c, p[z].raw[y][x], p[z].low[y][x])
+__device__ __forceinline__ unsigned change4_3d(const Plane (&p)[3], bool edge, const bool (&out)[3][3],
+                                                bool xl, bool xr, bool have_below, unsigned below, unsigned& up,
+                                                unsigned& raw) {
+    const Centre<SIGNED, FLAGS> c(p[1].top[1][1], p[1].low[1][1]);
+    raw = c.raw;
+#define E(z, y, x) precedes4<SIGNED, FLAGS, false>(c, p[z].top[y][x], p[z].low[y][x])
+#define L(z, y, x) precedes4<SIGNED, FLAGS, true>(c, p[z].top[y][x], p[z].low[y][x])
     unsigned b[3][3][3] = {{{E(0, 0, 0), E(0, 0, 1), E(0, 0, 2)}, {E(0, 1, 0), have_below ? below : E(0, 1, 1), E(0, 1, 2)}, {E(0, 2, 0), E(0, 2, 1), E(0, 2, 2)}},
                            {{E(1, 0, 0), E(1, 0, 1), E(1, 0, 2)}, {E(1, 1, 0), 0u, L(1, 1, 2)}, {L(1, 2, 0), L(1, 2, 1), L(1, 2, 2)}},
                            {{L(2, 0, 0), L(2, 0, 1), L(2, 0, 2)}, {L(2, 1, 0), L(2, 1, 1), L(2, 1, 2)}, {L(2, 2, 0), L(2, 2, 1), L(2, 2, 2)}}};
@@ -367,24 +344,32 @@ __device__ __forceinline__ unsigned change4_3d(const Plane (&p)[3], bool edge, c
     const unsigned uw = b[2][1][0] & u & w_, ue = b[2][1][2] & u & e;
     const unsigned dn = b[0][0][1] & dd & no, ds = b[0][2][1] & dd & so;
     const unsigned un = b[2][0][1] & u & no, us = b[2][2][1] & u & so;
-    // f = 1 - singles + pairs - corners = (NOT singles + pairs + NOT corners) - 13; count26
-    // negates the first six.
-    const unsigned terms[26] = {dd, u, no, so, w_, e, nw, ne, sw, se, dw, de, uw, ue, dn, ds, un, us,
-                                ~(b[0][0][0] & nw & dw & dn), ~(b[0][0][2] & ne & de & dn),
-                                ~(b[0][2][0] & sw & dw & ds), ~(b[0][2][2] & se & de & ds),
-                                ~(b[2][0][0] & nw & uw & un), ~(b[2][0][2] & ne & ue & un),
-                                ~(b[2][2][0] & sw & uw & us), ~(b[2][2][2] & se & ue & us)};
-    const unsigned count = count26(terms);
-    // change = f (vertices) or -f (top-cells): g = count or 26 - count.
-    return (FLAGS & 2) ? count : 0x1a1a1a1au - count;
+    const unsigned singles[6] = {dd, u, no, so, w_, e};
+    const unsigned pairs[12] = {nw, ne, sw, se, dw, de, uw, ue, dn, ds, un, us};
+    const unsigned corners[8] = {b[0][0][0] & nw & dw & dn, b[0][0][2] & ne & de & dn, b[0][2][0] & sw & dw & ds,
+                                 b[0][2][2] & se & de & ds, b[2][0][0] & nw & uw & un, b[2][0][2] & ne & ue & un,
+                                 b[2][2][0] & sw & uw & us, b[2][2][2] & se & ue & us};
+    constexpr bool vert = (FLAGS & 2) != 0;
+    // Two sums: what g adds (pos, from its constant) and what it subtracts (neg).
+    unsigned pos = vert ? 0x0e0e0e0eu : 0x0c0c0c0cu, neg = 0;
+#pragma unroll
+    for (int i = 0; i < 6; i++) (vert ? neg : pos) = acc(singles[i], vert ? neg : pos);
+#pragma unroll
+    for (int i = 0; i < 8; i++) (vert ? neg : pos) = acc(corners[i], vert ? neg : pos);
+#pragma unroll
+    for (int i = 0; i < 12; i++) (vert ? pos : neg) = acc(pairs[i], vert ? pos : neg);
+    return pos - neg;
 }
 
-// g = change + 13 for the four voxels of the centre word of p (the rows y - 1, y, y + 1) in 2D.
+// g = change + 13 for the four voxels of the centre word of p (the rows y - 1, y, y + 1) in 2D,
+// and the centre's raw word in `raw`.
 template <bool SIGNED, int FLAGS>
-__device__ __forceinline__ unsigned change4_2d(const Plane& p, bool edge, const bool (&out)[3], bool xl, bool xr) {
-    const Centre c(p.raw[1][1]);
-#define E(y, x) precedes4<SIGNED, FLAGS, false>(c, p.raw[y][x], p.low[y][x])
-#define L(y, x) precedes4<SIGNED, FLAGS, true>(c, p.raw[y][x], p.low[y][x])
+__device__ __forceinline__ unsigned change4_2d(const Plane& p, bool edge, const bool (&out)[3], bool xl,
+                                                bool xr, unsigned& raw) {
+    const Centre<SIGNED, FLAGS> c(p.top[1][1], p.low[1][1]);
+    raw = c.raw;
+#define E(y, x) precedes4<SIGNED, FLAGS, false>(c, p.top[y][x], p.low[y][x])
+#define L(y, x) precedes4<SIGNED, FLAGS, true>(c, p.top[y][x], p.low[y][x])
     unsigned b[3][3] = {{E(0, 0), E(0, 1), E(0, 2)}, {E(1, 0), 0u, L(1, 2)}, {L(2, 0), L(2, 1), L(2, 2)}};
 #undef E
 #undef L
@@ -398,22 +383,25 @@ __device__ __forceinline__ unsigned change4_2d(const Plane& p, bool edge, const 
         }
     }
     const unsigned t = b[0][1], l = b[1][0], r = b[1][2], bo = b[2][1];
-    // f = 1 - singles + pairs = (NOT singles + pairs) - 3; change = f in 2D for both constructions.
-    const unsigned terms[8] = {~t, ~l, ~r, ~bo, b[0][0] & t & l, b[0][2] & t & r, b[2][0] & bo & l, b[2][2] & bo & r};
-    return count8(terms) + 0x0a0a0a0au;
+    // f = 1 - singles + pairs; change = f in 2D for both constructions: g = 14 - singles + pairs.
+    const unsigned pos = acc(b[0][0] & t & l, acc(b[0][2] & t & r, acc(b[2][0] & bo & l, acc(b[2][2] & bo & r, 0x0e0e0e0eu))));
+    const unsigned neg = acc(t, acc(l, acc(r, acc(bo, 0u))));
+    return pos - neg;
 }
 
 // Row dy of `plane` from the row at `p` (a pointer to the thread's word): the voxels at x - 1,
 // x and x + 1 byte for byte. The slab is padded so that the words before the first and after
 // the last voxel can be read; what they hold is patched out.
+template <bool SIGNED, int FLAGS>
 __device__ __forceinline__ void row3(const unsigned char* __restrict__ p, Plane& plane, int dy) {
     const unsigned* q = reinterpret_cast<const unsigned*>(p);
     const unsigned left = __ldg(q - 1), mid = __ldg(q), right = __ldg(q + 1);
-    plane.raw[dy][0] = __byte_perm(left, mid, 0x6543);
-    plane.raw[dy][1] = mid;
-    plane.raw[dy][2] = __byte_perm(mid, right, 0x4321);
+    const unsigned raw[3] = {__byte_perm(left, mid, 0x6543), mid, __byte_perm(mid, right, 0x4321)};
 #pragma unroll
-    for (int dx = 0; dx < 3; dx++) plane.low[dy][dx] = plane.raw[dy][dx] & ~HI;
+    for (int dx = 0; dx < 3; dx++) {
+        plane.top[dy][dx] = Fill<SIGNED, FLAGS>::neighbour(raw[dx]);
+        plane.low[dy][dx] = raw[dx] & ~HI;
+    }
 }
 
 // Adds the four voxels of word `c` (raw samples) with their g to the shared histogram; a warp
@@ -474,7 +462,7 @@ __device__ void packed_3d_impl(const unsigned char* __restrict__ d, const Geo& g
     for (int dz = 0; dz < 2; dz++)
 #pragma unroll
         for (int dy = 0; dy < 3; dy++)
-            row3(d + (size_t)(min(max(zb + dz - 1, g.zs), ze - 1) - g.zs) * plane + rows[dy], p[dz + 1], dy);
+            row3<SIGNED, FLAGS>(d + (size_t)(min(max(zb + dz - 1, g.zs), ze - 1) - g.zs) * plane + rows[dy], p[dz + 1], dy);
 #pragma unroll
     for (int k = 0; k < PSTEPS; k++) {
         const int z = zb + k;
@@ -483,11 +471,12 @@ __device__ void packed_3d_impl(const unsigned char* __restrict__ d, const Geo& g
         p[1] = p[2];
         const unsigned char* next = d + (size_t)(min(z + 1, ze - 1) - g.zs) * plane;
 #pragma unroll
-        for (int dy = 0; dy < 3; dy++) row3(next + rows[dy], p[2], dy);
+        for (int dy = 0; dy < 3; dy++) row3<SIGNED, FLAGS>(next + rows[dy], p[2], dy);
         const bool zl = z == 0, zr = z + 1 == g.nz;
         const bool out[3][3] = {{zl || yl, zl, zl || yr}, {yl, false, yr}, {zr || yl, zr, zr || yr}};
-        const unsigned g3 = change4_3d<SIGNED, FLAGS>(p, edge_xy || zl || zr, out, xl, xr, k > 0, ~up, up);
-        add4<SIGNED>(s_hist, p[1].raw[1][1], g3, valid);
+        unsigned raw;
+        const unsigned g3 = change4_3d<SIGNED, FLAGS>(p, edge_xy || zl || zr, out, xl, xr, k > 0, up ^ HI, up, raw);
+        add4<SIGNED>(s_hist, raw, g3, valid);
     }
     flush(s_hist, counts, sums);
 }
@@ -504,7 +493,7 @@ __device__ void packed_2d_impl(const unsigned char* __restrict__ d, const Geo& g
     // Rows y - 1, y, y + 1 as the planes of the 3D kernel's rows.
     Plane p;
 #pragma unroll
-    for (int dy = 0; dy < 2; dy++) row3(d + (size_t)min(max(yb + dy - 1, 0), g.ny - 1) * g.nx + xc, p, dy + 1);
+    for (int dy = 0; dy < 2; dy++) row3<SIGNED, FLAGS>(d + (size_t)min(max(yb + dy - 1, 0), g.ny - 1) * g.nx + xc, p, dy + 1);
 #pragma unroll
     for (int k = 0; k < PSTEPS; k++) {
         const int y = yb + k;
@@ -513,15 +502,17 @@ __device__ void packed_2d_impl(const unsigned char* __restrict__ d, const Geo& g
         if (y >= g.ny) break;
 #pragma unroll
         for (int dx = 0; dx < 3; dx++) {
-            p.raw[0][dx] = p.raw[1][dx];
-            p.raw[1][dx] = p.raw[2][dx];
+            p.top[0][dx] = p.top[1][dx];
+            p.top[1][dx] = p.top[2][dx];
             p.low[0][dx] = p.low[1][dx];
             p.low[1][dx] = p.low[2][dx];
         }
-        row3(d + (size_t)min(y + 1, g.ny - 1) * g.nx + xc, p, 2);
+        row3<SIGNED, FLAGS>(d + (size_t)min(y + 1, g.ny - 1) * g.nx + xc, p, 2);
         const bool out[3] = {y == 0, false, y + 1 == g.ny};
         const bool edge = xl || xr || y == 0 || y + 1 == g.ny;
-        add4<SIGNED>(s_hist, p.raw[1][1], change4_2d<SIGNED, FLAGS>(p, edge, out, xl, xr), x < g.nx);
+        unsigned raw;
+        const unsigned g2 = change4_2d<SIGNED, FLAGS>(p, edge, out, xl, xr, raw);
+        add4<SIGNED>(s_hist, raw, g2, x < g.nx);
     }
     flush(s_hist, counts, sums);
 }
@@ -557,12 +548,15 @@ __device__ void packed_2d(const unsigned char* d, const Geo& g, unsigned long lo
 
 // d: the slab with at least 4 readable bytes before its first and after its last sample; the
 // launch covers planes [g.z0, z1) in 3D (blocks of PW x PH threads, ceil(planes / PSTEPS) in z).
+// __launch_bounds__(..., 3): at most 80 registers, three blocks an SM. The planes' forms are
+// then recomputed where they are used rather than held, which measured faster than two blocks
+// an SM holding them (docs/PERFORMANCE.md).
 #define PACKED_KERNELS(NAME, SIGNED)                                                               \
-    extern "C" __global__ void __launch_bounds__(PW * PH) packed_##NAME##_3d(                     \
+    extern "C" __global__ void __launch_bounds__(PW * PH, 3) packed_##NAME##_3d(                  \
         const unsigned char* d, Geo g, int z1, unsigned long long* counts, unsigned long long* sums) { \
         packed_3d<SIGNED>(d, g, z1, counts, sums);                                                 \
     }                                                                                              \
-    extern "C" __global__ void __launch_bounds__(PW * PH) packed_##NAME##_2d(                     \
+    extern "C" __global__ void __launch_bounds__(PW * PH, 3) packed_##NAME##_2d(                  \
         const unsigned char* d, Geo g, int z1, unsigned long long* counts, unsigned long long* sums) { \
         packed_2d<SIGNED>(d, g, counts, sums);                                                     \
     }
