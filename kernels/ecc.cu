@@ -297,8 +297,8 @@ __device__ __forceinline__ unsigned patch(unsigned b, unsigned out) {
 }
 
 // The words of the 3x3 rows around a thread's word in one plane: top[dy][dx] holds the voxels
-// at (x + dx - 1, y + dy - 1) byte for byte in their neighbour form (Fill), low the same with
-// bit 7 of each byte cleared.
+// at (x + dx - 1, y + dy - 1) byte for byte in their neighbour form (Fill), low the raw words
+// with bit 7 of each byte cleared.
 struct Plane {
     unsigned top[3][3], low[3][3];
 };
@@ -308,10 +308,10 @@ struct Plane {
 // xl / xr the first / last voxel of a row. `up` is B towards the voxels above (z + 1): the
 // voxels below see it from the other side in the next step, B = NOT up, which `below` brings
 // when `have_below` (not on a thread's first step).
-// Every B is a clean byte (0x80 or 0), so are the conjunctions, and the terms are summed a byte
-// at a time by multiply-adds: f = 1 - singles + pairs - corners, change = -f (top-cells) or f
-// (vertices), so g = 12 + singles - pairs + corners or 14 - singles + pairs - corners, each
-// side of the subtraction at most 26 in every byte and never less than the other.
+// Every B is a clean byte (0x80 or 0), so are the conjunctions, and the terms are summed four
+// bytes at once by shift-and-adds (acc): f = 1 - singles + pairs - corners, change = -f
+// (top-cells) or f (vertices), so g = 12 + singles - pairs + corners or 14 - singles + pairs -
+// corners, each side of the subtraction at most 26 in every byte and never less than the other.
 template <bool SIGNED, int FLAGS>
 __device__ __forceinline__ unsigned change4_3d(const Plane (&p)[3], bool edge, const bool (&out)[3][3],
                                                 bool xl, bool xr, bool have_below, unsigned below, unsigned& up,

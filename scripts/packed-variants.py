@@ -10,8 +10,9 @@ On the GPU machine (CuPy), from the repository root:
     python3 scripts/packed-variants.py check DIR [--time]
         the packed u8/i8 kernels, 2D and 3D, all four flag combinations, on fields with ties,
         extremes, constant rows and slabs, against the first variant (sorted by name); --time
-        adds CUDA-event medians (3 rounds of 20 launches, variants alternated) on 512^3, 1024^3
-        and 8192^2 u8 noise
+        adds medians of CUDA events around each launch (3 rounds of 20, variants alternated) on
+        512^3, 1024^3 and 8192^2 u8 noise; an idle stream's events also hold the launch itself,
+        a few microseconds, so ncu's kernel times (below) are the ones to quote
     ncu --clock-control none --metrics ... -k regex:packed_u8_3d \\
         python3 scripts/packed-variants.py ncu DIR     (one 512^3 launch of each variant)
 """

@@ -49,7 +49,7 @@ const PAD: usize = 256;
 
 /// The histogram kernel of a narrow type, launched over planes of a slab: for 8-bit samples in
 /// rows of whole 32-bit words the packed one (kernels/ecc.cu: four voxels a thread, walking
-/// along z), else one voxel a thread.
+/// along z, or y in 2D), else one voxel a thread.
 struct Hist {
     func: CudaFunction,
     packed: bool,
