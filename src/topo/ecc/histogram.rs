@@ -20,10 +20,14 @@ pub(super) struct Histogram {
     lanes: usize,
     pending: usize,
     sums: Vec<i64>,
+    /// Voxels counted per bin. The packed AVX-512 kernel counts only the voxels whose change is
+    /// not 0 and marks a value held by the others alone with a count of 1
+    /// ([`Self::mark_present`]): a count is not 0 exactly where the value occurs, which is all
+    /// that the counts are read for.
     counts: Vec<u64>,
     /// Voxel counts per (bin, change) pair of a 256-bin histogram, in two copies, filled by
-    /// [`Self::add_pairs`] (empty until then).
-    pairs: Vec<u32>,
+    /// [`Self::add_pairs`] (none until then).
+    pairs: Option<Box<[[u32; PAIRS]; 2]>>,
 }
 
 /// Entries of one copy of [`Histogram::pairs`]: 256 bins of 2^CHANGE_BITS changes.
@@ -46,7 +50,7 @@ impl Histogram {
             pending: 0,
             sums: vec![0; bins],
             counts: vec![0; bins],
-            pairs: Vec::new(),
+            pairs: None,
         }
     }
 
@@ -71,19 +75,20 @@ impl Histogram {
     #[inline(always)]
     pub(super) fn add_pairs(&mut self, pairs: &[u16]) {
         debug_assert_eq!(self.bins, 256);
-        if self.pairs.is_empty() {
-            self.pairs = vec![0; 2 * PAIRS];
-        }
         if self.pending + pairs.len() > Self::FLUSH_AT {
             self.flush();
         }
         self.pending += pairs.len();
-        let (t0, t1) = self.pairs.split_at_mut(PAIRS);
-        // The masks keep the index in the table (and the compiler's bounds checks out).
-        let (twos, rest) = pairs.as_chunks::<2>();
-        for &[a, b] in twos {
+        let [t0, t1] = &mut **self.pairs.get_or_insert_with(|| Box::new([[0; PAIRS]; 2]));
+        // Voxels alternate between the copies, so that runs of one pair (a flat field) do not
+        // chain every add on the one before it through memory. The masks keep the index in the
+        // table (and the compiler's bounds checks out).
+        let (fours, rest) = pairs.as_chunks::<4>();
+        for &[a, b, c, d] in fours {
             t0[a as usize & (PAIRS - 1)] += 1;
             t1[b as usize & (PAIRS - 1)] += 1;
+            t0[c as usize & (PAIRS - 1)] += 1;
+            t1[d as usize & (PAIRS - 1)] += 1;
         }
         for &a in rest {
             t0[a as usize & (PAIRS - 1)] += 1;
@@ -135,6 +140,25 @@ impl Histogram {
         }
     }
 
+    /// Whether each of the 256 bins of a pairs histogram has no voxel counted yet.
+    pub(super) fn uncounted(&self) -> [bool; 256] {
+        debug_assert_eq!(self.bins, 256);
+        let row = 1 << Self::CHANGE_BITS;
+        std::array::from_fn(|bin| {
+            self.counts[bin] == 0
+                && self
+                    .pairs
+                    .iter()
+                    .flat_map(|copies| copies.iter())
+                    .all(|copy| copy[bin * row..][..row].iter().all(|&n| n == 0))
+        })
+    }
+
+    /// Marks `bin`'s value present where no voxel of it is counted.
+    pub(super) fn mark_present(&mut self, bin: usize) {
+        self.counts[bin] = self.counts[bin].max(1);
+    }
+
     fn flush(&mut self) {
         for lane in self.packed.chunks_exact_mut(self.bins) {
             for ((p, s), c) in lane.iter_mut().zip(&mut self.sums).zip(&mut self.counts) {
@@ -144,7 +168,7 @@ impl Histogram {
                 *p = 0;
             }
         }
-        for copy in self.pairs.chunks_exact_mut(PAIRS) {
+        for copy in self.pairs.iter_mut().flat_map(|copies| copies.iter_mut()) {
             for (i, n) in copy.iter_mut().enumerate().filter(|(_, n)| **n > 0) {
                 let (bin, change) =
                     (i >> Self::CHANGE_BITS, Self::change_of(i & ((1 << Self::CHANGE_BITS) - 1)));
@@ -168,7 +192,7 @@ impl Histogram {
         self
     }
 
-    /// The first bin's key, and the voxel count and change sum of each bin.
+    /// The first bin's key, and the voxels counted (see `counts`) and change sum of each bin.
     pub(super) fn into_bins(mut self) -> (i64, Vec<u64>, Vec<i64>) {
         self.flush();
         (self.lo, self.counts, self.sums)
