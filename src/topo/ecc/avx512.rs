@@ -34,9 +34,15 @@ use std::arch::x86_64::*;
 /// Voxels a vector.
 const W: usize = 64;
 
-/// Whether this CPU runs [`add`].
+/// Whether this CPU runs [`add`] (every CPU with AVX-512BW has the scalar extensions too; they
+/// are asked for so that the compiler may use them).
 pub(super) fn available() -> bool {
-    is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw")
+    is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("popcnt")
+        && is_x86_feature_detected!("bmi1")
+        && is_x86_feature_detected!("bmi2")
+        && is_x86_feature_detected!("lzcnt")
 }
 
 /// Whether this CPU counts packed (the module's doc).
@@ -79,7 +85,7 @@ pub(super) unsafe fn add<const SIGNED: bool, const VERT: bool, const SUP: bool>(
 }
 
 /// [`add`] counting packed.
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,gfni,avx512bitalg")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,gfni,avx512bitalg,popcnt,bmi1,bmi2,lzcnt")]
 unsafe fn add_packed<const SIGNED: bool, const VERT: bool, const SUP: bool>(
     planes: HeldBytes<'_>,
     geo: &Geometry,
@@ -94,7 +100,7 @@ unsafe fn add_packed<const SIGNED: bool, const VERT: bool, const SUP: bool>(
 }
 
 /// [`add`] counting by masked adds.
-#[target_feature(enable = "avx512f,avx512bw")]
+#[target_feature(enable = "avx512f,avx512bw,popcnt,bmi1,bmi2,lzcnt")]
 unsafe fn add_masked<const SIGNED: bool, const VERT: bool, const SUP: bool>(
     planes: HeldBytes<'_>,
     geo: &Geometry,
@@ -137,28 +143,41 @@ unsafe fn lines<const SIGNED: bool, const VERT: bool, const SUP: bool, const PAC
         let (shift, low) =
             (_mm512_set1_epi8(Histogram::CHANGE_SHIFT), _mm512_set1_epi8((1 << Histogram::CHANGE_BITS) - 1));
         for p in planes.p0..planes.p1 {
+            // The planes around p that lie in the field must be held (checked once a plane; the
+            // lines' pointers below are then in `planes.bytes`).
+            let (z0, z1) = (p.saturating_sub(1), (p + 2).min(nz));
+            assert!(z0 >= planes.base && z1 - planes.base <= held, "planes {z0}..{z1} are not all held");
+            let z_in = [p > 0, true, p + 1 < nz];
             for l in 0..ny {
-                // The 3 x 3 lines around (p, l), `None` outside the field.
-                let line = |dz: usize, dy: usize| {
-                    let (z, y) = ((p + dz).checked_sub(1)?, (l + dy).checked_sub(1)?);
-                    if z >= nz || y >= ny {
-                        return None;
-                    }
-                    let z = z - planes.base;
-                    assert!(z < held, "plane {} is not held", z + planes.base);
-                    Some(&planes.bytes[(z * ny + y) * nx..][..nx])
-                };
-                let lines = [0, 1, 2].map(|dz| [0, 1, 2].map(|dy| line(dz, dy)));
-                let face = lines.iter().flatten().any(Option::is_none);
-                let own = lines[1][1].expect("the line itself lies in the field");
-                let ptrs = lines.map(|z| z.map(|l| l.unwrap_or(own).as_ptr()));
+                // Which of the 3 x 3 lines around (p, l) lie in the field, and where they start
+                // (the line itself stands in for those outside).
+                let y_in = [l > 0, true, l + 1 < ny];
+                let inside = |dz: usize, dy: usize| z_in[dz] && y_in[dy];
+                // Spelt out: an array's `map` here is a call a line.
+                #[rustfmt::skip]
+                let present = [
+                    inside(0, 0), inside(0, 1), inside(0, 2),
+                    inside(1, 0), true, inside(1, 2),
+                    inside(2, 0), inside(2, 1), inside(2, 2),
+                ];
+                let face = present.contains(&false);
+                let start =
+                    |z: usize, y: usize| planes.bytes[((z - planes.base) * ny + y) * nx..][..nx].as_ptr();
+                let own = start(p, l);
+                let at =
+                    |dz: usize, dy: usize| if inside(dz, dy) { start(p + dz - 1, l + dy - 1) } else { own };
+                let ptrs = [
+                    [at(0, 0), at(0, 1), at(0, 2)],
+                    [at(1, 0), own, at(1, 2)],
+                    [at(2, 0), at(2, 1), at(2, 2)],
+                ];
                 for k in 0..chunks {
                     let x0 = k * W;
                     let n = W.min(nx - x0);
-                    // In a vector away from the line's ends every neighbour's 64 bytes lie in its line (x0 - 1 .. x0 + 65 <= nx).
+                    // In a vector away from the line's ends every neighbour's 64 bytes lie in
+                    // its line (x0 - 1 .. x0 + 65 <= nx).
                     let next = {
                         let (change, centre) = if face {
-                            let present = [0, 1, 2, 3, 4, 5, 6, 7, 8].map(|i| lines[i / 3][i % 3].is_some());
                             vector::<SIGNED, VERT, SUP, FACE, PACKED>(&ptrs, x0, nx, present)
                         } else if x0 > 0 && x0 + W < nx {
                             vector::<SIGNED, VERT, SUP, INSIDE, PACKED>(&ptrs, x0, nx, [true; 9])
@@ -416,7 +435,7 @@ unsafe fn packed_count<const VERT: bool>(b: impl Fn(u64, usize, usize, usize) ->
 ///
 /// # Safety
 /// AVX-512BW and VBMI.
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi1")]
 unsafe fn mark_present(bytes: &[u8], flip: u8, hist: &mut Histogram) {
     let mut missing = hist.uncounted();
     let mut left = missing.iter().filter(|&&m| m).count();
