@@ -82,8 +82,9 @@ impl Planes {
     }
 }
 
-/// Voxel counts and change sums per value of a narrow type, value `lo + i` at index `i`, over
-/// the planes a helper computed.
+/// Voxels counted (not 0 exactly where the value occurs: the CPU's packed 8-bit count leaves
+/// out voxels whose change is 0) and change sums per value of a narrow type, value `lo + i` at
+/// index `i`, over the planes a helper computed.
 pub struct ValueSums {
     pub lo: i64,
     pub counts: Vec<u64>,
