@@ -208,12 +208,12 @@ unsafe fn lines<const SIGNED: bool, const VERT: bool, const SUP: bool, const PAC
                         _mm512_storeu_si512(out.add(W / 2).cast(), second);
                         n
                     };
-                    hist.add_pairs(&pairs[1 - made][..waiting]);
+                    hist.add_pairs(&pairs[1 - made][..waiting], !PACKED);
                     (made, waiting) = (1 - made, next);
                 }
             }
         }
-        hist.add_pairs(&pairs[1 - made][..waiting]);
+        hist.add_pairs(&pairs[1 - made][..waiting], !PACKED);
     }
 }
 
