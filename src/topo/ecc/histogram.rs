@@ -214,3 +214,37 @@ impl Histogram {
         (thresholds, sums)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// More voxels of one pair than a 16-bit counter holds, in calls of every size, counted in
+    /// one copy and spread over two: the count and the change sum are exact.
+    #[test]
+    fn pairs_count_exactly_in_calls_of_any_size() {
+        for spread in [false, true] {
+            for call in [1, 3, 64, 1 << 15, (1 << 16) + 5] {
+                let (bin, change) = (3usize, -5i64);
+                let code = (change + i64::from(Histogram::CHANGE_SHIFT)) as usize & 31;
+                let pair = (bin << Histogram::CHANGE_BITS | code) as u16;
+                let total = 200_003;
+                let mut hist = Histogram::new(0, 256);
+                let pairs = vec![pair; call];
+                let mut left = total;
+                while left > 0 {
+                    let n = left.min(call);
+                    hist.add_pairs(&pairs[..n], spread);
+                    left -= n;
+                }
+                let (_, counts, sums) = hist.into_bins();
+                assert_eq!(
+                    (counts[bin], sums[bin]),
+                    (total as u64, change * total as i64),
+                    "spread {spread}, calls of {call}"
+                );
+                assert_eq!(counts.iter().sum::<u64>(), total as u64);
+            }
+        }
+    }
+}
