@@ -208,6 +208,7 @@ unsafe fn lines<const SIGNED: bool, const VERT: bool, const SUP: bool, const PAC
                         _mm512_storeu_si512(out.add(W / 2).cast(), second);
                         n
                     };
+                    // Spread over two copies only when the zero changes (flat runs) are counted.
                     hist.add_pairs(&pairs[1 - made][..waiting], !PACKED);
                     (made, waiting) = (1 - made, next);
                 }

@@ -73,11 +73,12 @@ impl Histogram {
     /// increment a voxel of an index made beforehand, with the vector instructions that made
     /// the changes.
     ///
-    /// `spread`: the voxels alternate between two copies, so that runs of one pair (a flat
-    /// field) do not chain every add on the one before it through memory. Without it, one copy:
-    /// for counts that leave out the changes of 0 (flat runs), whose tables' lines in use then
-    /// take 16 KiB of the first-level cache rather than 32 (two copies were 11% slower on
-    /// noise, and no faster on smooth or striped fields, on the VM).
+    /// `spread`: the second and fourth voxel of each four count in a second copy, so that runs
+    /// of one pair (a flat field) do not chain every add on the one before it through memory.
+    /// Without it everything counts in the first copy: meant for counts that leave out the
+    /// changes of 0, which flat runs have; the lines in use (256 bins x 16 common changes x 4
+    /// bytes) then take 16 KiB of the first-level cache rather than 32 (two copies took 12% more
+    /// time on noise on the VM; `docs/PERFORMANCE.md`).
     #[inline(always)]
     pub(super) fn add_pairs(&mut self, pairs: &[u16], spread: bool) {
         debug_assert_eq!(self.bins, 256);
@@ -220,12 +221,14 @@ mod tests {
     use super::*;
 
     /// More voxels of one pair than a 16-bit counter holds, in calls of every size, counted in
-    /// one copy and spread over two: the count and the change sum are exact.
+    /// one copy and spread over two: the count and the change sum are exact, and the second
+    /// copy holds the second and fourth voxel of each four of a call when spread, else none.
     #[test]
     fn pairs_count_exactly_in_calls_of_any_size() {
         for spread in [false, true] {
             for call in [1, 3, 64, 1 << 15, (1 << 16) + 5] {
-                let (bin, change) = (3usize, -5i64);
+                // Bits 2, 3 and 7: a copy's offset ORed in wrongly would move the count.
+                let (bin, change) = (4usize, 4i64);
                 let code = (change + i64::from(Histogram::CHANGE_SHIFT)) as usize & 31;
                 let pair = (bin << Histogram::CHANGE_BITS | code) as u16;
                 let total = 200_003;
@@ -237,6 +240,15 @@ mod tests {
                     hist.add_pairs(&pairs[..n], spread);
                     left -= n;
                 }
+                let second = hist.pairs.as_ref().unwrap()[1].iter().sum::<u32>();
+                // The second and fourth of each four in a call, the calls full but the last.
+                let ones = |n: usize| n / 4 * 2;
+                let spread_ones = total / call * ones(call) + ones(total % call);
+                assert_eq!(
+                    second as usize,
+                    if spread { spread_ones } else { 0 },
+                    "spread {spread}, calls of {call}"
+                );
                 let (_, counts, sums) = hist.into_bins();
                 assert_eq!(
                     (counts[bin], sums[bin]),
