@@ -43,7 +43,7 @@ def write_nrrd(path, a):
 
 
 def distinct_f32(edge):
-    """The command line benchmark's all-distinct f32 field (src/bench.rs, distinct_f32)."""
+    """The command line benchmark's all-distinct f32 field (crates/compute/src/bench.rs, distinct_f32)."""
     n = edge**3
     k = max(1, (n - 1).bit_length())
     i = np.arange(n, dtype=np.uint64)

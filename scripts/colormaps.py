@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes src/render/colormap_tables.rs: 256-entry RGB tables of the viewer's colormaps, taken
+"""Writes crates/viewer/src/render/colormap_tables.rs: 256-entry RGB tables of the viewer's colormaps, taken
 from matplotlib (viridis, magma, inferno: CC0, by Nathaniel Smith and Stefan van der Walt;
 coolwarm: Kenneth Moreland's diverging map). Run from the repository root:
     python3 scripts/colormaps.py
@@ -21,4 +21,4 @@ for name in MAPS:
         out.append("    " + " ".join(f"[{r}, {g}, {b}]," for r, g, b in rgb[i : i + 8]))
     out.append("];")
     out.append("")
-open("src/render/colormap_tables.rs", "w").write("\n".join(out))
+open("crates/viewer/src/render/colormap_tables.rs", "w").write("\n".join(out))

@@ -20,7 +20,7 @@ import glob
 import os
 import sys
 
-PAD = 256  # bytes before and after a slab's samples (src/cuda/ecc.rs PAD)
+PAD = 256  # bytes before and after a slab's samples (crates/gpu/src/cuda/ecc.rs PAD)
 
 
 def build(out_dir, specs):
@@ -50,7 +50,7 @@ def device(mode, d):
         return buf
 
     def launch(fn, buf, dims, zs, z0, z1, flags, three_d, counts, sums):
-        # As src/cuda/ecc.rs launches them: blocks of 32 x 8 threads, 8 planes (rows) a thread.
+        # As crates/gpu/src/cuda/ecc.rs launches them: blocks of 32 x 8 threads, 8 planes (rows) a thread.
         nx, ny, _ = dims
         geo = np.array((*dims, zs, z0, flags), dtype=geo_t)[()]
         grid = ((nx // 4 + 31) // 32, (ny + 7) // 8, (z1 - z0 + 7) // 8) if three_d else ((nx // 4 + 31) // 32, (ny + 63) // 64, 1)

@@ -1,7 +1,7 @@
 """The host-side ceilings of a field streamed to the GPUs from host memory (docs/PERFORMANCE.md,
 #15 item 4): pinned host-to-device copies on each device alone and on all at once, and the
 host's copy of pageable memory into pinned buffers on 1 to all cores (what
-src/cuda/ecc.rs's `copy_parallel` does before each slab crosses). CuPy, on the GPU machine:
+crates/gpu/src/cuda/ecc.rs's `copy_parallel` does before each slab crosses). CuPy, on the GPU machine:
     python3 scripts/transfer_ceilings.py [GiB, default 1]
 Each figure is the median of 5 runs after a warm-up, in GB/s (10^9 bytes a second).
 """

@@ -107,8 +107,8 @@ fuzz_target!(|data: &[u8]| {
     let _ = std::fs::create_dir_all(&dir);
     let path = dir.join(format!("f.{ext}"));
     if std::fs::write(&path, &file).is_ok() {
-        if let Ok(field) = topoview::io::open(&path, &Default::default()) {
-            let _ = topoview::topo::ecc::ecc(&field, &Default::default(), &Default::default());
+        if let Ok(field) = topoview_core::io::open(&path, &Default::default()) {
+            let _ = topoview_core::topo::ecc::ecc(&field, &Default::default(), &Default::default());
         }
     }
 });

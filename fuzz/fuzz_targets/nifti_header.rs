@@ -2,5 +2,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = topoview::io::nifti::parse_header(data);
+    let _ = topoview_core::io::nifti::parse_header(data);
 });

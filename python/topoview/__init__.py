@@ -308,14 +308,15 @@ def msc(data, persistence=None, relative=None, *, spacing=None, backend: str = "
     return m
 
 
-def rips(X, *, maxdim: int = 1, thresh: float = np.inf, distance_matrix: bool = False) -> dict:
+def rips(X, *, maxdim: int = 1, thresh: float = np.inf, distance_matrix: bool = False, backend: str = "auto") -> dict:
     """Vietoris-Rips persistence barcodes over Z/2, equal to Ripser's: ``X`` is an (N, D)
     array of points (Euclidean distances, computed in float64 and rounded to float32 as Ripser
     stores them) or, with ``distance_matrix=True``, an (N, N) distance matrix (its lower
     triangle is used). Returns ``{"dgms": [H0, H1, ...]}`` as ``ripser.ripser`` does: per
     dimension up to ``maxdim`` (at most 3) an (n, 2) float32 array of (birth, death) rows,
     ``inf`` for an essential class, bars of zero length left out. ``thresh`` leaves out longer
-    edges. Ctrl+C interrupts it."""
+    edges. ``backend`` is "auto" (the apparent pairs and column listings on a CUDA GPU when
+    there is one), "cuda" or "cpu"; the barcode is the same. Ctrl+C interrupts it."""
     a = np.asarray(X, dtype=np.float64)
     if distance_matrix:
         if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] == 0:
@@ -327,7 +328,7 @@ def rips(X, *, maxdim: int = 1, thresh: float = np.inf, distance_matrix: bool = 
         if a.ndim != 2 or a.shape[1] == 0:
             raise TopoviewError(f"points are an (N, D) array: got shape {a.shape}")
         values, dim, lower = np.ascontiguousarray(a).ravel(), a.shape[1], False
-    dims, births, deaths = _topoview.rips(values, int(dim), lower, int(maxdim), float(thresh))
+    dims, births, deaths = _topoview.rips(values, int(dim), lower, int(maxdim), float(thresh), backend)
     dgms = []
     for k in range(int(maxdim) + 1):
         at = dims == k

@@ -1,8 +1,8 @@
-//! `topoview bench`: see [`topoview::bench`].
+//! `topoview bench`: see [`topoview_compute::bench`].
 
 use anyhow::Context;
 use std::io::stdout;
-use topoview::bench::{BenchConfig, run as run_bench};
+use topoview_compute::bench::{BenchConfig, run as run_bench};
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
@@ -63,14 +63,14 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 20)]
     pub frames: usize,
     /// With --cuda and --file: also stream the file through at most this much GPU memory.
-    #[arg(long, value_name = "LIMIT", value_parser = topoview::mem::parse_size)]
+    #[arg(long, value_name = "LIMIT", value_parser = topoview_core::mem::parse_size)]
     pub gpu_memory: Option<usize>,
 }
 
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     if a.gpus {
         #[cfg(feature = "cuda")]
-        return topoview::cuda::bench::run_devices(a.repeat.max(1), a.file.as_deref(), &mut stdout())
+        return topoview_gpu::bench::run_devices(a.repeat.max(1), a.file.as_deref(), &mut stdout())
             .map_err(anyhow::Error::msg);
         #[cfg(not(feature = "cuda"))]
         anyhow::bail!("this topoview was built without CUDA (the `cuda` feature)");
@@ -79,14 +79,14 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         #[cfg(feature = "cuda")]
         {
             let t = std::time::Instant::now();
-            let g = topoview::cuda::Gpu::open().map_err(anyhow::Error::msg)?;
+            let g = topoview_gpu::Gpu::open().map_err(anyhow::Error::msg)?;
             // The fixed costs a command that uses the GPU pays first: the context, then each
             // kernel file it runs (loaded on first use).
             println!("CUDA context created in {:.3} s", t.elapsed().as_secs_f64());
             for (what, secs) in g.load_all().map_err(anyhow::Error::msg)? {
                 println!("{what} kernels loaded in {secs:.3} s");
             }
-            topoview::cuda::bench::run(&g, a.repeat.max(1), a.file.as_deref(), a.gpu_memory, &mut stdout())
+            topoview_gpu::bench::run(&g, a.repeat.max(1), a.file.as_deref(), a.gpu_memory, &mut stdout())
                 .map_err(anyhow::Error::msg)?;
             return Ok(());
         }
@@ -106,13 +106,13 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
                 a.volumes.iter().all(|&n| (8..=1024).contains(&n)),
                 "--volumes edges must be 8 to 1024"
             );
-            let cfg = topoview::render::bench3d::RenderBenchConfig {
+            let cfg = topoview_viewer::render::bench3d::RenderBenchConfig {
                 sizes: a.volumes.clone(),
                 width: w,
                 height: h,
                 frames: a.frames.max(1),
             };
-            topoview::render::bench3d::run(&cfg, &mut stdout())?;
+            topoview_viewer::render::bench3d::run(&cfg, &mut stdout())?;
             return Ok(());
         }
         #[cfg(not(feature = "viewer"))]
@@ -122,20 +122,20 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         return cracks(a);
     }
     if a.betti || a.scale_space {
-        use topoview::compute::backend::{Backend, Choice};
+        use topoview_compute::backend::{Backend, Choice};
         let field = match &a.file {
-            Some(p) => Some(topoview::io::open(p, &Default::default())?),
+            Some(p) => Some(topoview_core::io::open(p, &Default::default())?),
             None => None,
         };
         let name = a.file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
         let extra = field.as_ref().map(|f| (name.as_str(), f));
         let gpu = Backend::new(Choice::Cuda, None).ok();
         if a.betti {
-            topoview::bench::run_betti(gpu.as_ref(), a.repeat, extra, &mut stdout())?;
+            topoview_compute::bench::run_betti(gpu.as_ref(), a.repeat, extra, &mut stdout())?;
         } else {
             let mut backends = vec![Backend::new(Choice::Cpu, None)?];
             backends.extend(gpu);
-            topoview::bench::run_scale_space(&backends, a.repeat, extra, &mut stdout())?;
+            topoview_compute::bench::run_scale_space(&backends, a.repeat, extra, &mut stdout())?;
         }
         return Ok(());
     }
@@ -145,28 +145,29 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
         let file = match &a.file {
             Some(p) => {
                 let name = p.display().to_string();
-                let f = topoview::io::open(p, &Default::default())?;
-                topoview::topo::msc::check_field(&f).with_context(|| name.clone())?;
+                let f = topoview_core::io::open(p, &Default::default())?;
+                topoview_core::topo::msc::check_field(&f).with_context(|| name.clone())?;
                 Some((name, f))
             }
             None => None,
         };
         let only = a.only.clone().unwrap_or_default();
-        let fields = file.into_iter().chain(topoview::bench::msc_fields(move |name| name.contains(&only)));
+        let fields =
+            file.into_iter().chain(topoview_compute::bench::msc_fields(move |name| name.contains(&only)));
         // With a GPU, each field runs once more with the gradient and the labels there.
         // Its kernels are loaded before the timed runs, as its context is made before them.
-        let gpu =
-            match topoview::compute::backend::Backend::new(topoview::compute::backend::Choice::Cuda, None) {
-                Ok(b) => {
-                    b.preload_msc();
-                    Some(b)
-                }
-                Err(why) => {
-                    println!("no cuda+N rows: {why}");
-                    None
-                }
-            };
-        topoview::bench::run_msc(fields, &a.threads, gpu.as_ref(), &mut stdout())?;
+        let gpu = match topoview_compute::backend::Backend::new(topoview_compute::backend::Choice::Cuda, None)
+        {
+            Ok(b) => {
+                b.preload_msc();
+                Some(b)
+            }
+            Err(why) => {
+                println!("no cuda+N rows: {why}");
+                None
+            }
+        };
+        topoview_compute::bench::run_msc(fields, &a.threads, gpu.as_ref(), &mut stdout())?;
         return Ok(());
     }
     anyhow::ensure!(
@@ -176,11 +177,12 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
     let cfg = BenchConfig { size: a.size, repeat: a.repeat, threads: a.threads.clone() };
     if let Some(p) = &a.file {
         let name = p.display().to_string();
-        if let Some(block) = topoview::io::block(p, &Default::default())? {
-            topoview::bench::run_stream(&name, &block, &cfg, &mut stdout()).with_context(|| name.clone())?;
+        if let Some(block) = topoview_core::io::block(p, &Default::default())? {
+            topoview_compute::bench::run_stream(&name, &block, &cfg, &mut stdout())
+                .with_context(|| name.clone())?;
         }
-        let field = topoview::io::open(p, &Default::default()).with_context(|| name.clone())?;
-        topoview::bench::run_file(&name, field, &cfg, &mut stdout()).with_context(|| name.clone())?;
+        let field = topoview_core::io::open(p, &Default::default()).with_context(|| name.clone())?;
+        topoview_compute::bench::run_file(&name, field, &cfg, &mut stdout()).with_context(|| name.clone())?;
         return Ok(());
     }
     run_bench(&cfg, &mut stdout())?;
@@ -191,7 +193,7 @@ pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
 /// save at best (the paper's scheme), from the two measured times.
 fn cracks(a: &BenchArgs) -> anyhow::Result<()> {
     use std::io::Write;
-    use topoview::topo::cracks::CrackOptions;
+    use topoview_core::topo::cracks::CrackOptions;
     anyhow::ensure!(
         a.crack_sizes.iter().all(|&n| (2..=16384).contains(&n)),
         "--crack-sizes must be 2 to 16384"
@@ -210,8 +212,8 @@ fn cracks(a: &BenchArgs) -> anyhow::Result<()> {
     writeln!(o, "{:<22} {:>8} {:>12} {:>12}", "CPU crack filter", "threads", "median ms", "Mpixel/s")?;
     let mut cpu = Vec::new();
     for &n in &a.crack_sizes {
-        let img = topoview::bench::crack_image(n, n);
-        let t = topoview::bench::time_cracks_cpu(&img, &opts, a.repeat)?;
+        let img = topoview_compute::bench::crack_image(n, n);
+        let t = topoview_compute::bench::time_cracks_cpu(&img, &opts, a.repeat)?;
         writeln!(
             o,
             "{:<22} {:>8} {:>12.2} {:>12.1}",
@@ -223,9 +225,9 @@ fn cracks(a: &BenchArgs) -> anyhow::Result<()> {
         cpu.push(t);
     }
     #[cfg(feature = "cuda")]
-    match topoview::cuda::Gpu::open() {
+    match topoview_gpu::Gpu::open() {
         Ok(g) => {
-            let gpu = topoview::cuda::bench::run_cracks(&g, &a.crack_sizes, &opts, a.repeat.max(1), &mut o)
+            let gpu = topoview_gpu::bench::run_cracks(&g, &a.crack_sizes, &opts, a.repeat.max(1), &mut o)
                 .map_err(anyhow::Error::msg)?;
             for ((n, c), g) in a.crack_sizes.iter().zip(&cpu).zip(&gpu) {
                 // Work split in proportion to speed finishes both at 1 / (1/cpu + 1/gpu).

@@ -5,10 +5,10 @@ use super::progress::Progress;
 use super::{BackendArgs, InputArgs};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
-use topoview::control::Control;
-use topoview::export::outputs;
-use topoview::export::tiff::write_f32_pages;
-use topoview::topo::cracks::{Bank, CrackMap, CrackOptions, Family, Image, boundaries, responses};
+use topoview_core::control::Control;
+use topoview_core::export::outputs;
+use topoview_core::export::tiff::write_f32_pages;
+use topoview_core::topo::cracks::{Bank, CrackMap, CrackOptions, Family, Image, boundaries, responses};
 
 #[derive(clap::Args, Debug)]
 pub struct CracksArgs {
@@ -76,17 +76,17 @@ fn output_paths(args: &CracksArgs) -> Vec<PathBuf> {
 fn images(args: &CracksArgs, name: &str) -> anyhow::Result<(Vec<Image>, usize)> {
     let ctl = Control::default();
     if !args.luminance
-        && let Some((w, h, channels)) = topoview::io::image2d::read_channels(&args.file, &ctl)?
+        && let Some((w, h, channels)) = topoview_core::io::image2d::read_channels(&args.file, &ctl)?
     {
         return Ok((vec![Image { width: w, height: h, channels }], 1));
     }
-    let field = topoview::io::open(&args.file, &args.input.open_options()?)?;
+    let field = topoview_core::io::open(&args.file, &args.input.open_options()?)?;
     for n in &field.notes_with_series() {
         say!("note: {name}: {n}");
     }
     let [w, h, d] = field.dims();
     let plane = w * h;
-    let values: Vec<f32> = topoview::with_samples!(field.samples(), v => v.iter().map(|x| topoview::field::Sample::to_f32(*x)).collect());
+    let values: Vec<f32> = topoview_core::with_samples!(field.samples(), v => v.iter().map(|x| topoview_core::field::Sample::to_f32(*x)).collect());
     let slices = values.chunks(plane).map(|v| Image::grey(w, h, v.to_vec())).collect();
     Ok((slices, d))
 }
@@ -94,7 +94,7 @@ fn images(args: &CracksArgs, name: &str) -> anyhow::Result<(Vec<Image>, usize)> 
 pub fn run(args: &CracksArgs) -> anyhow::Result<bool> {
     args.input.init_threads()?;
     let name = args.file.display().to_string();
-    let mut inputs = topoview::io::read_set(&args.file);
+    let mut inputs = topoview_core::io::read_set(&args.file);
     inputs.extend(args.bank.iter().cloned());
     outputs::check(&inputs, &output_paths(args), &[])?;
     let opts = CrackOptions {
@@ -116,7 +116,7 @@ pub fn run(args: &CracksArgs) -> anyhow::Result<bool> {
     check_sizes(args, &slices, bank.as_ref(), &opts).with_context(|| name.clone())?;
     // A loaded bank runs on the CPU: no device is opened for it.
     let backend = match &bank {
-        Some(_) => topoview::compute::backend::Backend::cpu_because("a loaded bank runs tap by tap".into()),
+        Some(_) => topoview_compute::backend::Backend::cpu_because("a loaded bank runs tap by tap".into()),
         None => args.backend.open()?,
     };
     let progress = Progress::new();

@@ -1,20 +1,21 @@
 //! `topoview ecc FILE...`: curves, zero-crossings and exports, one file after another.
 
+use super::BackendChoice;
 use super::InputArgs;
 use super::progress::Progress;
 use anyhow::Context;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use topoview::compute::backend::{Backend, Choice, Ran as BackendRan};
-use topoview::compute::opening::Opening;
-use topoview::control::Control;
-use topoview::export::{EccReport, format_threshold, outputs};
-use topoview::field::{Grid, dims_string};
-use topoview::io::open;
-use topoview::topo::betti;
-use topoview::topo::ecc::crossings::{suggested_threshold, zero_crossings};
-use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy};
-use topoview::topo::smooth::{SigmaUnits, Smoothing};
+use topoview_compute::backend::{Backend, Ran as BackendRan};
+use topoview_compute::opening::Opening;
+use topoview_core::control::Control;
+use topoview_core::export::{EccReport, format_threshold, outputs};
+use topoview_core::field::{Grid, dims_string};
+use topoview_core::io::open;
+use topoview_core::topo::betti;
+use topoview_core::topo::ecc::crossings::{suggested_threshold, zero_crossings};
+use topoview_core::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy};
+use topoview_core::topo::smooth::{SigmaUnits, Smoothing};
 
 #[derive(clap::Args, Debug)]
 pub struct EccArgs {
@@ -102,7 +103,7 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
         "--csv - and --json - would both print to standard output; send one of them to a file"
     );
     // Every output is judged before any file is read: none may be an input or named twice.
-    let inputs: Vec<PathBuf> = args.files.iter().flat_map(|f| topoview::io::read_set(f)).collect();
+    let inputs: Vec<PathBuf> = args.files.iter().flat_map(|f| topoview_core::io::read_set(f)).collect();
     let outputs: Vec<PathBuf> = args
         .files
         .iter()
@@ -160,7 +161,7 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
 
 /// How every file of a run is read and computed.
 struct Setup<'a> {
-    open: &'a topoview::io::OpenOptions,
+    open: &'a topoview_core::io::OpenOptions,
     ecc: &'a EccOptions,
     smoothing: Option<&'a Smoothing>,
     /// The scales of a scale-space run.
@@ -234,20 +235,20 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
 /// uncompressed block and only its curve is asked for (smoothing, Betti curves and the
 /// scale-space need the whole field). Wide types on the GPU are read whole, for the GPU's
 /// sort, unless they would take more than half the free memory.
-fn streams(file: &Path, setup: &Setup, args: &EccArgs) -> anyhow::Result<Option<topoview::io::Block>> {
+fn streams(file: &Path, setup: &Setup, args: &EccArgs) -> anyhow::Result<Option<topoview_core::io::Block>> {
     if setup.smoothing.is_some() || setup.sigmas.is_some() || args.betti {
         return Ok(None);
     }
-    let Some(block) = topoview::io::block(file, setup.open)? else { return Ok(None) };
+    let Some(block) = topoview_core::io::block(file, setup.open)? else { return Ok(None) };
     let bytes = block.dims().iter().product::<usize>() as u64 * block.dtype().size() as u64;
-    let fits = topoview::mem::available_bytes().is_some_and(|free| bytes < free / 2);
+    let fits = topoview_core::mem::available_bytes().is_some_and(|free| bytes < free / 2);
     Ok((block.dtype().size() <= 2 || !fits || !setup.backend()?.has_gpu()).then_some(block))
 }
 
 /// `one` for a file read a slab at a time: its curve, exports and summary.
 fn streamed(
     file: &Path,
-    block: &topoview::io::Block,
+    block: &topoview_core::io::Block,
     setup: &Setup,
     args: &EccArgs,
     batch: bool,
@@ -262,7 +263,7 @@ fn streamed(
     let (curve, ran) = step(progress, &name, "ECC", None, voxels, |ctl| {
         // Under auto the CPU starts while the GPU opens; a backend asked for runs alone.
         let computed = match args.backend.backend {
-            Choice::Auto => setup.backend.ecc_block(block, setup.ecc, ctl),
+            BackendChoice::Auto => setup.backend.ecc_block(block, setup.ecc, ctl),
             _ => setup.backend()?.ecc_block(block, setup.ecc, ctl),
         };
         match computed {
@@ -397,7 +398,7 @@ fn print_summary(summary: &str, to_stdout: bool) -> anyhow::Result<()> {
 /// `one` for --scale-space: the scale-space of `field`, its exports and summary.
 fn scale_space(
     file: &Path,
-    field: &topoview::field::ScalarField,
+    field: &topoview_core::field::ScalarField,
     sigmas: &[f64],
     setup: &Setup,
     args: &EccArgs,

@@ -2,10 +2,10 @@
 
 use super::InputArgs;
 use std::path::PathBuf;
-use topoview::export::{format_stored, format_threshold, is_f32};
-use topoview::field::dims_string;
-use topoview::field::stats::stats;
-use topoview::io::open;
+use topoview_core::export::{format_stored, format_threshold, is_f32};
+use topoview_core::field::dims_string;
+use topoview_core::field::stats::stats;
+use topoview_core::io::open;
 
 #[derive(clap::Args, Debug)]
 pub struct InfoArgs {
@@ -56,8 +56,8 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
             extent.join(" x ")
         )?;
         if let Some(a) = field.affine {
-            let o = topoview::field::orientation::Orientation::of(&a);
-            let oblique = if topoview::field::orientation::Orientation::is_oblique(&a) {
+            let o = topoview_core::field::orientation::Orientation::of(&a);
+            let oblique = if topoview_core::field::orientation::Orientation::is_oblique(&a) {
                 " (oblique: the closest axes)"
             } else {
                 ""

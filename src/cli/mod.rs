@@ -31,8 +31,9 @@ mod scale_space;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use topoview::field::Dtype;
-use topoview::io::{Endian, OpenOptions, RawSpec};
+use topoview_compute::backend::Choice;
+use topoview_core::field::Dtype;
+use topoview_core::io::{Endian, OpenOptions, RawSpec};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -97,13 +98,13 @@ pub struct SmoothArgs {
     #[arg(long, default_value = "voxels", value_parser = ["voxels", "physical"])]
     pub sigma_units: String,
     /// Kernel radius in sigmas.
-    #[arg(long, default_value_t = topoview::topo::smooth::Smoothing::DEFAULT_TRUNCATE, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = topoview_core::topo::smooth::Smoothing::DEFAULT_TRUNCATE, allow_negative_numbers = true)]
     pub truncate: f64,
 }
 
 impl SmoothArgs {
-    pub fn smoothing(&self) -> Option<topoview::topo::smooth::Smoothing> {
-        use topoview::topo::smooth::{SigmaUnits, Smoothing};
+    pub fn smoothing(&self) -> Option<topoview_core::topo::smooth::Smoothing> {
+        use topoview_core::topo::smooth::{SigmaUnits, Smoothing};
         self.smooth.map(|sigma| Smoothing {
             sigma,
             units: if self.sigma_units == "physical" { SigmaUnits::Physical } else { SigmaUnits::Voxels },
@@ -135,36 +136,57 @@ pub struct InputArgs {
     pub threads: Option<usize>,
 }
 
+/// `--backend`: the compute crate's [`Choice`], as the command line spells it (the compute crate
+/// knows no argument parser).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendChoice {
+    /// CUDA when a device is usable, else the CPU.
+    Auto,
+    /// CUDA, or an error saying why not.
+    Cuda,
+    Cpu,
+}
+
+impl From<BackendChoice> for Choice {
+    fn from(c: BackendChoice) -> Choice {
+        match c {
+            BackendChoice::Auto => Choice::Auto,
+            BackendChoice::Cuda => Choice::Cuda,
+            BackendChoice::Cpu => Choice::Cpu,
+        }
+    }
+}
+
 /// Where the ECC and smoothing run.
 #[derive(Args, Debug, Clone)]
 pub struct BackendArgs {
     /// auto: CUDA when a device is usable, else all CPU cores; cuda: fail if no device; cpu.
-    #[arg(long, value_enum, default_value_t = topoview::compute::backend::Choice::Auto)]
-    pub backend: topoview::compute::backend::Choice,
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    pub backend: BackendChoice,
     /// GPU memory the ECC may use for a field's slabs (e.g. 256M, 2G); larger fields stream
     /// through it in slabs. Default: 64 MiB (at least three planes), at most 40% of the free memory.
-    #[arg(long, value_name = "LIMIT", value_parser = topoview::mem::parse_size)]
+    #[arg(long, value_name = "LIMIT", value_parser = topoview_core::mem::parse_size)]
     pub gpu_memory: Option<usize>,
     /// GPUs the ECC shares a field's planes among: a number, or all (those CUDA_VISIBLE_DEVICES
     /// shows). Other jobs run on the first.
     #[arg(long, value_name = "N|all", default_value = "1")]
-    pub gpus: topoview::compute::backend::GpuCount,
+    pub gpus: topoview_compute::backend::GpuCount,
 }
 
 impl BackendArgs {
-    pub fn open(&self) -> anyhow::Result<topoview::compute::backend::Backend> {
-        Ok(topoview::compute::backend::Backend::with_gpus(self.backend, self.gpu_memory, self.gpus)?)
+    pub fn open(&self) -> anyhow::Result<topoview_compute::backend::Backend> {
+        Ok(topoview_compute::backend::Backend::with_gpus(self.backend.into(), self.gpu_memory, self.gpus)?)
     }
 
     /// [`BackendArgs::open`] under `--backend auto` with one GPU, where opening cannot fail
     /// (without a GPU it is the CPU): deferred until something asks for it, then on a thread of
-    /// its own, so work can start on the CPU meanwhile (see [`topoview::compute::opening::Opening::deferred`]); otherwise
+    /// its own, so work can start on the CPU meanwhile (see [`topoview_compute::opening::Opening::deferred`]); otherwise
     /// opened here, its error given now.
-    pub fn opening(&self) -> anyhow::Result<topoview::compute::opening::Opening> {
-        use topoview::compute::backend::{Choice, GpuCount};
-        use topoview::compute::opening::Opening;
-        Ok(if self.backend == Choice::Auto && self.gpus == GpuCount::Count(1) {
-            Opening::deferred(self.backend, self.gpu_memory, self.gpus)
+    pub fn opening(&self) -> anyhow::Result<topoview_compute::opening::Opening> {
+        use topoview_compute::backend::GpuCount;
+        use topoview_compute::opening::Opening;
+        Ok(if self.backend == BackendChoice::Auto && self.gpus == GpuCount::Count(1) {
+            Opening::deferred(self.backend.into(), self.gpu_memory, self.gpus)
         } else {
             Opening::opened(Ok(self.open()?))
         })
@@ -173,10 +195,10 @@ impl BackendArgs {
     /// Without a GPU under `--backend auto`, says why once per run, when the first result has
     /// been computed (each result then names only the CPU it ran on; a file that cannot be read
     /// gets its error alone).
-    pub fn note_cpu(&self, backend: &topoview::compute::backend::Backend, progress: &progress::Progress) {
+    pub fn note_cpu(&self, backend: &topoview_compute::backend::Backend, progress: &progress::Progress) {
         use std::sync::atomic::{AtomicBool, Ordering};
         static SAID: AtomicBool = AtomicBool::new(false);
-        if self.backend == topoview::compute::backend::Choice::Auto
+        if self.backend == BackendChoice::Auto
             && let Some(why) = backend.why_cpu()
             && !SAID.swap(true, Ordering::Relaxed)
         {
@@ -196,7 +218,7 @@ impl InputArgs {
     pub fn open_options(&self) -> anyhow::Result<OpenOptions> {
         let raw = match (&self.dims, self.dtype) {
             (Some(d), Some(dtype)) => Some(RawSpec {
-                dims: topoview::io::raw::parse_dims(d).map_err(anyhow::Error::msg)?,
+                dims: topoview_core::io::raw::parse_dims(d).map_err(anyhow::Error::msg)?,
                 dtype,
                 endian: if self.endian == "big" { Endian::Big } else { Endian::Little },
                 offset: self.offset,
@@ -208,7 +230,7 @@ impl InputArgs {
 
     pub fn init_threads(&self) -> anyhow::Result<()> {
         if let Some(n) = self.threads {
-            use topoview::compute::backend::{ThreadsError, set_threads};
+            use topoview_compute::backend::{ThreadsError, set_threads};
             set_threads(n).map_err(|e| match e {
                 ThreadsError::OutOfRange { .. } => anyhow::anyhow!("--{e}"),
                 e => e.into(),
@@ -240,7 +262,7 @@ pub fn main() -> ExitCode {
     // For the reliability tests: how much memory a run took, measured from inside (a parent's
     // rusage of its child also counts the parent's pages the child held before exec).
     if std::env::var_os("TOPOVIEW_PEAK_MEMORY").is_some()
-        && let Some(mib) = topoview::bench::peak_rss_mib()
+        && let Some(mib) = topoview_core::mem::peak_rss_mib()
     {
         say!("peak resident memory: {mib:.1} MiB");
     }
@@ -265,18 +287,18 @@ fn view(_: &Option<PathBuf>, _: &ViewArgs, _: std::time::Instant) -> anyhow::Res
 #[cfg(feature = "viewer")]
 fn view(file: &Option<PathBuf>, a: &ViewArgs, launched: std::time::Instant) -> anyhow::Result<bool> {
     a.input.init_threads()?;
-    let startup = topoview::app::Startup {
+    let startup = topoview_viewer::app::Startup {
         file: file.clone(),
         open: a.input.open_options()?,
         bench_frames: a.bench_frames,
         bench_sigma: a.bench_sigma,
         launched: Some(launched),
-        backend: a.backend.backend,
+        backend: a.backend.backend.into(),
         gpu_memory: a.backend.gpu_memory,
         gpus: a.backend.gpus,
         session: a.session.clone(),
         layers: a.layer.clone(),
     };
-    topoview::app::run(startup).map_err(|e| anyhow::anyhow!("cannot open the viewer window: {e}"))?;
+    topoview_viewer::app::run(startup).map_err(|e| anyhow::anyhow!("cannot open the viewer window: {e}"))?;
     Ok(true)
 }

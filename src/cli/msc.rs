@@ -5,12 +5,12 @@ use super::progress::Progress;
 use anyhow::Context;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use topoview::compute::backend::{Backend, Choice};
-use topoview::control::Control;
-use topoview::export::msc::{summary, vtp_critical_points, vtp_separatrices, write_json};
-use topoview::export::outputs;
-use topoview::io::nifti::nifti1_bytes;
-use topoview::topo::msc::simplified::{LevelError, Simplified, threshold_of};
+use topoview_compute::backend::Backend;
+use topoview_core::control::Control;
+use topoview_core::export::msc::{summary, vtp_critical_points, vtp_separatrices, write_json};
+use topoview_core::export::outputs;
+use topoview_core::io::nifti::nifti1_bytes;
+use topoview_core::topo::msc::simplified::{LevelError, Simplified, threshold_of};
 
 #[derive(clap::Args, Debug)]
 pub struct MscArgs {
@@ -41,13 +41,13 @@ pub struct MscArgs {
     pub labels: Option<PathBuf>,
     /// Refuse a field whose complex would need more memory than this (e.g. 8G), from an
     /// estimate made after the gradient. Default: 90% of the memory available when it starts.
-    #[arg(long, value_name = "SIZE", value_parser = topoview::mem::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = topoview_core::mem::parse_size)]
     pub max_memory: Option<usize>,
     /// Where the discrete gradient, the manifold labels and the saddle-saddle arcs run; the others
     /// run on all CPU cores. auto: CUDA when a device is usable, else the CPU; cuda: fail if no
     /// device; cpu. The result is the same on either.
-    #[arg(long, value_enum, default_value_t = Choice::Auto)]
-    pub backend: Choice,
+    #[arg(long, value_enum, default_value_t = super::BackendChoice::Auto)]
+    pub backend: super::BackendChoice,
     #[command(flatten)]
     pub smoothing: super::SmoothArgs,
     #[command(flatten)]
@@ -91,21 +91,22 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     // What the summary calls the field (the JSON's `file` stays the file's name).
     let mut what = name.clone();
     // Every output is judged before the file is read: none may be an input or named twice.
-    outputs::check(&topoview::io::read_set(&args.file), &output_paths(args), &[])?;
+    outputs::check(&topoview_core::io::read_set(&args.file), &output_paths(args), &[])?;
     // The backend (a CUDA context, and the Morse-Smale kernels loaded) starts while the file
     // is read; a file that cannot be read is still the first error, said once the backend has
     // started (a missing file at once).
-    std::fs::metadata(&args.file).map_err(|e| anyhow::anyhow!("{name}: {}", topoview::io::io_message(&e)))?;
+    std::fs::metadata(&args.file)
+        .map_err(|e| anyhow::anyhow!("{name}: {}", topoview_core::io::io_message(&e)))?;
     let (backend, field) = std::thread::scope(|s| {
         let start = || {
-            let b = Backend::new(args.backend, None);
+            let b = Backend::new(args.backend.into(), None);
             if let Ok(b) = &b {
                 b.preload_msc();
             }
             b
         };
         let backend = std::thread::Builder::new().name("backend".into()).spawn_scoped(s, start);
-        let field = topoview::io::open(&args.file, &opts);
+        let field = topoview_core::io::open(&args.file, &opts);
         let backend = match backend {
             Ok(handle) => handle.join().map_err(|_| anyhow::anyhow!("starting the backend panicked")),
             Err(_) => Ok(start()),
@@ -122,11 +123,12 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     if let Some(s) = &smoothing {
         // The complex needs a value at every vertex, and smoothing spreads NaN: judge the file's
         // own samples first.
-        topoview::topo::msc::check_field(&field).with_context(|| name.clone())?;
+        topoview_core::topo::msc::check_field(&field).with_context(|| name.clone())?;
         let bar = progress.bar((field.len() * field.ndim()) as u64, "smoothing");
         let tick = |n: u64| progress.inc(&bar, n);
-        field = topoview::topo::smooth::smooth(&field, s, &Control { progress: Some(&tick), cancel: None })
-            .with_context(|| format!("{name}: smoothing"))?;
+        field =
+            topoview_core::topo::smooth::smooth(&field, s, &Control { progress: Some(&tick), cancel: None })
+                .with_context(|| format!("{name}: smoothing"))?;
         bar.finish_and_clear();
         let units = if args.smoothing.sigma_units == "physical" { "" } else { " voxels" };
         what = format!("{name} smoothed with sigma {}{units}", s.sigma);
@@ -143,7 +145,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     let tick = |n: u64| progress.inc(&bar, n);
     let budget = match args.max_memory {
         Some(m) => m as u64,
-        None => topoview::mem::available_bytes().map_or(u64::MAX, |a| a / 10 * 9),
+        None => topoview_core::mem::default_budget().unwrap_or(u64::MAX),
     };
     let (a, ran) = backend
         .msc(&field, &Control { progress: Some(&tick), cancel: None }, budget)
@@ -151,7 +153,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     bar.finish_and_clear();
     if let Some(why) = &ran.fallback {
         say!("note: {name}: {why}");
-    } else if args.backend == Choice::Auto
+    } else if args.backend == super::BackendChoice::Auto
         && let Some(why) = backend.why_cpu()
     {
         say!("note: {why}: the gradient, the labels and the saddle-saddle arcs ran on the CPU");
@@ -201,7 +203,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
             written.iter().map(|p| outputs::one_line(&p.display().to_string())).collect();
         lines.push(format!("wrote {}", names.join(", ")));
     }
-    lines.extend(topoview::bench::peak_rss_mib().map(|mib| format!("peak resident memory: {mib:.0} MiB")));
+    lines.extend(topoview_core::mem::peak_rss_mib().map(|mib| format!("peak resident memory: {mib:.0} MiB")));
     for line in lines {
         // Standard output holds the JSON alone when it goes there.
         if args.json.as_deref() == Some(Path::new("-")) {

@@ -3,11 +3,11 @@
 
 use anyhow::Context;
 use std::path::{Path, PathBuf};
-use topoview::control::Control;
-use topoview::export::outputs;
-use topoview::export::rips::{RipsRun, write_csv, write_json};
-use topoview::io::points::{self, PointFormat};
-use topoview::topo::rips::RipsOptions;
+use topoview_core::control::Control;
+use topoview_core::export::outputs;
+use topoview_core::export::rips::{RipsRun, write_csv, write_json};
+use topoview_core::io::points::{self, PointFormat};
+use topoview_core::topo::rips::RipsOptions;
 
 #[derive(clap::Args, Debug)]
 pub struct RipsArgs {
@@ -77,14 +77,15 @@ pub enum FromImage {
 
 /// The points `args` asks of the image at `args.file`, and what they are in words.
 fn image_points(args: &RipsArgs, kind: FromImage) -> anyhow::Result<(points::PointData, String)> {
-    use topoview::compute::rips::ImageTake;
-    use topoview::topo::ecc::{Construction, Filtration};
-    let field = topoview::io::open(&args.file, &Default::default())?;
+    use topoview_core::topo::ecc::{Construction, Filtration};
+    use topoview_core::topo::rips::image_points::ImageTake;
+    let field = topoview_core::io::open(&args.file, &Default::default())?;
     let filtration = if args.superlevel { Filtration::Superlevel } else { Filtration::Sublevel };
     let level = || args.level.ok_or_else(|| anyhow::anyhow!("--points {kind:?} needs --level", kind = kind));
     let take = match kind {
         FromImage::Critical => {
-            let t = topoview::topo::msc::simplified::threshold_of(&field, args.persistence, args.relative)?;
+            let t =
+                topoview_core::topo::msc::simplified::threshold_of(&field, args.persistence, args.relative)?;
             ImageTake::Critical { index: args.index, persistence: t }
         }
         FromImage::Set => ImageTake::Set { level: level()?, filtration, count: args.count, seed: args.seed },
@@ -92,7 +93,7 @@ fn image_points(args: &RipsArgs, kind: FromImage) -> anyhow::Result<(points::Poi
             ImageTake::Components { level: level()?, filtration, construction: Construction::TopCells }
         }
     };
-    let (p, what) = topoview::compute::rips::image_points(&field, take, &Control::default())?;
+    let (p, what) = topoview_core::topo::rips::image_points::image_points(&field, take, &Control::default())?;
     if p.is_empty() {
         anyhow::bail!("{}: no {what}", args.file.display());
     }
@@ -109,7 +110,7 @@ fn stdout(p: &Option<PathBuf>) -> bool {
 
 pub fn run(args: &RipsArgs) -> anyhow::Result<bool> {
     if let Some(n) = args.threads {
-        topoview::compute::backend::set_threads(n)?;
+        topoview_compute::backend::set_threads(n)?;
     }
     if stdout(&args.csv) && stdout(&args.json) {
         anyhow::bail!("--csv and --json cannot both go to standard output");
@@ -120,7 +121,7 @@ pub fn run(args: &RipsArgs) -> anyhow::Result<bool> {
         .filter(|p| p.as_os_str() != "-")
         .cloned()
         .collect();
-    outputs::check(&topoview::io::read_set(&args.file), &files, &[])?;
+    outputs::check(&topoview_core::io::read_set(&args.file), &files, &[])?;
     let backend = args.backend.open()?;
     let name = args.file.display().to_string();
     let opts = RipsOptions { maxdim: args.maxdim, threshold: args.threshold.unwrap_or(f32::INFINITY) };
@@ -144,8 +145,8 @@ pub fn run(args: &RipsArgs) -> anyhow::Result<bool> {
             Ok(())
         })?;
     }
-    let d = topoview::compute::rips::distances(&data, &ctl).with_context(|| name.clone())?;
-    let mut what = topoview::compute::rips::describe(&data, &d);
+    let d = topoview_core::io::points::distances(&data, &ctl).with_context(|| name.clone())?;
+    let mut what = topoview_core::io::points::describe(&data, &d);
     if let Some(from) = from {
         what = format!("{what} ({from})");
     }

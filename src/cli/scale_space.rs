@@ -1,15 +1,15 @@
 //! `topoview ecc FILE --scale-space SIGMA_MAX[:STEP]`: χ over (threshold, σ) as CSV rows
-//! `sigma,threshold,chi` (and JSON), see [`topoview::compute::scale_space`].
+//! `sigma,threshold,chi` (and JSON), see [`topoview_compute::scale_space`].
 
 use super::progress::Progress;
 use anyhow::Context;
 use std::io::Write;
-use topoview::compute::backend::Backend;
-use topoview::compute::scale_space::{self, ScaleSpace};
-use topoview::control::Control;
-use topoview::export::{format_threshold, outputs};
-use topoview::field::ScalarField;
-use topoview::topo::ecc::EccOptions;
+use topoview_compute::backend::Backend;
+use topoview_compute::scale_space::{self, ScaleSpace};
+use topoview_core::control::Control;
+use topoview_core::export::{format_threshold, outputs};
+use topoview_core::field::ScalarField;
+use topoview_core::topo::ecc::EccOptions;
 
 /// `SIGMA_MAX[:STEP]` (STEP 0.25 when left out) as the list of scales, 0 first.
 pub fn parse(spec: &str) -> anyhow::Result<Vec<f64>> {
@@ -34,7 +34,7 @@ pub struct Request<'a> {
 
 /// Computes the scale-space of `field`; returns it with the summary line.
 pub fn run(field: &ScalarField, r: &Request, progress: &Progress) -> anyhow::Result<(ScaleSpace, String)> {
-    let range = topoview::compute::FieldSummary::of(field).range;
+    let range = topoview_compute::FieldSummary::of(field).range;
     let (lo, hi) = range.with_context(|| format!("{}: no finite value", r.name))?;
     let thresholds = scale_space::threshold_grid(lo, hi, r.thresholds)?;
     let bar = progress.bar(scale_space::work(field, r.sigmas), "scale-space");
@@ -78,7 +78,7 @@ pub fn write_csv(
 ) -> std::io::Result<()> {
     writeln!(w, "# topoview {} ECC scale-space", env!("CARGO_PKG_VERSION"))?;
     writeln!(w, "# file: {}", outputs::one_line(name))?;
-    writeln!(w, "# field: {} {}", topoview::field::dims_string(field.shape()), field.dtype())?;
+    writeln!(w, "# field: {} {}", topoview_core::field::dims_string(field.shape()), field.dtype())?;
     writeln!(w, "# construction: {} ({})", opts.construction, opts.construction.description())?;
     writeln!(w, "# filtration: {}", opts.filtration.name())?;
     writeln!(

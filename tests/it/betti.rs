@@ -3,12 +3,12 @@
 
 use crate::common::field_of;
 use proptest::prelude::*;
-use topoview::control::Control;
-use topoview::field::{Dtype, ScalarField};
-use topoview::io::{OpenOptions, open};
-use topoview::topo::betti::parts::{NO_PART, parts};
-use topoview::topo::betti::{Betti, betti, betti_in_slabs};
-use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy};
+use topoview_core::control::Control;
+use topoview_core::field::{Dtype, ScalarField};
+use topoview_core::io::{OpenOptions, open};
+use topoview_core::topo::betti::parts::{NO_PART, parts};
+use topoview_core::topo::betti::{Betti, betti, betti_in_slabs};
+use topoview_core::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy};
 
 fn options(construction: Construction, filtration: Filtration) -> EccOptions {
     EccOptions { construction, filtration, nan: NanPolicy::Absent, ..EccOptions::default() }
@@ -288,7 +288,7 @@ fn a_curve_of_another_field_is_refused() {
 
 /// The tunnels alive at each threshold are β1 there, for both constructions and filtrations.
 fn check_tunnels(f: &ScalarField) {
-    use topoview::topo::betti::tunnels::tunnels;
+    use topoview_core::topo::betti::tunnels::tunnels;
     for (c, filt) in ALL {
         let e = ecc::ecc(f, &options(c, filt), &Control::default()).unwrap();
         let b = betti(f, &e, &Control::default()).unwrap();
@@ -329,7 +329,7 @@ fn tunnels_alive_are_b1() {
 
 #[test]
 fn tunnels_refuse_infinities_and_nan_with_the_reason() {
-    use topoview::topo::betti::tunnels::tunnels;
+    use topoview_core::topo::betti::tunnels::tunnels;
     let f = field_of(Dtype::F32, &[3, 3], &[0., 1., 2., 3., f64::INFINITY, 5., 6., 7., 8.]);
     let e = tunnels(&f, Construction::TopCells, Filtration::Sublevel, &Control::default()).unwrap_err();
     assert!(e.to_string().contains("1 infinite samples"), "{e}");

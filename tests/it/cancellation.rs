@@ -3,13 +3,13 @@
 //! (never a message to match on, never a result).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use topoview::compute::backend::{Backend, Choice};
-use topoview::control::Control;
-use topoview::io::{OpenOptions, ReadError, open_with};
-use topoview::synthetic::gaussian_random_field;
-use topoview::topo::ecc::{EccError, EccOptions};
-use topoview::topo::msc::{MscError, analyse};
-use topoview::topo::smooth::{SmoothError, Smoothing};
+use topoview_compute::backend::{Backend, Choice};
+use topoview_core::control::Control;
+use topoview_core::io::{OpenOptions, ReadError, open_with};
+use topoview_core::synthetic::gaussian_random_field;
+use topoview_core::topo::ecc::{EccError, EccOptions};
+use topoview_core::topo::msc::{MscError, analyse};
+use topoview_core::topo::smooth::{SmoothError, Smoothing};
 
 /// A control whose flag goes up at the first progress report, and what was reported.
 struct Stopper {

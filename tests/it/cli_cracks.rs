@@ -3,19 +3,19 @@
 //! banks written and loaded, and bad input refused with nothing written.
 
 use std::path::Path;
-use topoview::control::Control;
-use topoview::topo::cracks::{CrackOptions, Family, Image, boundaries, cracks};
+use topoview_core::control::Control;
+use topoview_core::topo::cracks::{CrackOptions, Family, Image, boundaries, cracks};
 
 use crate::common::topoview;
 
 fn read_f32(p: &Path) -> (Vec<usize>, Vec<f32>) {
-    let f = topoview::io::open(p, &Default::default()).unwrap();
+    let f = topoview_core::io::open(p, &Default::default()).unwrap();
     let v = (0..f.len()).map(|i| f.samples().get_f64(i) as f32).collect();
     (f.shape().to_vec(), v)
 }
 
 fn grey(p: &Path) -> Image {
-    let f = topoview::io::open(p, &Default::default()).unwrap();
+    let f = topoview_core::io::open(p, &Default::default()).unwrap();
     let [w, h, _] = f.dims();
     Image::grey(w, h, (0..f.len()).map(|i| f.samples().get_f64(i) as f32).collect())
 }
@@ -62,7 +62,7 @@ fn volumes_are_filtered_slice_by_slice_and_colour_by_channel() {
     let (ok, out, err) = topoview(&["cracks", input.to_str().unwrap(), "--out", prefix.to_str().unwrap()]);
     assert!(ok, "{err}");
     assert!(out.contains("4 x 5 x 7 (per axial slice)"), "{out}");
-    let f = topoview::io::open(&input, &Default::default()).unwrap();
+    let f = topoview_core::io::open(&input, &Default::default()).unwrap();
     let (shape, pages) = read_f32(&tmp.path().join("vol.h.tif"));
     assert_eq!(shape, vec![4, 4, 7]);
     for z in 0..7 {

@@ -95,7 +95,7 @@ fn threads_option_gives_the_same_curve() {
 
 #[test]
 fn msc_exports_agree_with_each_other() {
-    use topoview::io::{OpenOptions, open};
+    use topoview_core::io::{OpenOptions, open};
     let tmp = tempfile::tempdir().unwrap();
     let p = |n: &str| tmp.path().join(n).to_string_lossy().into_owned();
     let input = crate::common::data("nipy_some_blobs.nii");
@@ -152,7 +152,7 @@ fn msc_exports_agree_with_each_other() {
 #[test]
 fn msc_cells_in_2d_pair_basins_with_mountains() {
     use std::collections::HashMap;
-    use topoview::io::{OpenOptions, open};
+    use topoview_core::io::{OpenOptions, open};
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("c.nii.gz");
     let input = crate::common::data("coins.png");
@@ -191,14 +191,14 @@ fn msc_cells_in_2d_pair_basins_with_mountains() {
     assert!(pair_of.len() > 100);
 }
 
-fn read_field(p: &std::path::Path) -> topoview::field::ScalarField {
-    topoview::io::open(p, &Default::default()).unwrap()
+fn read_field(p: &std::path::Path) -> topoview_core::field::ScalarField {
+    topoview_core::io::open(p, &Default::default()).unwrap()
 }
 
 #[test]
 fn msc_smooths_first_lists_its_files_and_can_leave_geometry_out() {
-    use topoview::control::Control;
-    use topoview::topo::smooth::{Smoothing, smooth};
+    use topoview_core::control::Control;
+    use topoview_core::topo::smooth::{Smoothing, smooth};
     let tmp = tempfile::tempdir().unwrap();
     let input = crate::common::data("pydicom_emri_small.nii.gz");
     let json = tmp.path().join("m.json");
@@ -225,7 +225,7 @@ fn msc_smooths_first_lists_its_files_and_can_leave_geometry_out() {
     assert_eq!(doc["smoothing"]["sigma"], 1.5);
     // The complex is that of the field smoothed as `ecc --smooth` smooths it.
     let smoothed = smooth(&read_field(&input), &Smoothing::voxels(1.5), &Control::default()).unwrap();
-    let a = topoview::topo::msc::analyse(&smoothed, &Control::default()).unwrap();
+    let a = topoview_core::topo::msc::analyse(&smoothed, &Control::default()).unwrap();
     assert_eq!(doc["critical_points"].as_array().unwrap().len(), a.complex.critical.len());
     // --no-geometry needs --json.
     let (ok, _, _) = topoview(&["msc", input.to_str().unwrap(), "--no-geometry"]);
@@ -274,10 +274,10 @@ fn betti_columns_in_2d_and_3d() {
 
 #[test]
 fn scale_space_rows_are_chi_of_each_smoothed_field() {
-    use topoview::compute::curve::chi_at;
-    use topoview::control::Control;
-    use topoview::topo::ecc::{EccOptions, ecc};
-    use topoview::topo::smooth::{Smoothing, smooth};
+    use topoview_compute::curve::chi_at;
+    use topoview_core::control::Control;
+    use topoview_core::topo::ecc::{EccOptions, ecc};
+    use topoview_core::topo::smooth::{Smoothing, smooth};
     let input = crate::common::data("coins.png");
     let (ok, out, err) = topoview(&[
         "ecc",
@@ -294,7 +294,7 @@ fn scale_space_rows_are_chi_of_each_smoothed_field() {
     let rows: Vec<&str> = out.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(rows[0], "sigma,threshold,chi");
     assert_eq!(rows.len(), 1 + 5 * 9);
-    let f = topoview::io::open(&input, &Default::default()).unwrap();
+    let f = topoview_core::io::open(&input, &Default::default()).unwrap();
     for row in &rows[1..] {
         let v: Vec<f64> = row.split(',').map(|x| x.parse().unwrap()).collect();
         let (sigma, t, chi) = (v[0], v[1], v[2] as i64);

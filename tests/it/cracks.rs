@@ -3,11 +3,11 @@
 //! quarter turns, linearity, channels).
 
 use proptest::prelude::*;
-use topoview::control::Control;
-use topoview::topo::cracks::{Bank, CrackError, CrackOptions, Family, Image, cracks, responses};
+use topoview_core::control::Control;
+use topoview_core::topo::cracks::{Bank, CrackError, CrackOptions, Family, Image, cracks, responses};
 
 fn noise(w: usize, h: usize, seed: u64) -> Vec<f32> {
-    let mut next = topoview::synthetic::noise(seed);
+    let mut next = topoview_core::synthetic::noise(seed);
     (0..w * h).map(|_| (next() % 1000) as f32 / 10.0).collect()
 }
 

@@ -4,13 +4,13 @@
 //! Skipped, with the reason printed, where no CUDA device is usable (as on CI).
 
 use crate::common::{field_of, xorshift_values};
-use topoview::control::Control;
-use topoview::cuda::Gpu;
-use topoview::field::{Dtype, ScalarField};
-use topoview::topo::ecc::{Construction, EccOptions, Filtration, NanPolicy, ecc};
-use topoview::topo::msc::gradient::Gradient;
-use topoview::topo::msc::{analyse, cell_grid, discrete_gradient};
-use topoview::topo::smooth::{Smoothing, smooth};
+use topoview_core::control::Control;
+use topoview_core::field::{Dtype, ScalarField};
+use topoview_core::topo::ecc::{Construction, EccOptions, Filtration, NanPolicy, ecc};
+use topoview_core::topo::msc::gradient::Gradient;
+use topoview_core::topo::msc::{analyse, cell_grid, discrete_gradient};
+use topoview_core::topo::smooth::{Smoothing, smooth};
+use topoview_gpu::Gpu;
 
 fn gpu() -> Option<Gpu> {
     match Gpu::open() {
@@ -149,9 +149,11 @@ fn the_packed_kernels_take_8_bit_rows_of_whole_words() {
 #[test]
 fn bundled_volume_and_larger_fields_match() {
     let Some(g) = gpu() else { return };
-    let mni = topoview::io::open(&crate::common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
+    let mni =
+        topoview_core::io::open(&crate::common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
     let emri =
-        topoview::io::open(&crate::common::data("pydicom_emri_small.nii.gz"), &Default::default()).unwrap();
+        topoview_core::io::open(&crate::common::data("pydicom_emri_small.nii.gz"), &Default::default())
+            .unwrap();
     let big = field_of(Dtype::U8, &[160, 150, 140], &values(Dtype::U8, 3, 160 * 150 * 140, 256));
     for f in [&mni, &emri, &big] {
         for construction in [Construction::TopCells, Construction::Vertices] {
@@ -230,7 +232,7 @@ fn smoothing_equals_the_cpu_bit_for_bit() {
 #[test]
 fn files_stream_to_the_same_curve() {
     let Some(g) = gpu() else { return };
-    use topoview::io::{Endian, OpenOptions, RawSpec};
+    use topoview_core::io::{Endian, OpenOptions, RawSpec};
     // The bundled raw file, and every narrow type written big-endian after a 13-byte header.
     let mut files =
         vec![(crate::common::data("pydicom_emri_small_64x64x10_uint16_le.raw"), OpenOptions::default())];
@@ -252,15 +254,18 @@ fn files_stream_to_the_same_curve() {
     }
     let mut checked = 0;
     for (path, open) in &files {
-        let block = topoview::io::block(path, open).unwrap().unwrap();
-        let field = topoview::io::open(path, open).unwrap();
+        let block = topoview_core::io::block(path, open).unwrap().unwrap();
+        let field = topoview_core::io::open(path, open).unwrap();
         let plane = field.len() / field.shape()[2] * field.dtype().size();
         for construction in [Construction::TopCells, Construction::Vertices] {
             for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
                 let opts = EccOptions { construction, filtration, ..Default::default() };
                 let cpu = ecc(&field, &opts, &Control::default()).unwrap();
-                let streamed =
-                    topoview::topo::ecc::stream::ecc(&block.reader().unwrap(), &opts, &Control::default());
+                let streamed = topoview_core::topo::ecc::stream::ecc(
+                    &block.reader().unwrap(),
+                    &opts,
+                    &Control::default(),
+                );
                 assert_eq!(streamed.unwrap(), cpu, "{} {opts:?} streamed on the CPU", path.display());
                 for limit in [None, Some(4 * plane), Some(3 * plane)] {
                     let (gpu, t) = g.ecc_block(&block, &opts, limit, &Control::default()).unwrap();
@@ -278,9 +283,9 @@ fn planes_shared_by_the_cpu_and_the_gpu_give_the_cpus_curve() {
     if gpu().is_none() {
         return;
     }
-    use topoview::compute::backend::{Backend, Choice};
-    use topoview::compute::opening::Opening;
-    use topoview::io::{Endian, OpenOptions, RawSpec};
+    use topoview_compute::backend::{Backend, Choice};
+    use topoview_compute::opening::Opening;
+    use topoview_core::io::{Endian, OpenOptions, RawSpec};
     let (mut checked, mut on_gpu) = (0, 0);
     for (k, dtype) in [Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16].into_iter().enumerate() {
         let dims = vec![33, 17, 40];
@@ -297,7 +302,7 @@ fn planes_shared_by_the_cpu_and_the_gpu_give_the_cpus_curve() {
             raw: Some(RawSpec { dims, dtype, endian: Endian::Little, offset: 0 }),
             ..Default::default()
         };
-        let block = topoview::io::block(&path, &open).unwrap().unwrap();
+        let block = topoview_core::io::block(&path, &open).unwrap().unwrap();
         // Slabs of two planes on the GPU (with their collars), so that it takes several.
         let backend =
             Opening::opened(Ok(Backend::new(Choice::Cuda, Some(4 * 33 * 17 * dtype.size())).unwrap()));
@@ -338,7 +343,7 @@ fn planes_shared_among_devices_give_the_cpus_curve() {
         devices.len(),
         devices.iter().map(|d| d.name.clone()).collect::<Vec<_>>().join(", ")
     );
-    use topoview::cuda::{ecc_block_spread, ecc_spread};
+    use topoview_gpu::{ecc_block_spread, ecc_spread};
     let mut checked = 0;
     // Fewer planes than devices, one plane each, several, and a 2D field (one plane: one device).
     let shapes: &[&[usize]] = &[&[9, 7, 1], &[9, 7, 2], &[31, 17, 3], &[40, 29, 23], &[64, 48], &[1000]];
@@ -372,7 +377,7 @@ fn planes_shared_among_devices_give_the_cpus_curve() {
     let bytes: Vec<u8> = (0..f.len()).flat_map(|i| (f.samples().get_f64(i) as u16).to_le_bytes()).collect();
     let path = std::env::temp_dir().join("topoview_cuda_devices_45x38x29_uint16.raw");
     std::fs::write(&path, bytes).unwrap();
-    let block = topoview::io::block(&path, &Default::default()).unwrap().unwrap();
+    let block = topoview_core::io::block(&path, &Default::default()).unwrap().unwrap();
     for filtration in [Filtration::Sublevel, Filtration::Superlevel] {
         let opts = EccOptions { filtration, ..Default::default() };
         let cpu = ecc(&f, &opts, &Control::default()).unwrap();
@@ -390,13 +395,13 @@ fn planes_shared_among_devices_give_the_cpus_curve() {
     let ctl = Control { cancel: Some(&cancel), ..Default::default() };
     let big = field_of(Dtype::U8, &[64, 64, 64], &values(Dtype::U8, 1, 64 * 64 * 64, 256));
     let r = ecc_spread(&devices, &big, &EccOptions::default(), Some(3 * 64 * 64), &ctl);
-    assert!(matches!(r, Err(topoview::cuda::GpuError::Cancelled)), "{:?}", r.map(|_| ()));
+    assert!(matches!(r, Err(topoview_gpu::GpuError::Cancelled)), "{:?}", r.map(|_| ()));
     println!("{checked} curves over shared planes equal to the CPU's");
 }
 
 #[test]
 fn the_backend_shares_the_ecc_among_every_gpu() {
-    use topoview::compute::backend::{Backend, Choice, GpuCount};
+    use topoview_compute::backend::{Backend, Choice, GpuCount};
     let Some(_) = gpu() else { return };
     let visible = Gpu::device_count().unwrap();
     let all = Backend::with_gpus(Choice::Cuda, Some(3 * 70 * 60), GpuCount::All).unwrap();
@@ -418,7 +423,8 @@ fn the_backend_shares_the_ecc_among_every_gpu() {
 fn smoothing_then_ecc_on_the_device_matches() {
     let Some(g) = gpu() else { return };
     let emri =
-        topoview::io::open(&crate::common::data("pydicom_emri_small.nii.gz"), &Default::default()).unwrap();
+        topoview_core::io::open(&crate::common::data("pydicom_emri_small.nii.gz"), &Default::default())
+            .unwrap();
     let noise = field_of(Dtype::U8, &[61, 47, 29], &values(Dtype::U8, 5, 61 * 47 * 29, 256));
     for f in [&emri, &noise] {
         for sigma in [0.8, 2.0] {
@@ -437,7 +443,7 @@ fn smoothing_then_ecc_on_the_device_matches() {
 /// smoothing + ECC jobs on the device give the CPU's curves, none waiting for another's lock.
 #[test]
 fn concurrent_threads_share_the_device_and_match_the_cpu() {
-    use topoview::compute::backend::{Backend, Choice};
+    use topoview_compute::backend::{Backend, Choice};
     if gpu().is_none() {
         return;
     }
@@ -488,7 +494,7 @@ fn concurrent_threads_share_the_device_and_match_the_cpu() {
 /// scales, for odd sizes, several channels, scales wider than the image and the bundled coins.
 #[test]
 fn the_crack_filter_equals_the_cpu_bit_for_bit() {
-    use topoview::topo::cracks::{CrackOptions, Image, cracks};
+    use topoview_core::topo::cracks::{CrackOptions, Image, cracks};
     let Some(g) = gpu() else { return };
     let ctl = Control::default();
     let noise = |w: usize, h: usize, seed: u64| -> Vec<f32> {
@@ -503,7 +509,7 @@ fn the_crack_filter_equals_the_cpu_bit_for_bit() {
     let wide = CrackOptions { scales: vec![0.5, 3.0, 9.5], orientations: 12, truncate: 4.0 };
     cases.push(("33x17 wide kernels".into(), Image::grey(33, 17, noise(33, 17, 3)), wide));
     let coins =
-        topoview::io::open(&crate::common::data("../../assets/coins.png"), &Default::default()).unwrap();
+        topoview_core::io::open(&crate::common::data("../../assets/coins.png"), &Default::default()).unwrap();
     let [w, h, _] = coins.dims();
     let v = (0..coins.len()).map(|i| coins.samples().get_f64(i) as f32).collect();
     cases.push(("coins".into(), Image::grey(w, h, v), CrackOptions::default()));
@@ -524,16 +530,16 @@ fn the_crack_filter_equals_the_cpu_bit_for_bit() {
 
 #[test]
 fn the_scale_space_on_the_device_equals_the_cpus() {
-    use topoview::compute::backend::{Backend, Choice};
-    use topoview::compute::scale_space::{scale_space, sigmas, threshold_grid};
+    use topoview_compute::backend::{Backend, Choice};
+    use topoview_compute::scale_space::{scale_space, sigmas, threshold_grid};
     if gpu().is_none() {
         return;
     }
     let (cuda, cpu) = (Backend::new(Choice::Cuda, None).unwrap(), Backend::new(Choice::Cpu, None).unwrap());
     let sig = sigmas(3.0, 0.5).unwrap();
     for dims in [vec![64, 48, 40], vec![300, 200]] {
-        let f = topoview::synthetic::gaussian_random_field(&dims, 2.0, 7, &Control::default()).unwrap();
-        let (lo, hi) = topoview::compute::FieldSummary::of(&f).range.unwrap();
+        let f = topoview_core::synthetic::gaussian_random_field(&dims, 2.0, 7, &Control::default()).unwrap();
+        let (lo, hi) = topoview_compute::FieldSummary::of(&f).range.unwrap();
         let grid = threshold_grid(lo, hi, 200).unwrap();
         for (construction, filtration) in [
             (Construction::TopCells, Filtration::Sublevel),
@@ -557,7 +563,7 @@ fn the_scale_space_on_the_device_equals_the_cpus() {
     // the kernel's histogram (the exact curve per scale).
     let mut v: Vec<f32> = xorshift_values(9, 40 * 30 * 20, 7).iter().map(|&x| x as f32).collect();
     v[123] = f32::NAN;
-    let f = ScalarField::new(&[40, 30, 20], topoview::field::Samples::F32(v)).unwrap();
+    let f = ScalarField::new(&[40, 30, 20], topoview_core::field::Samples::F32(v)).unwrap();
     let taken = |sigma: f64| -> Vec<f64> {
         let s = smooth(&f, &Smoothing::voxels(sigma), &Control::default()).unwrap();
         let mut values: Vec<f64> =
@@ -594,8 +600,8 @@ fn the_scale_space_on_the_device_equals_the_cpus() {
 /// volume; both constructions and filtrations.
 #[test]
 fn betti_curves_on_the_device_equal_the_cpus() {
-    use topoview::compute::backend::{Backend, Choice};
-    use topoview::topo::betti::betti;
+    use topoview_compute::backend::{Backend, Choice};
+    use topoview_core::topo::betti::betti;
     if gpu().is_none() {
         return;
     }
@@ -610,10 +616,11 @@ fn betti_curves_on_the_device_equal_the_cpus() {
         fields.push(field_of(Dtype::F32, shape, &v));
     }
     fields.push(
-        topoview::synthetic::gaussian_random_field(&[96, 80, 72], 3.0, 5, &Control::default()).unwrap(),
+        topoview_core::synthetic::gaussian_random_field(&[96, 80, 72], 3.0, 5, &Control::default()).unwrap(),
     );
-    fields
-        .push(topoview::io::open(&crate::common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap());
+    fields.push(
+        topoview_core::io::open(&crate::common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap(),
+    );
     let mut curves = 0;
     for f in &fields {
         for construction in [Construction::TopCells, Construction::Vertices] {
@@ -639,15 +646,15 @@ fn betti_curves_on_the_device_equal_the_cpus() {
 /// Ripser's) bar for bar.
 #[test]
 fn rips_apparent_pairs_and_listings_on_the_device_equal_the_cpus() {
-    use topoview::compute::backend::{Backend, Choice};
-    use topoview::io::points::{self, PointFormat};
-    use topoview::topo::rips::index::Entry;
-    use topoview::topo::rips::{self, Columns, Distances, Listing, Offload, RipsError, RipsOptions};
+    use topoview_compute::backend::{Backend, Choice};
+    use topoview_core::io::points::{self, PointFormat};
+    use topoview_core::topo::rips::index::Entry;
+    use topoview_core::topo::rips::{self, Columns, Distances, Listing, Offload, RipsError, RipsOptions};
     let Some(g) = gpu() else { return };
     let ctl = Control::default();
     /// The GPU's results, each held against the CPU's before it is used.
     struct Checked<'g> {
-        on_gpu: topoview::cuda::RipsOnGpu<'g>,
+        on_gpu: topoview_gpu::RipsOnGpu<'g>,
         ctl: &'g Control<'g>,
         compared: usize,
         listed: usize,
@@ -677,7 +684,7 @@ fn rips_apparent_pairs_and_listings_on_the_device_equal_the_cpus() {
     let mut listed = 0usize;
     let mut check = |d: &Distances, opts: RipsOptions| {
         let mut checked =
-            Checked { on_gpu: topoview::cuda::RipsOnGpu::new(&g, &ctl), ctl: &ctl, compared: 0, listed: 0 };
+            Checked { on_gpu: topoview_gpu::RipsOnGpu::new(&g, &ctl), ctl: &ctl, compared: 0, listed: 0 };
         let b = rips::barcode_with(d, &opts, &mut checked, &ctl).unwrap().sorted();
         compared += checked.compared;
         listed += checked.listed;
@@ -703,7 +710,7 @@ fn rips_apparent_pairs_and_listings_on_the_device_equal_the_cpus() {
     ] {
         let data =
             points::read(&crate::common::data(&format!("rips/{file}")), PointFormat::Auto, &ctl).unwrap();
-        let d = topoview::compute::rips::distances(&data, &ctl).unwrap();
+        let d = topoview_core::io::points::distances(&data, &ctl).unwrap();
         let opts = RipsOptions { maxdim, threshold };
         assert_eq!(check(&d, opts).bars, crate::common::ripser_bars(name), "{file}");
         let (b, ran) = backend.rips(&d, &opts, &ctl).unwrap();
@@ -713,7 +720,7 @@ fn rips_apparent_pairs_and_listings_on_the_device_equal_the_cpus() {
     // The top dimension listed from neighbour lists on a standard set (held against the CPU's
     // bars: Ripser's expected file is for dimension 1).
     let o3 = points::read(&crate::common::data("rips/o3_4096.point_cloud"), PointFormat::Auto, &ctl).unwrap();
-    let d = topoview::compute::rips::distances(&o3, &ctl).unwrap();
+    let d = topoview_core::io::points::distances(&o3, &ctl).unwrap();
     check(&d, RipsOptions { maxdim: 2, threshold: 1.4 });
     println!("{compared} apparent pairs and {listed} listed columns and simplices compared");
 }
@@ -764,7 +771,8 @@ fn the_morse_smale_gradient_equals_the_cpus_code_for_code() {
     // Smooth fields rounded to a few levels: large plateaus; floats with signed zeros and
     // infinities; the bundled volumes.
     for dims in [vec![24, 20, 16], vec![60, 50], vec![31, 17, 23]] {
-        let grf = topoview::synthetic::gaussian_random_field(&dims, 2.0, 11, &Default::default()).unwrap();
+        let grf =
+            topoview_core::synthetic::gaussian_random_field(&dims, 2.0, 11, &Default::default()).unwrap();
         let vals: Vec<f64> = (0..grf.len()).map(|i| (grf.samples().get_f64(i) * 24.0).round()).collect();
         gradients_equal(&g, &field_of(Dtype::F64, &dims, &vals), "rounded GRF");
         checked += 1;
@@ -777,7 +785,7 @@ fn the_morse_smale_gradient_equals_the_cpus_code_for_code() {
         checked += 1;
     }
     for name in ["mni152_t1_09a.nii.gz", "pydicom_emri_small.nii.gz"] {
-        let f = topoview::io::open(&crate::common::data(name), &Default::default()).unwrap();
+        let f = topoview_core::io::open(&crate::common::data(name), &Default::default()).unwrap();
         gradients_equal(&g, &f, name);
         checked += 1;
     }
@@ -787,9 +795,10 @@ fn the_morse_smale_gradient_equals_the_cpus_code_for_code() {
 #[test]
 fn the_backends_morse_smale_analysis_on_the_gpu_equals_the_cpus() {
     let Some(_g) = gpu() else { return };
-    use topoview::compute::backend::{Backend, Choice};
+    use topoview_compute::backend::{Backend, Choice};
     let backend = Backend::new(Choice::Cuda, None).unwrap();
-    let mni = topoview::io::open(&crate::common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
+    let mni =
+        topoview_core::io::open(&crate::common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
     let mut fields = vec![mni];
     // Plateaus and noise, 2D and 3D, paths that leave the domain (mountains without a label).
     for (k, shape) in
@@ -799,7 +808,8 @@ fn the_backends_morse_smale_analysis_on_the_gpu_equals_the_cpus() {
         fields.push(field_of(Dtype::U16, shape, &values(Dtype::U16, 9 + k as u64, n, 50)));
         fields.push(field_of(Dtype::F32, shape, &values(Dtype::F32, 90 + k as u64, n, 1 << 20)));
     }
-    let grf = topoview::synthetic::gaussian_random_field(&[64, 48, 40], 3.0, 7, &Default::default()).unwrap();
+    let grf =
+        topoview_core::synthetic::gaussian_random_field(&[64, 48, 40], 3.0, 7, &Default::default()).unwrap();
     fields.push(grf);
     for f in &fields {
         let cpu = analyse(f, &Control::default()).unwrap();
@@ -822,11 +832,13 @@ fn the_backends_morse_smale_analysis_on_the_gpu_equals_the_cpus() {
 
 #[test]
 fn saddle_saddle_arcs_recounted_or_grown_equal_the_cpus() {
-    use topoview::topo::msc::complex::SaddleArc;
-    use topoview::topo::msc::morse::descending;
+    use topoview_core::topo::msc::complex::SaddleArc;
+    use topoview_core::topo::msc::vpaths::descending;
     let Some(g) = gpu() else { return };
-    let mni = topoview::io::open(&crate::common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
-    let grf = topoview::synthetic::gaussian_random_field(&[64, 48, 40], 3.0, 7, &Default::default()).unwrap();
+    let mni =
+        topoview_core::io::open(&crate::common::data("mni152_t1_09a.nii.gz"), &Default::default()).unwrap();
+    let grf =
+        topoview_core::synthetic::gaussian_random_field(&[64, 48, 40], 3.0, 7, &Default::default()).unwrap();
     let noise = field_of(Dtype::U16, &[40, 30, 20], &values(Dtype::U16, 5, 40 * 30 * 20, 50));
     let key = |a: &SaddleArc| (a.upper, a.lower);
     let mut checked = 0;

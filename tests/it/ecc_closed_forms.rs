@@ -1,10 +1,10 @@
 //! ECCs known in closed form, and the three copies of the emri volume.
 
 use crate::common::{data, field_of};
-use topoview::control::Control;
-use topoview::field::Dtype;
-use topoview::io::{OpenOptions, open};
-use topoview::topo::ecc::{Construction, Ecc, EccOptions, Filtration, NanPolicy, ecc};
+use topoview_core::control::Control;
+use topoview_core::field::Dtype;
+use topoview_core::io::{OpenOptions, open};
+use topoview_core::topo::ecc::{Construction, Ecc, EccOptions, Filtration, NanPolicy, ecc};
 
 const BOTH: [Construction; 2] = [Construction::TopCells, Construction::Vertices];
 
@@ -108,7 +108,9 @@ fn rings_are_circles() {
 fn superlevel_is_sublevel_of_the_negation() {
     let f = open(&data("nipy_some_blobs.nii"), &OpenOptions::default()).unwrap();
     let neg = f
-        .with_samples(topoview::field::Samples::F64((0..f.len()).map(|i| -f.samples().get_f64(i)).collect()))
+        .with_samples(topoview_core::field::Samples::F64(
+            (0..f.len()).map(|i| -f.samples().get_f64(i)).collect(),
+        ))
         .unwrap();
     for c in BOTH {
         let sup = ecc(
@@ -154,7 +156,7 @@ fn emri_copies_give_identical_curves() {
 #[test]
 fn every_bundled_file_matches_the_naive_count() {
     // The naive reference allocates per cell, so the 8.7M-voxel MNI template is cropped.
-    use topoview::topo::ecc::naive;
+    use topoview_core::topo::ecc::naive;
     for name in [
         "camera.png",
         "coins.png",
@@ -185,7 +187,8 @@ fn long_1d_lines_do_not_overflow_the_packed_histogram() {
     // A constant line of 2^28 + 1 samples: each adds 16 to the low half of the packed bin, which
     // would carry into the count if the line were not split at the flush interval (2^26).
     let n = (1usize << 28) + 1;
-    let f = topoview::field::ScalarField::new(&[n], topoview::field::Samples::U8(vec![7; n])).unwrap();
+    let f =
+        topoview_core::field::ScalarField::new(&[n], topoview_core::field::Samples::U8(vec![7; n])).unwrap();
     let e = ecc(&f, &EccOptions::default(), &Control::default()).unwrap();
     assert_eq!((e.thresholds.to_f64_vec(), e.chi.to_i64()), (vec![7.0], vec![1]));
 }

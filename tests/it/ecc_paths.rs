@@ -3,9 +3,9 @@
 //! the same values. Ranks keep the order, so the curves must match point for point.
 
 use crate::common::field_of;
-use topoview::control::Control;
-use topoview::field::{Dtype, Samples, ScalarField};
-use topoview::topo::ecc::{Construction, EccOptions, Filtration, NanPolicy, ecc};
+use topoview_core::control::Control;
+use topoview_core::field::{Dtype, Samples, ScalarField};
+use topoview_core::topo::ecc::{Construction, EccOptions, Filtration, NanPolicy, ecc};
 
 fn noise(seed: u64) -> impl FnMut() -> f64 {
     let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;

@@ -2,9 +2,9 @@
 
 use crate::common::field_of;
 use proptest::prelude::*;
-use topoview::control::Control;
-use topoview::field::Dtype;
-use topoview::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy, naive};
+use topoview_core::control::Control;
+use topoview_core::field::Dtype;
+use topoview_core::topo::ecc::{self, Construction, EccOptions, Filtration, NanPolicy, naive};
 
 fn dtype() -> impl Strategy<Value = Dtype> {
     prop::sample::select(Dtype::ALL.to_vec())
@@ -84,7 +84,7 @@ proptest! {
             }),
         chunk in 1usize..60,
     ) {
-        // The 8-bit kernel shares its largest key with the collar (src/topo/ecc/narrow.rs): two
+        // The 8-bit kernel shares its largest key with the collar (crates/core/src/topo/ecc/narrow.rs): two
         // or three levels spread over the type's range put the extremes beside every face.
         let f = field_of(dt, &dims, &vals);
         for opts in all_options(chunk) {

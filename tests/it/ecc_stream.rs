@@ -1,16 +1,16 @@
-//! The ECC of a file read a slab at a time ([`topoview::topo::ecc::stream`]) equals the ECC of
+//! The ECC of a file read a slab at a time ([`topoview_core::topo::ecc::stream`]) equals the ECC of
 //! the file read whole, for every sample type, byte order, shape, construction, filtration and
 //! slab size, and for every format that stores its samples as one block; formats and files that
 //! do not are left to the whole-file readers.
 
 use crate::common::{field_of, topoview, xorshift_values};
 use std::path::{Path, PathBuf};
-use topoview::control::Control;
-use topoview::field::{Dtype, ScalarField};
-use topoview::io::BlockReader;
-use topoview::io::{Endian, OpenOptions, RawSpec, block, open};
-use topoview::topo::ecc::stream::{Helped, Helper, Planes, ecc_helped, ecc_in_slabs, value_sums};
-use topoview::topo::ecc::{Construction, EccError, EccOptions, Filtration, NanPolicy, ecc};
+use topoview_core::control::Control;
+use topoview_core::field::{Dtype, ScalarField};
+use topoview_core::io::BlockReader;
+use topoview_core::io::{Endian, OpenOptions, RawSpec, block, open};
+use topoview_core::topo::ecc::stream::{Helped, Helper, Planes, ecc_helped, ecc_in_slabs, value_sums};
+use topoview_core::topo::ecc::{Construction, EccError, EccOptions, Filtration, NanPolicy, ecc};
 
 const DTYPES: [Dtype; 8] =
     [Dtype::U8, Dtype::I8, Dtype::U16, Dtype::I16, Dtype::U32, Dtype::I32, Dtype::F32, Dtype::F64];
@@ -130,11 +130,11 @@ fn nifti_nrrd_and_metaimage_stream_when_uncompressed() {
     let none = OpenOptions::default();
 
     let nii = temp("f.nii");
-    std::fs::write(&nii, topoview::io::nifti::nifti1_bytes(&f, false).unwrap()).unwrap();
+    std::fs::write(&nii, topoview_core::io::nifti::nifti1_bytes(&f, false).unwrap()).unwrap();
     check_streams(&nii, &none, &open(&nii, &none).unwrap());
     // A .hdr/.img pair (magic ni1, the data at vox_offset 0 of the .img), and a single file
     // whose header extension pushes the data to byte 400.
-    let single = topoview::io::nifti::nifti1_bytes(&f, false).unwrap();
+    let single = topoview_core::io::nifti::nifti1_bytes(&f, false).unwrap();
     let mut hdr = single[..348].to_vec();
     hdr[344..348].copy_from_slice(b"ni1\0");
     hdr[108..112].copy_from_slice(&0f32.to_le_bytes());
@@ -151,10 +151,10 @@ fn nifti_nrrd_and_metaimage_stream_when_uncompressed() {
     check_streams(&ext, &none, &open(&ext, &none).unwrap());
     assert_eq!(block(&ext, &none).unwrap().unwrap().spec.offset, 400);
     let gz = temp("f.nii.gz");
-    std::fs::write(&gz, topoview::io::nifti::nifti1_bytes(&f, true).unwrap()).unwrap();
+    std::fs::write(&gz, topoview_core::io::nifti::nifti1_bytes(&f, true).unwrap()).unwrap();
     assert_eq!(block(&gz, &none).unwrap(), None, "gzip is read whole");
     // scl_slope 2: the reader scales the samples, so they are not streamed as stored.
-    let mut scaled = topoview::io::nifti::nifti1_bytes(&f, false).unwrap();
+    let mut scaled = topoview_core::io::nifti::nifti1_bytes(&f, false).unwrap();
     scaled[112..116].copy_from_slice(&2f32.to_le_bytes());
     let scaled_path = temp("scaled.nii");
     std::fs::write(&scaled_path, scaled).unwrap();

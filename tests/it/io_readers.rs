@@ -3,8 +3,8 @@
 use crate::common::{data, field_of};
 use std::io::Write;
 use std::path::Path;
-use topoview::field::{Dtype, Samples, ScalarField};
-use topoview::io::{Endian, OpenOptions, RawSpec, open};
+use topoview_core::field::{Dtype, Samples, ScalarField};
+use topoview_core::io::{Endian, OpenOptions, RawSpec, open};
 
 fn read(p: &Path) -> ScalarField {
     open(p, &OpenOptions::default()).unwrap_or_else(|e| panic!("{e}"))
@@ -125,7 +125,7 @@ impl Nifti {
 }
 
 fn le_bytes(s: &Samples) -> (Vec<u8>, usize) {
-    topoview::with_samples!(s, v => (v.iter().flat_map(|x| bytemuck::bytes_of(x).to_vec()).collect(), s.dtype().size()))
+    topoview_core::with_samples!(s, v => (v.iter().flat_map(|x| bytemuck::bytes_of(x).to_vec()).collect(), s.dtype().size()))
 }
 
 fn code(d: Dtype) -> i16 {
@@ -242,7 +242,7 @@ fn nifti_4d_picks_a_volume() {
     std::fs::write(&p, n.bytes(&b, e)).unwrap();
     let first = read(&p);
     assert_eq!(first.samples(), &Samples::U8((0..8).collect()));
-    assert_eq!(first.series, Some(topoview::field::Series { index: 0, count: 2 }));
+    assert_eq!(first.series, Some(topoview_core::field::Series { index: 0, count: 2 }));
     assert!(first.notes_with_series().iter().any(|n| n.contains("2 volumes") && n.contains("volume 0")));
     let second = open(&p, &OpenOptions { raw: None, volume: Some(1) }).unwrap();
     assert_eq!(second.samples(), &Samples::U8((8..16).collect()));
@@ -256,7 +256,7 @@ fn nifti_written_by_topoview_reads_back() {
     let tmp = tempfile::tempdir().unwrap();
     let f = read(&data("nipy_some_blobs.nii"));
     let p = tmp.path().join("copy.nii");
-    topoview::io::nifti::write_nifti1(&p, &f).unwrap();
+    topoview_core::io::nifti::write_nifti1(&p, &f).unwrap();
     let g = read(&p);
     assert_eq!((g.samples(), g.shape(), g.spacing()), (f.samples(), f.shape(), f.spacing()));
 }

@@ -3,11 +3,11 @@
 use crate::common::field_of;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-use topoview::control::Control;
-use topoview::field::{Dtype, ScalarField};
-use topoview::topo::msc::complex::NO_LABEL;
-use topoview::topo::msc::gradient::Gradient;
-use topoview::topo::msc::{Analysis, analyse};
+use topoview_core::control::Control;
+use topoview_core::field::{Dtype, ScalarField};
+use topoview_core::topo::msc::complex::NO_LABEL;
+use topoview_core::topo::msc::gradient::Gradient;
+use topoview_core::topo::msc::{Analysis, analyse};
 
 fn run(dims: &[usize], vals: &[f64]) -> (ScalarField, Analysis) {
     let f = field_of(Dtype::F64, dims, vals);
@@ -94,7 +94,7 @@ fn check_arcs(dims: &[usize], vals: &[f64]) {
             let partner = g.partner(x) == Some(y);
             assert!(facet || partner, "{dims:?}: {x} -> {y} is not a V-path step");
         }
-        if let topoview::topo::msc::complex::Path::Cells(_) = arc.path {
+        if let topoview_core::topo::msc::complex::Path::Cells(_) = arc.path {
             assert_eq!(cells, kept_path(g, u.cell, l.cell), "{dims:?} {vals:?}");
         }
     }

@@ -3,12 +3,12 @@
 
 use crate::common::field_of;
 use proptest::prelude::*;
-use topoview::field::Dtype;
-use topoview::topo::msc::gradient::Gradient;
-use topoview::topo::msc::grid::CellGrid;
-use topoview::topo::msc::order::VertexOrder;
-use topoview::topo::msc::persistence::{brute_force, top_vertex};
-use topoview::topo::msc::{discrete_gradient, morse_sum, vertex_order};
+use topoview_core::field::Dtype;
+use topoview_core::topo::msc::gradient::Gradient;
+use topoview_core::topo::msc::grid::CellGrid;
+use topoview_core::topo::msc::order::VertexOrder;
+use topoview_core::topo::msc::persistence::{brute_force, top_vertex};
+use topoview_core::topo::msc::{discrete_gradient, morse_sum, vertex_order};
 
 fn check_matching(g: &Gradient, keys: &impl VertexOrder) {
     let grid = g.grid;
@@ -139,12 +139,12 @@ fn single_bump_has_one_maximum() {
 /// Persistence through the Morse complex equals brute-force persistence of the whole complex,
 /// pair for pair (as lower-star vertices), leaving out pairs inside one lower star.
 fn check_persistence(dims: &[usize], vals: &[f64]) {
-    use topoview::topo::msc::morse;
+    use topoview_core::topo::msc::morse;
     let f = field_of(Dtype::F64, dims, vals);
     let g = discrete_gradient(&f).unwrap();
     let keys = vertex_order(&f).unwrap();
     let grid = g.grid;
-    let as_vertices = |pairs: Vec<topoview::topo::msc::persistence::CellPair>| {
+    let as_vertices = |pairs: Vec<topoview_core::topo::msc::persistence::CellPair>| {
         let mut v: Vec<(usize, usize, Option<usize>)> = pairs
             .into_iter()
             .map(|p| (p.dim, top_vertex(&grid, &keys, p.birth), p.death.map(|d| top_vertex(&grid, &keys, d))))
@@ -162,12 +162,12 @@ fn check_persistence(dims: &[usize], vals: &[f64]) {
     if dims.contains(&1) {
         return;
     }
-    let a = topoview::topo::msc::analyse(&f, &topoview::control::Control::default()).unwrap();
+    let a = topoview_core::topo::msc::analyse(&f, &topoview_core::control::Control::default()).unwrap();
     let (partner, on_ids) = morse::complex_persistence(&a.complex, &keys, &Default::default()).unwrap();
     assert_eq!(on_ids, on_cells, "{dims:?} {vals:?}");
     for p in &on_ids {
         let id = |c| a.complex.id_of(c).unwrap();
-        let want = p.death.map_or(topoview::topo::msc::simplify::UNPAIRED, id);
+        let want = p.death.map_or(topoview_core::topo::msc::simplify::UNPAIRED, id);
         assert_eq!(partner[id(p.birth)], want, "{dims:?} {vals:?}");
     }
 }
@@ -194,7 +194,8 @@ fn morse_persistence_on_larger_grids() {
 fn equals_the_naive_gradient_on_random_fields_with_plateaus() {
     // Smooth fields rounded to a few levels: large plateaus, where only the index breaks ties.
     for (dims, levels) in [(vec![24, 20, 16], 6.0), (vec![60, 50], 5.0), (vec![17, 13, 11], 1000.0)] {
-        let grf = topoview::synthetic::gaussian_random_field(&dims, 2.0, 11, &Default::default()).unwrap();
+        let grf =
+            topoview_core::synthetic::gaussian_random_field(&dims, 2.0, 11, &Default::default()).unwrap();
         let vals: Vec<f64> =
             (0..grf.len()).map(|i| (grf.samples().get_f64(i) * levels * 4.0).round()).collect();
         let f = field_of(Dtype::F64, &dims, &vals);

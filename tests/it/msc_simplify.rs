@@ -4,10 +4,10 @@
 use crate::common::field_of;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-use topoview::control::Control;
-use topoview::field::Dtype;
-use topoview::topo::msc::simplify::UNPAIRED;
-use topoview::topo::msc::{Analysis, analyse};
+use topoview_core::control::Control;
+use topoview_core::field::Dtype;
+use topoview_core::topo::msc::simplify::UNPAIRED;
+use topoview_core::topo::msc::{Analysis, analyse};
 
 /// Arcs by (end of higher index, end of lower index): V-path counts.
 type Arcs = BTreeMap<(usize, usize), u128>;

@@ -92,10 +92,10 @@ fn no_output_replaces_an_input() {
         assert_eq!(std::fs::read(&a).unwrap(), before, "{args:?} changed the input");
     }
     // A .hdr/.img pair: the .img is an input too.
-    let nii = topoview::io::nifti::nifti1_bytes(
-        &topoview::field::ScalarField::new(
+    let nii = topoview_core::io::nifti::nifti1_bytes(
+        &topoview_core::field::ScalarField::new(
             &[3, 3],
-            topoview::field::Samples::U8(vec![0, 2, 0, 2, 1, 2, 0, 2, 0]),
+            topoview_core::field::Samples::U8(vec![0, 2, 0, 2, 1, 2, 0, 2, 0]),
         )
         .unwrap(),
         false,
@@ -274,10 +274,12 @@ fn corrupt_compressed_data_is_refused() {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let values: Vec<u8> = (0..40 * 30 * 20u32).map(|i| (i * 7 % 251) as u8).collect();
-    let field =
-        topoview::field::ScalarField::new(&[40, 30, 20], topoview::field::Samples::U8(values.clone()))
-            .unwrap();
-    let good = topoview::io::nifti::nifti1_bytes(&field, true).unwrap();
+    let field = topoview_core::field::ScalarField::new(
+        &[40, 30, 20],
+        topoview_core::field::Samples::U8(values.clone()),
+    )
+    .unwrap();
+    let good = topoview_core::io::nifti::nifti1_bytes(&field, true).unwrap();
     let n = good.len();
     let mut crc = good.clone();
     crc[n - 8] ^= 0x5a; // the CRC-32 of the trailer
@@ -361,8 +363,9 @@ fn lying_files_are_refused_in_little_memory() {
         z.finish().unwrap()
     };
     // A .nii.gz whose header claims 32767^3 voxels, with 256 MiB of zeros behind it.
-    let mut hdr = topoview::io::nifti::nifti1_bytes(
-        &topoview::field::ScalarField::new(&[2, 2, 2], topoview::field::Samples::U8(vec![0; 8])).unwrap(),
+    let mut hdr = topoview_core::io::nifti::nifti1_bytes(
+        &topoview_core::field::ScalarField::new(&[2, 2, 2], topoview_core::field::Samples::U8(vec![0; 8]))
+            .unwrap(),
         false,
     )
     .unwrap();

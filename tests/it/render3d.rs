@@ -4,10 +4,10 @@
 
 use eframe::egui_wgpu::wgpu;
 use std::sync::Arc;
-use topoview::field::{Samples, ScalarField};
-use topoview::render::bench3d::headless;
-use topoview::render::gpu_volume::GpuVolume;
-use topoview::render::volume3d::{Frame, VolumeRef, VolumeRenderer};
+use topoview_core::field::{Samples, ScalarField};
+use topoview_viewer::render::bench3d::headless;
+use topoview_viewer::render::gpu_volume::GpuVolume;
+use topoview_viewer::render::volume3d::{Frame, VolumeRef, VolumeRenderer};
 
 /// The grid as the shader defines it: brick b covers texels 8b ..= 8b + 8 (clamped), finite
 /// samples only; a brick without one is (3.4e38, -3.4e38).
@@ -177,10 +177,10 @@ fn apply(m: &[[f32; 4]; 4], p: [f64; 3]) -> [f64; 3] {
 /// Integer data, thresholds between integers, sub- and superlevel sets.
 #[test]
 fn the_voxel_mode_draws_exactly_the_threshold_set() {
-    use topoview::render::camera::{AxisView, Camera};
-    use topoview::render::scene3d::{Geometry, Mode, Scene};
-    use topoview::render::volume::{TexelClass, mask_threshold};
-    use topoview::topo::ecc::Filtration;
+    use topoview_core::topo::ecc::Filtration;
+    use topoview_viewer::render::camera::{AxisView, Camera};
+    use topoview_viewer::render::scene3d::{Geometry, Mode, Scene};
+    use topoview_viewer::render::volume::{TexelClass, mask_threshold};
     let (device, queue, _) = headless().unwrap();
     let dims = [24usize, 20, 6];
     let n: usize = dims.iter().product();

@@ -4,8 +4,8 @@
 //! tests/data/rips/expected.py).
 
 use proptest::prelude::*;
-use topoview::control::Control;
-use topoview::topo::rips::{self, Distances, RipsOptions};
+use topoview_core::control::Control;
+use topoview_core::topo::rips::{self, Distances, RipsOptions};
 
 fn cloud(max_points: usize, dim: usize) -> impl Strategy<Value = Vec<f64>> {
     (1..=max_points)
@@ -48,14 +48,14 @@ fn check(p: &[f64], dim: usize, maxdim: usize, cut: usize) {
 }
 
 fn equals_ripser(file: &str, name: &str, maxdim: usize, threshold: f32) {
-    use topoview::io::points::{self, PointFormat};
+    use topoview_core::io::points::{self, PointFormat};
     let data = points::read(
         std::path::Path::new(&format!("tests/data/rips/{file}")),
         PointFormat::Auto,
         &Control::default(),
     )
     .unwrap();
-    let d = topoview::compute::rips::distances(&data, &Control::default()).unwrap();
+    let d = topoview_core::io::points::distances(&data, &Control::default()).unwrap();
     let b = rips::barcode(&d, &RipsOptions { maxdim, threshold }, &Control::default()).unwrap().sorted();
     let want = crate::common::ripser_bars(name);
     assert_eq!(b.bars.len(), want.len(), "{name}: {:?} bars per dimension", b.counts());
@@ -80,9 +80,9 @@ fn equals_ripser_on_cyclooctane_and_o3_with_their_thresholds() {
 /// are still the ones whose barcode Ripser computed, and the barcodes are equal.
 #[test]
 fn equals_ripser_on_points_taken_from_the_mri() {
-    use topoview::topo::ecc::Filtration;
+    use topoview_core::topo::ecc::Filtration;
     let mni =
-        topoview::io::open(std::path::Path::new("tests/data/mni152_t1_09a.nii.gz"), &Default::default())
+        topoview_core::io::open(std::path::Path::new("tests/data/mni152_t1_09a.nii.gz"), &Default::default())
             .unwrap();
     let taken = rips::image_points::set_voxels(&mni, 150.0, Filtration::Superlevel, 400, 3);
     let text = std::fs::read_to_string("tests/data/rips/mni152_set150_400.csv").unwrap();

@@ -2,9 +2,9 @@
 
 use crate::common::field_of;
 use proptest::prelude::*;
-use topoview::control::Control;
-use topoview::field::{Dtype, Samples, ScalarField};
-use topoview::topo::smooth::{SigmaUnits, Smoothing, reflect, smooth, taps};
+use topoview_core::control::Control;
+use topoview_core::field::{Dtype, Samples, ScalarField};
+use topoview_core::topo::smooth::{SigmaUnits, Smoothing, reflect, smooth, taps};
 
 /// Direct convolution: every output voxel sums the product kernel over its whole neighbourhood.
 fn direct(f: &ScalarField, sigma: [f64; 3], truncate: f64) -> Vec<f64> {

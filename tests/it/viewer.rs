@@ -6,13 +6,13 @@ use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotOptions};
 use std::time::{Duration, Instant};
-use topoview::app::settings::Layout;
-use topoview::app::{Startup, TopoApp};
-use topoview::compute::curve::chi_at;
-use topoview::control::Control;
-use topoview::render::colormap::Colormap;
-use topoview::topo::ecc::{EccOptions, NanPolicy, ecc};
-use topoview::topo::smooth::{Smoothing, smooth};
+use topoview_compute::curve::chi_at;
+use topoview_core::control::Control;
+use topoview_core::topo::ecc::{EccOptions, NanPolicy, ecc};
+use topoview_core::topo::smooth::{Smoothing, smooth};
+use topoview_viewer::app::settings::Layout;
+use topoview_viewer::app::{Startup, TopoApp};
+use topoview_viewer::render::colormap::Colormap;
 
 fn harness(file: &str) -> Harness<'static, TopoApp> {
     let path = crate::common::data(file);
@@ -88,7 +88,7 @@ fn sigma_adds_the_smoothed_curve_and_can_be_shown() {
     if let Some(best) = d.smoothed.as_ref().unwrap().curve.suggested {
         assert_eq!(d.threshold, best);
     }
-    assert_eq!(h.state().data.as_ref().unwrap().displayed().dtype(), topoview::field::Dtype::F32);
+    assert_eq!(h.state().data.as_ref().unwrap().displayed().dtype(), topoview_core::field::Dtype::F32);
     h.snapshot_options("emri_smoothed", &snapshot_options());
 }
 
@@ -126,7 +126,7 @@ fn superlevel_switch_recomputes_the_curve() {
     wait_for(&mut h, "the superlevel curve", idle);
     let d = h.state().data.as_ref().unwrap();
     let e = &d.curve.as_ref().unwrap().ecc;
-    assert_eq!(e.filtration, topoview::topo::ecc::Filtration::Superlevel);
+    assert_eq!(e.filtration, topoview_core::topo::ecc::Filtration::Superlevel);
     assert!(e.thresholds.to_f64_vec().windows(2).all(|w| w[0] > w[1]));
 }
 
@@ -144,7 +144,7 @@ fn a_broken_file_shows_its_error_and_the_app_goes_on() {
     assert!(e.contains("truncated.nii.gz"), "{e}");
     assert!(h.state().data.is_none());
     h.get_by_label_contains("truncated.nii.gz");
-    assert!(!h.state().jobs.contains_key(&topoview::compute::jobs::LOAD));
+    assert!(!h.state().jobs.contains_key(&topoview_compute::jobs::LOAD));
     // The app still opens the next file.
     h.state_mut().open(crate::common::data("coins.png"), Default::default());
     wait_for(&mut h, "coins", idle);
@@ -196,7 +196,7 @@ fn the_random_field_example_is_generated_on_the_worker() {
 
 #[test]
 fn the_3d_view_draws_each_mode_and_the_threshold_set_follows_the_threshold() {
-    use topoview::render::scene3d::Mode;
+    use topoview_viewer::render::scene3d::Mode;
     let mut h = harness("mni152_t1_09a.nii.gz");
     wait_for(&mut h, "the MNI volume and its curve", idle);
     // The 3D view alone, from the View menu.
@@ -229,7 +229,10 @@ fn the_3d_view_draws_each_mode_and_the_threshold_set_follows_the_threshold() {
     h.run_steps(2);
     h.get_by_label("CT bone").click();
     h.run_steps(2);
-    assert_eq!(h.state().settings.view3d.transfer, topoview::render::transfer::Preset::CtBone.function());
+    assert_eq!(
+        h.state().settings.view3d.transfer,
+        topoview_viewer::render::transfer::Preset::CtBone.function()
+    );
     h.state_mut().settings.view3d.mode = Mode::MaxIntensity;
     h.run_steps(2);
     h.snapshot_options("mni_3d_mip", &snapshot_options());
@@ -264,7 +267,7 @@ fn the_morse_smale_complex_is_drawn_and_simplified_under_the_slider() {
     assert_eq!(at_5, hier.counts(c, m.level.steps));
     // Morse equality on a 2D box: minima - saddles + maxima = 1.
     assert_eq!(at_5[0] as i64 - at_5[1] as i64 + at_5[2] as i64, 1);
-    let grouped = topoview::app::msc_panel::group;
+    let grouped = topoview_viewer::app::msc_panel::group;
     h.get_by_label(&format!(
         "{} minima · {} saddles · {} maxima",
         grouped(at_5[0]),
@@ -285,7 +288,7 @@ fn the_morse_smale_complex_is_drawn_and_simplified_under_the_slider() {
     h.snapshot_options("coins_msc_30pct", &snapshot_options());
 
     // The basins at 30%, as translucent labels: one label per live minimum.
-    h.state_mut().settings.msc.labels = topoview::app::settings::LabelOverlay::Basins;
+    h.state_mut().settings.msc.labels = topoview_viewer::app::settings::LabelOverlay::Basins;
     h.run_steps(3);
     h.snapshot_options("coins_msc_30pct_basins", &snapshot_options());
 }
@@ -324,8 +327,8 @@ fn edges_between_pixels_are_drawn_on_the_cracks_and_follow_the_slice() {
     let d = app.data.as_ref().unwrap();
     let [w, hh, _] = d.field.dims();
     let v = (0..d.field.len()).map(|i| d.field.samples().get_f64(i) as f32).collect();
-    let img = topoview::topo::cracks::Image::grey(w, hh, v);
-    let want = topoview::topo::cracks::cracks(&img, &s.opts, &Control::default()).unwrap();
+    let img = topoview_core::topo::cracks::Image::grey(w, hh, v);
+    let want = topoview_core::topo::cracks::cracks(&img, &s.opts, &Control::default()).unwrap();
     assert_eq!(*s.map, want);
     // What is drawn: the cracks at least 20% of the strongest as strong.
     let lowest = 0.2 * want.max_strength();
@@ -338,7 +341,7 @@ fn edges_between_pixels_are_drawn_on_the_cracks_and_follow_the_slice() {
         let c = &mut h.state_mut().settings.cracks;
         c.closed = true;
         c.set_boundary = true;
-        c.color = topoview::app::settings::CrackColor::Orientation;
+        c.color = topoview_viewer::app::settings::CrackColor::Orientation;
     }
     h.run_steps(3);
     let drawn = h.state().views.cracks_drawn;
@@ -363,8 +366,8 @@ fn edges_between_pixels_follow_the_axial_slice_of_a_volume() {
 
 #[test]
 fn betti_numbers_and_the_parts_of_the_set_follow_the_threshold() {
-    use topoview::topo::betti::{betti, parts::parts};
-    use topoview::topo::ecc::{Construction, Filtration};
+    use topoview_core::topo::betti::{betti, parts::parts};
+    use topoview_core::topo::ecc::{Construction, Filtration};
     let mut h = harness("coins.png");
     wait_for(&mut h, "coins.png", idle);
     h.state_mut().settings.msc.show = false;
@@ -383,7 +386,7 @@ fn betti_numbers_and_the_parts_of_the_set_follow_the_threshold() {
     let curve = h.state().data.as_ref().unwrap().curve.as_ref().unwrap().ecc.clone();
     let b = betti(&field, &curve, &Control::default()).unwrap();
     let check = |h: &Harness<'_, TopoApp>, t: f64| {
-        let n = topoview::compute::curve::passed(&curve, t) - 1;
+        let n = topoview_compute::curve::passed(&curve, t) - 1;
         h.get_by_label(&format!("β0 = {}", b.b0[n]));
         h.get_by_label(&format!("β1 = {}", b.b1[n]));
         let p = parts(&field, Construction::TopCells, Filtration::Sublevel, t, &Control::default()).unwrap();
@@ -404,7 +407,7 @@ fn betti_numbers_and_the_parts_of_the_set_follow_the_threshold() {
 
 #[test]
 fn the_tunnels_alive_at_the_threshold_are_b1_and_listed() {
-    use topoview::topo::betti::betti;
+    use topoview_core::topo::betti::betti;
     let mut h = harness("pydicom_emri_small.nii.gz");
     wait_for(&mut h, "the EMRI volume", idle);
     h.state_mut().settings.msc.show = false;
@@ -420,8 +423,8 @@ fn the_tunnels_alive_at_the_threshold_are_b1_and_listed() {
     let (field, t) = (d.field.clone(), d.threshold);
     let curve = d.curve.as_ref().unwrap().ecc.clone();
     let b = betti(&field, &curve, &Control::default()).unwrap();
-    let n = topoview::compute::curve::passed(&curve, t) - 1;
-    assert_eq!(topoview::app::explain::alive_tunnels(h.state()).len() as i64, b.b1[n]);
+    let n = topoview_compute::curve::passed(&curve, t) - 1;
+    assert_eq!(topoview_viewer::app::explain::alive_tunnels(h.state()).len() as i64, b.b1[n]);
     h.get_by_label(&format!("β1 = {}", b.b1[n]));
     h.get_by_label(&format!("Tunnels at the threshold: {} (yellow rings where born)", b.b1[n]));
     h.snapshot_options("emri_tunnels", &snapshot_options());
@@ -429,7 +432,7 @@ fn the_tunnels_alive_at_the_threshold_are_b1_and_listed() {
 
 #[test]
 fn the_scale_space_is_drawn_and_a_click_sets_threshold_and_sigma() {
-    use topoview::app::scale_space::HEAT_MAP;
+    use topoview_viewer::app::scale_space::HEAT_MAP;
     let mut h = harness("coins.png");
     wait_for(&mut h, "coins.png", idle);
     h.state_mut().settings.msc.show = false;
@@ -495,8 +498,8 @@ fn harness_with(startup: Startup) -> Harness<'static, TopoApp> {
 
 #[test]
 fn a_session_round_trips_and_one_whose_file_moved_says_which() {
-    use topoview::app::session::{Session, save};
-    use topoview::topo::ecc::Construction;
+    use topoview_core::topo::ecc::Construction;
+    use topoview_viewer::app::session::{Session, save};
     let mut h = harness("pydicom_emri_small.nii.gz");
     wait_for(&mut h, "the EMRI volume", idle);
     // A state far from the defaults: vertices, σ = 1.5 shown, a threshold picked by hand, a
@@ -587,7 +590,7 @@ fn a_session_round_trips_and_one_whose_file_moved_says_which() {
 
 #[test]
 fn the_components_are_coloured_in_the_3d_voxels_mode() {
-    use topoview::render::scene3d::Mode;
+    use topoview_viewer::render::scene3d::Mode;
     let mut h = harness("pydicom_emri_small.nii.gz");
     wait_for(&mut h, "the EMRI volume", idle);
     {
@@ -622,7 +625,7 @@ fn world_x_rightwards(h: &mut Harness<'_, TopoApp>) -> f64 {
 /// the file's own.
 #[test]
 fn volumes_stored_either_way_show_the_hemispheres_on_the_same_side() {
-    use topoview::app::views::DisplayAxes;
+    use topoview_viewer::app::views::DisplayAxes;
     let mut h = harness("mni152_t1_09a.nii.gz");
     wait_for(&mut h, "the MNI volume", idle);
     let field = h.state().data.as_ref().unwrap().field.clone();
@@ -845,12 +848,12 @@ fn file_dialogs_fall_back_to_the_in_app_one_and_shortcuts_open_them() {
 /// threshold.
 #[test]
 fn a_4d_file_has_a_volume_slider() {
-    use topoview::io::{OpenOptions, open};
+    use topoview_core::io::{OpenOptions, open};
     let path = crate::common::data("nibabel_example4d.nii.gz");
     let mut h = harness("nibabel_example4d.nii.gz");
     wait_for(&mut h, "the 4D file", idle);
     let d = h.state().data.as_ref().unwrap();
-    assert_eq!(d.field.series, Some(topoview::field::Series { index: 0, count: 2 }));
+    assert_eq!(d.field.series, Some(topoview_core::field::Series { index: 0, count: 2 }));
     assert!(h.state().message.as_deref().is_none_or(|m| !m.contains("--volume")), "no restart advice");
     h.state_mut().views.cursor = [10, 20, 5];
     h.get_by_label("Threshold").set_value_accesskit(300.0);
@@ -895,7 +898,7 @@ fn settings_title_cancel_and_window_dragging() {
         let app = h.state_mut();
         app.sigma = 8.0;
         app.resmooth();
-        app.cancel_by_user(topoview::compute::jobs::SMOOTH);
+        app.cancel_by_user(topoview_compute::jobs::SMOOTH);
     }
     h.run_steps(3);
     h.get_by_label("Smoothing, σ = 8: cancelled");
@@ -945,14 +948,14 @@ fn settings_title_cancel_and_window_dragging() {
 /// 1002, as topoview writes its label volumes) is one whatever its values.
 #[test]
 fn label_maps_get_a_palette_a_readout_and_no_curve_over_ids() {
-    use topoview::field::{Samples, ScalarField};
-    use topoview::render::colormap::label_colour;
+    use topoview_core::field::{Samples, ScalarField};
+    use topoview_viewer::render::colormap::label_colour;
     let tmp = tempfile::tempdir().unwrap();
     let (w, hgt) = (60, 40);
     let ids: Vec<u8> = (0..w * hgt).map(|i| ((i % w) / 12) as u8).collect();
     let field = ScalarField::new(&[w, hgt], Samples::U8(ids)).unwrap();
     let path = tmp.path().join("regions.nii");
-    topoview::io::nifti::write_nifti1(&path, &field).unwrap();
+    topoview_core::io::nifti::write_nifti1(&path, &field).unwrap();
     let mut h = Harness::builder()
         .with_size(egui::Vec2::new(1280.0, 800.0))
         .wgpu()
@@ -977,16 +980,17 @@ fn label_maps_get_a_palette_a_readout_and_no_curve_over_ids() {
     assert_ne!(h.state().settings.colormap, Colormap::Labels);
 
     // Label volumes topoview writes carry the intent code, and open as label maps.
-    let blobs = topoview::io::open(&crate::common::data("nipy_some_blobs.nii"), &Default::default()).unwrap();
-    let a = topoview::topo::msc::analyse(&blobs, &Default::default()).unwrap();
-    let basins = topoview::topo::msc::simplified::Simplified::new(&blobs, &a, Some(0.5))
+    let blobs =
+        topoview_core::io::open(&crate::common::data("nipy_some_blobs.nii"), &Default::default()).unwrap();
+    let a = topoview_core::topo::msc::analyse(&blobs, &Default::default()).unwrap();
+    let basins = topoview_core::topo::msc::simplified::Simplified::new(&blobs, &a, Some(0.5))
         .label_volumes()
         .unwrap()
         .basins;
     assert!(basins.labels);
     let out = tmp.path().join("basins.nii.gz");
-    topoview::io::nifti::write_nifti1(&out, &basins).unwrap();
-    assert!(topoview::io::open(&out, &Default::default()).unwrap().labels);
+    topoview_core::io::nifti::write_nifti1(&out, &basins).unwrap();
+    assert!(topoview_core::io::open(&out, &Default::default()).unwrap().labels);
 }
 
 /// Pixels of the slice area (left of the ECC panel) that differ between two renders.
@@ -1002,9 +1006,9 @@ fn changed_pixels(a: &image::RgbaImage, b: &image::RgbaImage) -> usize {
 #[test]
 fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     use std::sync::Arc;
-    use topoview::app::layers;
-    use topoview::field::affine::{inverse, transform_point};
-    use topoview::field::{Samples, ScalarField};
+    use topoview_core::field::affine::{inverse, transform_point};
+    use topoview_core::field::{Samples, ScalarField};
+    use topoview_viewer::app::layers;
     let stat_path = crate::common::data("nilearn_neurovault_10426.nii.gz");
     let startup = Startup {
         file: Some(crate::common::data("mni152_t1_09a.nii.gz")),
@@ -1014,7 +1018,7 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     let mut h = harness_with(startup);
     wait_for(&mut h, "the image and its layer", |a| idle(a) && a.layers.list.len() == 1);
     let mni = h.state().data.as_ref().unwrap().field.clone();
-    let stat = topoview::io::open(&stat_path, &Default::default()).unwrap();
+    let stat = topoview_core::io::open(&stat_path, &Default::default()).unwrap();
     {
         let l = &h.state().layers.list[0];
         assert_eq!(l.field.dims(), mni.dims());
@@ -1073,7 +1077,7 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     let v = h.state().layers.list[0].value_at(voxel);
     let readout = format!(
         "nilearn_neurovault_10426.nii.gz: value {}",
-        topoview::export::format_threshold(v, topoview::field::Dtype::F32)
+        topoview_core::export::format_threshold(v, topoview_core::field::Dtype::F32)
     );
     h.get_by_label_contains(&readout);
 
@@ -1089,7 +1093,7 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     ]);
     regions.labels = true;
     let regions_path = tmp.path().join("regions.nii.gz");
-    topoview::io::nifti::write_nifti1(&regions_path, &regions).unwrap();
+    topoview_core::io::nifti::write_nifti1(&regions_path, &regions).unwrap();
     layers::add(h.state_mut(), regions_path);
     wait_for(&mut h, "the label layer", |a| a.jobs.is_empty() && a.layers.list.len() == 2);
     let l = &h.state().layers.list[1];
@@ -1126,7 +1130,7 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     h.state_mut().layers.list[0].style.opacity = 0.3;
     let saved: Vec<_> = h.state().layers.list.iter().map(|l| (l.name(), l.labels, l.style)).collect();
     let session = tmp.path().join("layers.json");
-    topoview::app::session::save(h.state(), &session).unwrap();
+    topoview_viewer::app::session::save(h.state(), &session).unwrap();
     let mut again = harness_with(Startup { session: Some(session), ..Default::default() });
     wait_for(&mut again, "the session's layers", |a| idle(a) && a.layers.list.len() == 2);
     let restored: Vec<_> = again.state().layers.list.iter().map(|l| (l.name(), l.labels, l.style)).collect();
@@ -1144,7 +1148,7 @@ fn scatter_pixels(h: &mut Harness<'_, TopoApp>, c: egui::Color32) -> usize {
 /// lights its simplices; the complex drawn has every pair within the radius.
 #[test]
 fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
-    use topoview::app::cloud::{TakeForm, TakeKind};
+    use topoview_viewer::app::cloud::{TakeForm, TakeKind};
     let mut h = harness("mni152_t1_09a.nii.gz");
     wait_for(&mut h, "the MNI volume", idle);
     {
@@ -1179,7 +1183,7 @@ fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
     assert_eq!(c.radius, mid);
     h.get_by_label_contains(&format!("H{} bar [{}", bar.dim, bar.birth));
     h.get_by_label_contains("created by the point");
-    let red = topoview::app::cloud::PICKED;
+    let red = topoview_viewer::app::cloud::PICKED;
     let lit = scatter_pixels(&mut h, red);
     assert!(lit > 20, "the picked bar's simplices are drawn: {lit} pixels");
     h.state_mut().cloud.selected = None;

@@ -3,7 +3,7 @@
 
 pub mod naive_gradient;
 
-use topoview::field::{Dtype, Samples, ScalarField};
+use topoview_core::field::{Dtype, Samples, ScalarField};
 
 /// A field of `dtype` holding `vals` (already in range for the type), x fastest.
 pub fn field_of(dtype: Dtype, dims: &[usize], vals: &[f64]) -> ScalarField {
@@ -122,15 +122,15 @@ pub fn topoview(args: &[&str]) -> (bool, String, String) {
 }
 
 /// The sorted barcode Ripser computed (`tests/data/rips/NAME.expected.csv`: dim,birth,death).
-pub fn ripser_bars(name: &str) -> Vec<topoview::topo::rips::Bar> {
+pub fn ripser_bars(name: &str) -> Vec<topoview_core::topo::rips::Bar> {
     let text = std::fs::read_to_string(data(&format!("rips/{name}.expected.csv"))).expect("expected bars");
-    let mut bars: Vec<topoview::topo::rips::Bar> = text
+    let mut bars: Vec<topoview_core::topo::rips::Bar> = text
         .lines()
         .skip(1)
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
             let num = |s: &str| s.parse::<f32>().expect("a number");
-            topoview::topo::rips::Bar::new(f[0].parse().expect("a dimension"), num(f[1]), num(f[2]))
+            topoview_core::topo::rips::Bar::new(f[0].parse().expect("a dimension"), num(f[1]), num(f[2]))
         })
         .collect();
     bars.sort_by(|a, b| (a.dim, a.birth, a.death).partial_cmp(&(b.dim, b.birth, b.death)).expect("no NaN"));

@@ -3,8 +3,8 @@
 //! library's gradient must equal cell for cell (same pairs, same critical cells, ties included).
 
 use std::collections::{BTreeMap, BTreeSet};
-use topoview::topo::msc::grid::{Cell, CellGrid};
-use topoview::topo::msc::order::VertexOrder;
+use topoview_core::topo::msc::grid::{Cell, CellGrid};
+use topoview_core::topo::msc::order::VertexOrder;
 
 /// Per cell: None if critical, else its partner.
 pub fn gradient(grid: &CellGrid, order: &impl VertexOrder) -> Vec<Option<Cell>> {

@@ -1,0 +1,145 @@
+//! From what a point file holds ([`topoview_core::io::points`]) to the distances Rips persistence is
+//! computed over ([`topoview_core::topo::rips`]), and the viewer's Rips job: points from a file or an
+//! image, their distances, their barcode.
+
+use super::{Job, JobContext, JobError, Lane};
+use topoview_core::control::Control;
+use topoview_core::field::ScalarField;
+use topoview_core::io::points::{self, PointData, PointFormat};
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use topoview_core::io::points::{describe, distances};
+use topoview_core::topo::rips::image_points::{ImagePointsError, ImageTake, image_points};
+use topoview_core::topo::rips::{self, Barcode, Distances, RipsError, RipsOptions};
+
+/// Rips persistence of point clouds in the viewer.
+pub const RIPS: Lane = Lane("rips");
+
+/// Where the points come from.
+#[derive(Clone)]
+pub enum CloudSource {
+    /// A point cloud or distance matrix file.
+    File { path: PathBuf, format: PointFormat },
+    /// Points taken from an image (named `name` in what the result says).
+    Image { field: Arc<ScalarField>, name: String, take: ImageTake },
+    /// The points of an earlier result, again (other options).
+    Held(Arc<Cloud>),
+}
+
+/// What the points are, held between runs: the data, their distances, where to draw them.
+pub struct Cloud {
+    pub path: Option<PathBuf>,
+    /// In words: "4096 points in 9 dimensions (o3_4096.point_cloud)".
+    pub what: String,
+    pub data: PointData,
+    pub distances: Distances,
+    /// Where a distance matrix's points are drawn: a classical MDS embedding (points are
+    /// drawn at their own coordinates).
+    pub embedded: Option<Vec<[f64; 3]>>,
+}
+
+/// Computes the barcode of a cloud (reading or taking the points first when they are new).
+pub struct RipsJob {
+    pub source: CloudSource,
+    pub opts: RipsOptions,
+}
+
+pub struct RipsResult {
+    pub cloud: Arc<Cloud>,
+    pub opts: RipsOptions,
+    /// Sorted by dimension, birth and death.
+    pub barcode: Barcode,
+}
+
+/// Why points could not be had: the file (or image) and what went wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{name}: {message}")]
+pub struct CloudError {
+    pub name: String,
+    pub message: String,
+}
+
+impl Job for RipsJob {
+    type Output = RipsResult;
+
+    fn lane(&self) -> Lane {
+        RIPS
+    }
+
+    fn run(self, cx: &JobContext) -> Result<RipsResult, JobError> {
+        let stage = std::sync::Mutex::new("reading the points");
+        let progress = |n: u64| cx.report(*stage.lock().unwrap_or_else(|e| e.into_inner()), n, 0);
+        let ctl = cx.control(&progress);
+        let set = |s: &'static str| *stage.lock().unwrap_or_else(|e| e.into_inner()) = s;
+        let cloud = take(self.source, &ctl, &set)?;
+        set("computing the barcode");
+        let failed = |e: RipsError| match e {
+            RipsError::Cancelled(_) => JobError::Cancelled,
+            e => JobError::Failed(Box::new(CloudError { name: cloud.name(), message: e.to_string() })),
+        };
+        let (barcode, ran) = cx.backend.rips(&cloud.distances, &self.opts, &ctl).map_err(failed)?;
+        cx.note(ran.fallback);
+        Ok(RipsResult { cloud, opts: self.opts, barcode: barcode.sorted() })
+    }
+}
+
+impl Cloud {
+    /// The file's name, or what the points are.
+    pub fn name(&self) -> String {
+        self.path.as_ref().map_or_else(|| self.what.clone(), |p| p.display().to_string())
+    }
+
+    /// The number of coordinates of each point (None: a distance matrix).
+    pub fn dim(&self) -> Option<usize> {
+        match &self.data {
+            PointData::Points { dim, .. } => Some(*dim),
+            PointData::LowerDistances(_) => None,
+        }
+    }
+}
+
+/// Reads or takes the points, and their distances.
+fn take(source: CloudSource, ctl: &Control, stage: &dyn Fn(&'static str)) -> Result<Arc<Cloud>, JobError> {
+    let fail =
+        |name: &str, message: String| JobError::Failed(Box::new(CloudError { name: name.into(), message }));
+    let (path, data, from) = match source {
+        CloudSource::File { path, format } => match points::read(&path, format, ctl) {
+            Ok(d) => (Some(path), d, None),
+            Err(topoview_core::io::ReadError::Cancelled { .. }) => return Err(JobError::Cancelled),
+            // The reader's message names the file already.
+            Err(e) => return Err(JobError::Failed(Box::new(e))),
+        },
+        CloudSource::Image { field, name, take } => {
+            let (p, what) = image_points(&field, take, ctl).map_err(|e| match e {
+                ImagePointsError::Msc(topoview_core::topo::msc::MscError::Cancelled(_)) => {
+                    JobError::Cancelled
+                }
+                e => fail(&name, e.to_string()),
+            })?;
+            if p.is_empty() {
+                return Err(fail(&name, format!("no {what}")));
+            }
+            (None, PointData::Points { coords: p.coords, dim: p.dim }, Some(format!("{what} of {name}")))
+        }
+        CloudSource::Held(c) => return Ok(c),
+    };
+    let name = path.as_ref().map_or_else(|| from.clone().unwrap_or_default(), |p| p.display().to_string());
+    stage("computing the distances");
+    let d = distances(&data, ctl).map_err(|e| match e {
+        RipsError::Cancelled(_) => JobError::Cancelled,
+        e => fail(&name, e.to_string()),
+    })?;
+    let mut what = describe(&data, &d);
+    if let Some(from) = from {
+        what = format!("{what}: {from}");
+    }
+    let embedded = match &data {
+        PointData::Points { .. } => None,
+        PointData::LowerDistances(_) => {
+            stage("placing the points (classical MDS)");
+            Some(rips::embed::classical_mds(&d, ctl).map_err(|_| JobError::Cancelled)?)
+        }
+    };
+    Ok(Arc::new(Cloud { path, what, data, distances: d, embedded }))
+}

@@ -1,0 +1,362 @@
+//! Point clouds in the viewer: a cloud read from a file (File > Open, drag and drop) or taken
+//! from the image on screen, its Vietoris-Rips barcode computed on the worker
+//! ([`topoview_compute::rips`]), shown as a barcode and a persistence diagram beside a 3D
+//! scatter ([`super::cloud_view`]) with the complex drawn at a chosen radius.
+
+use super::TopoApp;
+use super::barcode_plot;
+pub use super::barcode_plot::PICKED;
+use crate::render::camera::Camera;
+use egui::RichText;
+use std::path::PathBuf;
+use std::sync::Arc;
+use topoview_compute::rips::{CloudSource, RIPS, RipsJob, RipsResult};
+use topoview_core::io::points::PointFormat;
+use topoview_core::topo::ecc::Filtration;
+use topoview_core::topo::rips::RipsOptions;
+use topoview_core::topo::rips::image_points::ImageTake;
+
+/// What the point-cloud view shows and how.
+pub struct CloudState {
+    /// The last barcode computed, with its cloud.
+    pub result: Option<RipsResult>,
+    /// Whether the window shows the cloud (else the image).
+    pub shown: bool,
+    /// The options of the next computation.
+    pub maxdim: usize,
+    pub threshold: Option<f32>,
+    /// The filtration radius the complex is drawn at.
+    pub radius: f32,
+    /// The bar picked (index into the result's sorted bars).
+    pub selected: Option<usize>,
+    pub camera: Camera,
+    /// The coordinates drawn as x, y and z (columns of the points).
+    pub axes: [usize; 3],
+    pub colour: ColourBy,
+    pub point_size: f32,
+    pub edges: bool,
+    pub triangles: bool,
+    /// How to take points from the image.
+    pub take: TakeForm,
+    /// Bumped with every new result (caches of the drawing follow it).
+    pub version: u64,
+    /// The complex last drawn.
+    pub drawn: Option<super::cloud_view::Drawn>,
+    /// The cloud the view was last framed on (a new one is framed afresh).
+    framed: Option<Arc<topoview_compute::rips::Cloud>>,
+}
+
+/// What colours the points.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ColourBy {
+    /// One coordinate of the points.
+    Column(usize),
+    /// Distance from the cloud's centroid (in the space of all its coordinates).
+    Centroid,
+    /// One colour for all.
+    Plain,
+}
+
+/// The form for points taken from the image.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TakeForm {
+    pub kind: TakeKind,
+    /// Critical points of this index only.
+    pub index: Option<u8>,
+    /// Simplification of the complex, as a fraction of the value range.
+    pub relative: f64,
+    pub count: usize,
+    pub seed: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TakeKind {
+    Critical,
+    Set,
+    Components,
+}
+
+impl Default for CloudState {
+    fn default() -> Self {
+        CloudState {
+            result: None,
+            shown: false,
+            maxdim: 1,
+            threshold: None,
+            radius: 0.0,
+            selected: None,
+            camera: Camera::default(),
+            axes: [0, 1, 2],
+            colour: ColourBy::Centroid,
+            point_size: 3.0,
+            edges: true,
+            triangles: true,
+            take: TakeForm { kind: TakeKind::Set, index: None, relative: 0.05, count: 500, seed: 1 },
+            version: 0,
+            drawn: None,
+            framed: None,
+        }
+    }
+}
+
+impl CloudState {
+    fn options(&self) -> RipsOptions {
+        RipsOptions { maxdim: self.maxdim, threshold: self.threshold.unwrap_or(f32::INFINITY) }
+    }
+}
+
+/// Whether `path` names a point cloud or distance matrix (by its extension or, for Ripser's
+/// files, its name) rather than an image.
+pub fn is_point_file(path: &std::path::Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    POINT_TYPES.contains(&ext) || name.contains("distance_matrix")
+}
+
+/// The extensions of point clouds and distance matrices.
+pub const POINT_TYPES: &[&str] =
+    &["csv", "tsv", "txt", "xyz", "npy", "ply", "point_cloud", "lower_distance_matrix", "distance_matrix"];
+
+/// Reads the cloud at `path` and computes its barcode.
+pub fn open(app: &mut TopoApp, path: PathBuf) {
+    let what = format!("Rips persistence of {}", path.display());
+    new_points(app);
+    app.settings.opened(&path);
+    submit(app, CloudSource::File { path, format: PointFormat::Auto }, what);
+}
+
+/// Takes points from the image on screen as the form says, and computes their barcode.
+pub fn from_image(app: &mut TopoApp) {
+    let Some(d) = &app.data else { return };
+    let f = app.cloud.take;
+    let filtration = app.settings.filtration();
+    let take = match f.kind {
+        TakeKind::Critical => {
+            let (lo, hi) = d.displayed_summary().range.unwrap_or((0.0, 0.0));
+            ImageTake::Critical { index: f.index, persistence: Some(f.relative * (hi - lo)) }
+        }
+        TakeKind::Set => ImageTake::Set { level: d.threshold, filtration, count: f.count, seed: f.seed },
+        TakeKind::Components => {
+            ImageTake::Components { level: d.threshold, filtration, construction: app.settings.construction }
+        }
+    };
+    let name = d.path.as_ref().map_or(d.source.clone(), |p| p.display().to_string());
+    let source = CloudSource::Image { field: d.displayed().clone(), name, take };
+    new_points(app);
+    submit(app, source, "Rips persistence of points from the image".into());
+}
+
+/// Computes the barcode of the cloud on screen again, with the options set now.
+pub fn recompute(app: &mut TopoApp) {
+    if let Some(r) = &app.cloud.result {
+        let what = format!("Rips persistence up to dimension {}", app.cloud.maxdim);
+        submit(app, CloudSource::Held(r.cloud.clone()), what);
+    }
+}
+
+/// Other points are coming: the last cloud's threshold (a radius of its own) is forgotten, and
+/// its barcode leaves the screen rather than stand for theirs meanwhile.
+fn new_points(app: &mut TopoApp) {
+    app.cloud.threshold = None;
+    app.cloud.result = None;
+    app.cloud.selected = None;
+    app.cloud.framed = None;
+    app.cloud.drawn = None;
+}
+
+fn submit(app: &mut TopoApp, source: CloudSource, what: String) {
+    let opts = app.cloud.options();
+    app.worker.submit(RipsJob { source, opts });
+    app.jobs.insert(RIPS, super::JobProgress { what, ..Default::default() });
+    app.cloud.shown = true;
+}
+
+/// A barcode arrived: shown, with the view framed on a new cloud.
+pub fn arrived(app: &mut TopoApp, r: RipsResult) {
+    let c = &mut app.cloud;
+    let same = c.framed.as_ref().is_some_and(|old| Arc::ptr_eq(old, &r.cloud));
+    c.framed = Some(r.cloud.clone());
+    c.selected = None;
+    c.version += 1;
+    if !same {
+        let dim = r.cloud.dim().unwrap_or(3);
+        c.axes = [0, 1.min(dim - 1), 2.min(dim - 1)];
+        if dim < 3 {
+            c.axes[2] = usize::MAX;
+        }
+        c.colour = ColourBy::Centroid;
+        c.radius = default_radius(&r);
+        let (center, radius) = super::cloud_view::bounds(&r, c.axes);
+        // Planar points and a matrix's placement (its first two axes hold the most) are seen
+        // from above.
+        let flat = dim < 3 || r.cloud.embedded.is_some();
+        c.camera = Camera { yaw: -90.0, pitch: if flat { 90.0 } else { 20.0 }, ..Camera::default() }
+            .framing(center, radius);
+    }
+    if r.opts.threshold.is_finite() {
+        // Nothing is drawn past the threshold: no edge is in the complex there.
+        c.radius = c.radius.min(r.opts.threshold);
+    }
+    // The view was switched to the cloud when the job was asked for; an image opened since
+    // keeps the window.
+    c.result = Some(r);
+}
+
+/// Where the complex is first drawn: in the middle of the longest bar of the highest
+/// dimension that has finite bars (a loop shows as a ring of edges), else where the last
+/// components join.
+fn default_radius(r: &RipsResult) -> f32 {
+    let finite = |d: usize| r.barcode.of_dim(d).filter(|b| b.death.is_finite());
+    for dim in (1..=r.barcode.maxdim).rev() {
+        if let Some(b) = finite(dim).max_by(|a, b| (a.death - a.birth).total_cmp(&(b.death - b.birth))) {
+            return (b.birth + b.death) / 2.0;
+        }
+    }
+    finite(0).map(|b| b.death).fold(0.0, f32::max)
+}
+
+/// The right-hand panel while the cloud is shown: what it is, the computation's options, the
+/// barcode and the persistence diagram, the bar picked.
+pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
+    ui.heading("Vietoris-Rips persistence");
+    let c = &mut app.cloud;
+    let mut compute = false;
+    ui.horizontal(|ui| {
+        ui.label("Up to dimension");
+        for k in 0..=2 {
+            ui.selectable_value(&mut c.maxdim, k, format!("H{k}"));
+        }
+    });
+    ui.horizontal(|ui| {
+        let mut limited = c.threshold.is_some();
+        ui.checkbox(&mut limited, "Edges no longer than")
+            .on_hover_text("Ripser's threshold: longer edges are left out (classes alive then never die)");
+        if limited && c.threshold.is_none() {
+            c.threshold = Some(c.radius.max(f32::MIN_POSITIVE));
+        } else if !limited {
+            c.threshold = None;
+        }
+        if let Some(t) = &mut c.threshold {
+            ui.add(egui::DragValue::new(t).speed(0.01).range(0.0..=f32::MAX));
+        }
+    });
+    let busy = app.jobs.contains_key(&RIPS);
+    let image = app.data.is_some();
+    ui.horizontal(|ui| {
+        let stale = c.result.as_ref().is_some_and(|r| r.opts != c.options());
+        compute = ui
+            .add_enabled(stale && !busy, egui::Button::new("Compute with these options"))
+            .on_disabled_hover_text("The barcode shown has these options")
+            .clicked();
+        if ui.add_enabled(image, egui::Button::new("Back to the image")).clicked() {
+            c.shown = false;
+        }
+    });
+    if compute {
+        recompute(app);
+    }
+    let c = &mut app.cloud;
+    let Some(r) = &c.result else {
+        ui.label(if busy { "Computing…" } else { "No point cloud yet: open one (File > Open)." });
+        return;
+    };
+    ui.label(RichText::new(&r.cloud.what).strong());
+    if let Some(p) = &r.cloud.path {
+        let name = p.file_name().map_or(p.display().to_string(), |n| n.to_string_lossy().into_owned());
+        ui.weak(name).on_hover_text(p.display().to_string());
+    }
+    let counts: Vec<String> = r
+        .barcode
+        .counts()
+        .iter()
+        .enumerate()
+        .map(|(k, n)| {
+            let inf = r.barcode.of_dim(k).filter(|b| b.death.is_infinite()).count();
+            let alive = if r.opts.threshold.is_finite() { "alive at the threshold" } else { "essential" };
+            format!("H{k}: {n} bar{} ({inf} {alive})", if *n == 1 { "" } else { "s" })
+        })
+        .collect();
+    ui.label(counts.join(" · "));
+    let t = r.opts.threshold;
+    ui.weak(if t.is_finite() { format!("threshold {t}") } else { "no threshold".to_string() });
+    ui.separator();
+    barcode_plot::legend(ui, r.barcode.maxdim);
+    ui.label("Barcode (click a bar; drag across to set the radius)");
+    barcode_plot::barcode(ui, &r.barcode, t, &mut c.radius, &mut c.selected);
+    ui.label("Persistence diagram (click a point)");
+    barcode_plot::diagram(ui, &r.barcode, t, &mut c.radius, &mut c.selected);
+    if let Some(bar) = c.selected.and_then(|i| r.barcode.bars.get(i)) {
+        let names = |s: u64, k: usize| {
+            let v: Vec<String> = r.barcode.vertices(s, k).iter().map(|v| v.to_string()).collect();
+            format!("[{}]", v.join(", "))
+        };
+        let death = if bar.death.is_finite() { bar.death.to_string() } else { "∞".into() };
+        ui.label(RichText::new(format!("H{} bar [{}, {death})", bar.dim, bar.birth)).strong());
+        ui.label(format!("created by {} (points {})", simplex_word(bar.dim), names(bar.creator, bar.dim)));
+        match bar.killer {
+            Some(k) => ui.label(format!(
+                "killed by {} (points {})",
+                simplex_word(bar.dim + 1),
+                names(k, bar.dim + 1)
+            )),
+            None if t.is_finite() => {
+                ui.label(format!("still alive at the threshold {t} (no longer edge is in the complex)"))
+            }
+            None => ui.label("never killed (an essential class)"),
+        };
+    }
+}
+
+fn simplex_word(dim: usize) -> &'static str {
+    ["the point", "the edge", "the triangle", "the tetrahedron", "the 4-simplex"][dim.min(4)]
+}
+
+/// The image panel's section: points taken from the image, for Rips persistence.
+pub fn image_section(app: &mut TopoApp, ui: &mut egui::Ui) {
+    let Some(d) = &app.data else { return };
+    let level = d.threshold;
+    let mut go = false;
+    egui::CollapsingHeader::new("Rips persistence of points from the image").show(ui, |ui| {
+        let f = &mut app.cloud.take;
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut f.kind, TakeKind::Set, "Set voxels");
+            ui.selectable_value(&mut f.kind, TakeKind::Components, "Component centroids");
+            ui.selectable_value(&mut f.kind, TakeKind::Critical, "Critical points");
+        });
+        let filtration = app.settings.filtration();
+        let set = if filtration == Filtration::Superlevel { "≥" } else { "≤" };
+        match f.kind {
+            TakeKind::Set => {
+                ui.horizontal(|ui| {
+                    ui.label(format!("Voxels with value {set} {level:.4}, at most"));
+                    ui.add(egui::DragValue::new(&mut f.count).range(2..=20_000));
+                    ui.label("seed");
+                    ui.add(egui::DragValue::new(&mut f.seed));
+                });
+            }
+            TakeKind::Components => {
+                ui.label(format!("Centroids of the components of the set {set} {level:.4}"));
+            }
+            TakeKind::Critical => {
+                ui.horizontal(|ui| {
+                    ui.label("Simplified to");
+                    ui.add(egui::Slider::new(&mut f.relative, 0.0..=0.5).show_value(true));
+                    ui.label("of the range");
+                });
+                ui.horizontal(|ui| {
+                    ui.label("Index");
+                    ui.selectable_value(&mut f.index, None, "all");
+                    for k in 0..=3u8 {
+                        ui.selectable_value(&mut f.index, Some(k), k.to_string());
+                    }
+                });
+            }
+        }
+        ui.label("In world coordinates (the affine, else the spacing); the threshold is the one on screen.");
+        go =
+            ui.add_enabled(!app.jobs.contains_key(&RIPS), egui::Button::new("Compute the barcode")).clicked();
+    });
+    if go {
+        from_image(app);
+    }
+}

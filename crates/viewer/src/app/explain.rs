@@ -1,0 +1,437 @@
+//! "Why χ changes": the Betti curves beside χ (worker lane `betti`), and the parts of the
+//! threshold set (components, and the voids or holes they enclose) coloured over the slices,
+//! relabelled on the worker's `explain` lane each time the threshold moves, with the tunnels
+//! alive at the threshold marked where they are born (lane `tunnels`, once per field).
+
+use super::TopoApp;
+use egui::Color32;
+use std::sync::Arc;
+use topoview_compute::JobId;
+use topoview_compute::betti_jobs::{self, BettiCurves, BettiLines, Explain, Explained, TunnelList, Tunnels};
+use topoview_core::topo::betti::parts::{NO_PART, Parts};
+use topoview_core::topo::betti::tunnels::Tunnel;
+use topoview_core::topo::ecc::{Construction, Ecc, Filtration};
+
+/// Colours of β0, β1, β2 in the plot and the readout.
+pub const BETTI_COLOURS: [Color32; 3] =
+    [Color32::from_rgb(110, 215, 110), Color32::from_rgb(205, 120, 255), Color32::from_rgb(70, 215, 215)];
+
+/// Components take the label palette's hues in turn ([`super::msc_labels::PALETTE`]); voids
+/// (and 2D holes) are drawn in [`VOID`].
+/// Translucent: a void can be most of a volume (the brain inside the dark background).
+const VOID: Color32 = Color32::from_rgba_premultiplied(100, 0, 100, 100);
+
+/// What the layer holds between frames.
+#[derive(Default)]
+pub struct ExplainLayer {
+    /// The Betti curves last computed, for their curve.
+    pub lines: Option<Arc<BettiLines>>,
+    /// The curve (by address) whose Betti curves were last asked for, and the job.
+    betti_asked: Option<usize>,
+    betti_job: Option<JobId>,
+    /// Why the last Betti curves or tunnels asked for did not come (cancelled, failed, or the
+    /// field cannot have tunnels): shown with a Retry button instead of asking again each frame.
+    betti_stopped: Option<String>,
+    tunnels_stopped: Option<String>,
+    tunnels_job: Option<JobId>,
+    /// The parts last labelled.
+    pub shown: Option<Explained>,
+    /// What was last asked: field (by address), threshold bits, construction, filtration.
+    asked: Option<(usize, u64, Construction, Filtration)>,
+    /// The tunnels last computed, and what was last asked of them.
+    pub tunnels: Option<TunnelList>,
+    tunnels_asked: Option<(usize, Construction, Filtration)>,
+    /// A field (by address) larger than [`TUNNEL_VOXELS`] whose tunnels the user asked for.
+    tunnels_wanted: Option<usize>,
+}
+
+/// Fields up to this many voxels get their tunnels found on their own; larger ones on request
+/// (the persistence diagram behind them took 9 to 37 s and 2.5 GiB for the 8.7 M voxels of the
+/// MNI template on the 2-core VM).
+pub const TUNNEL_VOXELS: usize = 1 << 21;
+
+impl std::fmt::Debug for ExplainLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ExplainLayer")
+    }
+}
+
+impl ExplainLayer {
+    /// The Betti curves of `ecc`, when they are here.
+    pub fn lines_for(&self, ecc: &Arc<Ecc>) -> Option<&Arc<BettiLines>> {
+        self.lines.as_ref().filter(|l| Arc::ptr_eq(&l.ecc, ecc))
+    }
+
+    pub fn arrived_lines(&mut self, l: BettiLines) {
+        if self.betti_asked == Some(Arc::as_ptr(&l.ecc) as usize) {
+            self.lines = Some(Arc::new(l));
+        }
+    }
+
+    /// A job of this layer's (or another lane's: then nothing) was cancelled or failed.
+    pub fn stopped(&mut self, id: JobId, why: &str) {
+        if self.betti_job == Some(id) {
+            self.betti_stopped = Some(why.to_string());
+        }
+        if self.tunnels_job == Some(id) {
+            self.tunnels_stopped = Some(why.to_string());
+        }
+    }
+
+    pub fn arrived_tunnels(&mut self, t: TunnelList) {
+        if self.tunnels_asked == Some((Arc::as_ptr(&t.field) as usize, t.construction, t.filtration)) {
+            self.tunnels = Some(t);
+        }
+    }
+
+    pub fn arrived_parts(&mut self, e: Explained) {
+        if self.asked.is_some_and(|(f, ..)| f == Arc::as_ptr(&e.field) as usize) {
+            self.shown = Some(e);
+        }
+    }
+}
+
+/// Asks the worker for what the panel shows and does not have: the Betti curves of the curve on
+/// screen, the parts of the set at the current threshold (a newer request supersedes an older
+/// one on each lane).
+pub fn request(app: &mut TopoApp) {
+    let Some(d) = &app.data else { return };
+    let on = &app.settings.explain;
+    if on.betti
+        && let Some(c) = d.displayed_curve()
+    {
+        let key = Arc::as_ptr(&c.ecc) as usize;
+        if app.explain.lines_for(&c.ecc).is_none() && app.explain.betti_asked != Some(key) {
+            app.explain.betti_asked = Some(key);
+            app.explain.betti_stopped = None;
+            let id = app.worker.submit(BettiCurves { field: d.displayed().clone(), ecc: c.ecc.clone() });
+            app.explain.betti_job = Some(id);
+            let what = "Betti curves".to_string();
+            app.jobs.insert(betti_jobs::BETTI, super::JobProgress { what, ..Default::default() });
+        }
+    }
+    if on.parts {
+        let field = d.displayed().clone();
+        let (construction, filtration) = (app.settings.construction, app.settings.filtration());
+        let key = (Arc::as_ptr(&field) as usize, d.threshold.to_bits(), construction, filtration);
+        if app.explain.asked != Some(key) {
+            app.explain.asked = Some(key);
+            app.worker.submit(Explain {
+                field: field.clone(),
+                construction,
+                filtration,
+                threshold: d.threshold,
+            });
+        }
+        let key = (key.0, construction, filtration);
+        let wanted = field.len() <= TUNNEL_VOXELS || app.explain.tunnels_wanted == Some(key.0);
+        if wanted && field.ndim() >= 2 && app.explain.tunnels_asked != Some(key) {
+            app.explain.tunnels_asked = Some(key);
+            app.explain.tunnels_stopped = None;
+            // Judged once per field: NaN, infinities, a flat axis or a size the diagram cannot take.
+            if let Err(e) = topoview_core::topo::betti::tunnels::check(&field) {
+                app.explain.tunnels_stopped = Some(e.to_string());
+                return;
+            }
+            let id = app.worker.submit(Tunnels { field, construction, filtration });
+            app.explain.tunnels_job = Some(id);
+            let what = "Tunnels".to_string();
+            app.jobs.insert(betti_jobs::TUNNELS, super::JobProgress { what, ..Default::default() });
+        }
+    }
+}
+
+/// The tunnels alive at the threshold, for the field on screen with the current construction
+/// and filtration.
+pub fn alive_tunnels(app: &TopoApp) -> Vec<Tunnel> {
+    let (Some(d), Some(l)) = (&app.data, &app.explain.tunnels) else { return Vec::new() };
+    let same = Arc::ptr_eq(&l.field, d.displayed())
+        && l.construction == app.settings.construction
+        && l.filtration == app.settings.filtration();
+    if !app.settings.explain.parts || !same {
+        return Vec::new();
+    }
+    let t = d.threshold;
+    let sup = l.filtration == Filtration::Superlevel;
+    l.tunnels
+        .iter()
+        .filter(|x| if sup { x.birth >= t && t > x.death } else { x.birth <= t && t < x.death })
+        .copied()
+        .collect()
+}
+
+/// Colour of the tunnel marks.
+pub const TUNNEL: Color32 = Color32::from_rgb(255, 235, 60);
+
+/// Marks the tunnels born in the plane at `slice` (normal `w`; a cell between two planes shows
+/// on both) with a ring, `to_screen` mapping voxel coordinates to the view.
+pub fn draw_tunnels(
+    painter: &egui::Painter,
+    tunnels: &[Tunnel],
+    w: usize,
+    slice: usize,
+    to_screen: impl Fn([f64; 3]) -> egui::Pos2,
+) {
+    let stroke = egui::Stroke::new(2.0, TUNNEL);
+    for x in tunnels.iter().filter(|x| (x.at[w] - slice as f64).abs() < 1.0) {
+        painter.circle_stroke(to_screen(x.at), 5.0, stroke);
+    }
+}
+
+/// The parts to draw over the slices: those of the field on screen with the current
+/// construction and filtration (at the last threshold labelled, while a newer one is under way).
+pub fn overlay(app: &TopoApp) -> Option<Arc<Parts>> {
+    if !app.settings.explain.parts {
+        return None;
+    }
+    let d = app.data.as_ref()?;
+    let e = app.explain.shown.as_ref()?;
+    let same = Arc::ptr_eq(&e.field, d.displayed())
+        && e.construction == app.settings.construction
+        && e.filtration == app.settings.filtration();
+    same.then(|| e.parts.clone())
+}
+
+/// The plane at `slice` (normal axis `w`, in-plane axes `u`, `v`) of the parts, row 0 at the top.
+pub fn parts_image(parts: &Parts, axes: (usize, usize, usize), slice: usize) -> egui::ColorImage {
+    let (u, v, w) = axes;
+    let dims = parts.dims;
+    let (nu, nv) = (dims[u], dims[v]);
+    let mut pixels = vec![Color32::TRANSPARENT; nu * nv];
+    let colour = |id: u32| {
+        if id == NO_PART {
+            Color32::TRANSPARENT
+        } else if id >= parts.components {
+            VOID
+        } else {
+            let hues = &super::msc_labels::PALETTE;
+            let [r, g, b] = hues[id as usize % hues.len()];
+            Color32::from_rgba_unmultiplied(r, g, b, 120)
+        }
+    };
+    let layer = slice.min(dims[w] - 1);
+    if (u, v, w) == (0, 1, 2) {
+        // Planes of constant z, x across: whole lines of runs.
+        for y in 0..nv {
+            let row = nv - 1 - y;
+            for (x0, x1, id) in parts.line(y, layer) {
+                pixels[row * nu + x0..row * nu + x1].fill(colour(id));
+            }
+        }
+    } else {
+        for row in 0..nv {
+            for iu in 0..nu {
+                let mut p = [0; 3];
+                p[u] = iu;
+                p[v] = nv - 1 - row;
+                p[w] = layer;
+                pixels[row * nu + iu] = colour(parts.id_at(p[0], p[1], p[2]));
+            }
+        }
+    }
+    egui::ColorImage::new([nu, nv], pixels)
+}
+
+/// The components' colours for the 3D view's voxels mode: RGBA8, one texel per `stride`-th
+/// voxel along each axis (the volume texture's layout), x fastest; components in the label
+/// palette's hues, opaque; everything else (outside the set, voids) alpha 0.
+pub fn parts_texels(parts: &Parts, stride: usize) -> Vec<u8> {
+    use rayon::prelude::*;
+    let s = stride.max(1);
+    let [nx, ny, nz] = parts.dims.map(|n| n.div_ceil(s));
+    let mut out = vec![0u8; nx * ny * nz * 4];
+    let hues = &super::msc_labels::PALETTE;
+    out.par_chunks_mut(nx * 4).enumerate().for_each(|(line, row)| {
+        let (j, k) = (line % ny, line / ny);
+        for (x0, x1, id) in parts.line(j * s, k * s) {
+            if id == NO_PART || id >= parts.components {
+                continue;
+            }
+            let [r, g, b] = hues[id as usize % hues.len()];
+            // Texels i with i * s in [x0, x1).
+            for i in x0.div_ceil(s)..x1.div_ceil(s).min(nx) {
+                row[4 * i..4 * i + 4].copy_from_slice(&[r, g, b, 255]);
+            }
+        }
+    });
+    out
+}
+
+/// The panel's controls and readouts, under the ECC plot.
+pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
+    let three_d = app.data.as_ref().is_some_and(|d| d.displayed().ndim() == 3);
+    let s = &mut app.settings.explain;
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut s.betti, "Betti curves").on_hover_text(
+            "β0 components, β1 tunnels (holes in 2D), β2 voids: χ = β0 − β1 + β2 at every threshold",
+        );
+        ui.checkbox(&mut s.parts, if three_d { "Components and voids" } else { "Components and holes" })
+            .on_hover_text(
+                "Colour each component of the threshold set on the slices, and the voids it encloses",
+            );
+    });
+    let Some(d) = &app.data else { return };
+    let t = d.threshold;
+    if app.settings.explain.betti {
+        match d.displayed_curve().and_then(|c| app.explain.lines_for(&c.ecc)) {
+            Some(l) => {
+                let b = l.at(t);
+                ui.horizontal(|ui| {
+                    let n = if three_d { 3 } else { 2 };
+                    for k in 0..n {
+                        ui.label(
+                            egui::RichText::new(format!("β{k} = {}", b[k]))
+                                .size(16.0)
+                                .color(BETTI_COLOURS[k]),
+                        );
+                    }
+                });
+            }
+            None => match app.explain.betti_stopped.clone() {
+                Some(why) => {
+                    ui.horizontal(|ui| {
+                        ui.small(format!("Betti curves: {why}"));
+                        if ui.small_button("Retry").clicked() {
+                            app.explain.betti_asked = None;
+                            app.explain.betti_stopped = None;
+                        }
+                    });
+                }
+                None => {
+                    ui.small("Computing the Betti curves…");
+                }
+            },
+        }
+    }
+    if app.settings.explain.parts {
+        match &app.explain.shown {
+            Some(e) if overlay(app).is_some() => {
+                let p = &e.parts;
+                let plural =
+                    |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+                let voids =
+                    if three_d { plural(p.voids, "void", "voids") } else { plural(p.voids, "hole", "holes") };
+                let largest = p.sizes[..p.components as usize].iter().max().copied().unwrap_or(0);
+                let stale = if e.threshold.to_bits() != t.to_bits() { " (updating)" } else { "" };
+                ui.small(format!(
+                    "At {}: {} (largest {largest} voxels), {voids} (magenta){stale}; labelled in {:.0} ms",
+                    topoview_core::export::format_threshold(e.threshold, d.displayed().dtype()),
+                    plural(p.components, "component", "components"),
+                    e.ms
+                ));
+            }
+            _ => {
+                ui.small("Labelling the components…");
+            }
+        }
+        tunnel_list(app, ui);
+    }
+}
+
+/// The tunnels alive at the threshold, longest-lived first; a click puts the crosshair on one.
+fn tunnel_list(app: &mut TopoApp, ui: &mut egui::Ui) {
+    let Some(d) = &app.data else { return };
+    let (dtype, ndim) = (d.displayed().dtype(), d.displayed().ndim());
+    let key = Arc::as_ptr(d.displayed()) as usize;
+    let asked = app.explain.tunnels_asked.is_some_and(|k| k.0 == key);
+    if !asked && d.displayed().len() > TUNNEL_VOXELS {
+        let label = if ndim == 3 { "Find the tunnels" } else { "Find the holes" };
+        let hint = "Their birth and death thresholds, from the persistence diagram: a minute and a few GiB for 10 M voxels";
+        if ui.button(label).on_hover_text(hint).clicked() {
+            app.explain.tunnels_wanted = Some(key);
+        }
+        return;
+    }
+    if let Some(why) = app.explain.tunnels_stopped.clone() {
+        ui.horizontal(|ui| {
+            ui.small(format!("Tunnels: {why}"));
+            if ui.small_button("Retry").clicked() {
+                app.explain.tunnels_asked = None;
+                app.explain.tunnels_stopped = None;
+            }
+        });
+        return;
+    }
+    let (construction, filtration) = (app.settings.construction, app.settings.filtration());
+    let ready = app.explain.tunnels.as_ref().is_some_and(|l| {
+        Arc::as_ptr(&l.field) as usize == key && l.construction == construction && l.filtration == filtration
+    });
+    if !ready {
+        ui.small("Finding the tunnels…");
+        return;
+    }
+    let dims = d.displayed().dims();
+    let mut alive = alive_tunnels(app);
+    alive.sort_by(|a, b| (b.death - b.birth).abs().total_cmp(&(a.death - a.birth).abs()));
+    let what = if ndim == 3 { "Tunnels" } else { "Holes" };
+    let fmt = |v: f64| topoview_core::export::format_threshold(v, dtype);
+    egui::CollapsingHeader::new(format!(
+        "{what} at the threshold: {} (yellow rings where born)",
+        alive.len()
+    ))
+    .id_salt("tunnels")
+    .show(ui, |ui| {
+        egui::ScrollArea::vertical().max_height(140.0).show(ui, |ui| {
+            for x in alive.iter().take(200) {
+                let at = super::views::voxel_at(x.at, dims);
+                let label = format!(
+                    "born {} dies {} at ({}, {}, {})",
+                    fmt(x.birth),
+                    fmt(x.death),
+                    at[0],
+                    at[1],
+                    at[2]
+                );
+                if ui.small_button(label).on_hover_text("Move the crosshair here").clicked() {
+                    app.views.cursor = at;
+                }
+            }
+            if alive.len() > 200 {
+                ui.small(format!("and {} shorter-lived", alive.len() - 200));
+            }
+        });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use topoview_core::topo::betti::parts::parts;
+    use topoview_core::topo::ecc::{Construction, Filtration};
+
+    /// Each texel is the colour of the voxel it stands for (every `stride`-th), opaque for a
+    /// component and clear elsewhere.
+    #[test]
+    fn texels_colour_the_sampled_voxels_components() {
+        let f = topoview_core::synthetic::gaussian_random_field(&[23, 17, 11], 1.5, 4, &Default::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut v: Vec<f64> = (0..f.len()).map(|i| f.samples().get_f64(i)).collect();
+        v.sort_by(f64::total_cmp);
+        // The lowest fifth: many small components.
+        let t = v[v.len() / 5];
+        let p = parts(&f, Construction::TopCells, Filtration::Sublevel, t, &Default::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(p.components > 3);
+        let hues = &super::super::msc_labels::PALETTE;
+        for s in [1, 2, 3] {
+            let t = parts_texels(&p, s);
+            let [nx, ny, nz] = p.dims.map(|n| n.div_ceil(s));
+            assert_eq!(t.len(), nx * ny * nz * 4);
+            for k in 0..nz {
+                for j in 0..ny {
+                    for i in 0..nx {
+                        let id = p.id_at(i * s, j * s, k * s);
+                        let want = if id == NO_PART || id >= p.components {
+                            [0; 4]
+                        } else {
+                            let [r, g, b] = hues[id as usize % hues.len()];
+                            [r, g, b, 255]
+                        };
+                        let at = 4 * (i + nx * (j + ny * k));
+                        assert_eq!(t[at..at + 4], want, "stride {s} texel ({i}, {j}, {k})");
+                    }
+                }
+            }
+        }
+    }
+}

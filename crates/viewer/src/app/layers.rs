@@ -1,0 +1,477 @@
+//! Layers: volumes drawn over the image in the slice views (a statistical map over an
+//! anatomy, a label map over an image), each resampled to the image's grid on the worker's
+//! `layers` lane ([`topoview_compute::layers`]: nearest for labels, trilinear otherwise) and
+//! drawn with its own colormap, window, opacity and threshold. The ECC and every other analysis
+//! stay on the image; the layer list says so, and "Analyse" swaps a layer with the image.
+
+use super::{JobProgress, TopoApp};
+use crate::render::colormap::{Colormap, label_colour};
+use egui::Color32;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use topoview_compute::FieldSummary;
+use topoview_compute::layers::{LAYERS, LayerRequest, LayerSource, PlaceLayers, PlacedLayers};
+use topoview_core::field::ScalarField;
+use topoview_core::io::OpenOptions;
+
+/// How a layer is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LayerStyle {
+    pub visible: bool,
+    /// Of intensities (a label layer has categorical colours).
+    pub colormap: Colormap,
+    pub window: (f64, f64),
+    pub opacity: f32,
+    /// Intensities whose magnitude is at most this are not drawn (a statistical map's
+    /// threshold, both signs), nor are 0 labels.
+    pub threshold: f64,
+}
+
+impl LayerStyle {
+    /// What a layer starts with: label colours; or, for signed values (a statistical map),
+    /// cool-warm centred on zero with the third of the window nearest zero hidden (cool-warm's
+    /// pale middle would veil the anatomy); else inferno, which stands out on gray anatomy,
+    /// with zeros hidden.
+    pub fn initial(summary: &FieldSummary, labels: bool) -> LayerStyle {
+        let (colormap, window, threshold) = if labels {
+            (Colormap::Labels, summary.window, 0.0)
+        } else if summary.signed {
+            let m = summary.window.0.abs().max(summary.window.1.abs());
+            (Colormap::CoolWarm, (-m, m), m / 3.0)
+        } else {
+            (Colormap::Inferno, summary.window, 0.0)
+        };
+        let opacity = if labels { 0.5 } else { 0.8 };
+        LayerStyle { visible: true, colormap, window, opacity, threshold }
+    }
+}
+
+/// A layer on the image's grid.
+pub struct Layer {
+    pub id: u64,
+    pub path: PathBuf,
+    /// As read, on its own grid (placed again from here when the image changes).
+    pub source: Arc<ScalarField>,
+    /// At the image's voxels, NaN outside the layer.
+    pub field: Arc<ScalarField>,
+    pub summary: FieldSummary,
+    pub labels: bool,
+    pub style: LayerStyle,
+}
+
+impl Layer {
+    pub fn name(&self) -> String {
+        file_name(&self.path)
+    }
+
+    /// The layer's value at an image voxel (NaN outside the layer).
+    pub fn value_at(&self, voxel: [usize; 3]) -> f64 {
+        let f = &self.field;
+        f.samples().get_f64(f.index(voxel[0], voxel[1], voxel[2]))
+    }
+
+    /// "name: value 2.5", "name: label 12" or "name: outside" at an image voxel.
+    pub fn readout(&self, voxel: [usize; 3]) -> String {
+        let v = self.value_at(voxel);
+        let what = if v.is_nan() {
+            "outside".to_string()
+        } else if self.labels {
+            format!("label {}", v as i64)
+        } else {
+            format!("value {}", topoview_core::export::format_threshold(v, self.field.dtype()))
+        };
+        format!("{}: {what}", self.name())
+    }
+
+    /// Whether the layer's values could be labels: integers as stored (a float file is not
+    /// offered as labels).
+    pub fn integer(&self) -> bool {
+        !self.source.dtype().is_float() || self.source.labels
+    }
+
+    /// The colour drawn for `value`: transparent outside the layer, at zero labels and at
+    /// intensities within the threshold.
+    pub fn colour(&self, value: f64) -> Color32 {
+        let s = &self.style;
+        let [r, g, b] = if value.is_nan() {
+            return Color32::TRANSPARENT;
+        } else if self.labels {
+            if value <= 0.0 {
+                return Color32::TRANSPARENT;
+            }
+            // As the image's label colours: id mod 256.
+            label_colour(value as usize % 256)
+        } else {
+            if value.abs() <= s.threshold {
+                return Color32::TRANSPARENT;
+            }
+            let (lo, hi) = s.window;
+            s.colormap.rgb(((value - lo) / (hi - lo).max(f64::MIN_POSITIVE)) as f32)
+        };
+        Color32::from_rgba_unmultiplied(r, g, b, (s.opacity.clamp(0.0, 1.0) * 255.0).round() as u8)
+    }
+
+    /// The slice of constant `axes.2` at `slice` as an image: `axes.0` across, `axes.1` up
+    /// (row 0 is the top, the last v), as the views lay textures with `Frame::image_rect`.
+    pub fn slice_image(&self, axes: (usize, usize, usize), slice: usize) -> egui::ColorImage {
+        let (u, v, w) = axes;
+        let dims = self.field.dims();
+        let (nu, nv) = (dims[u], dims[v]);
+        let mut pixels = Vec::with_capacity(nu * nv);
+        let mut p = [0; 3];
+        p[w] = slice.min(dims[w] - 1);
+        for row in 0..nv {
+            p[v] = nv - 1 - row;
+            for iu in 0..nu {
+                p[u] = iu;
+                pixels.push(self.colour(self.value_at(p)));
+            }
+        }
+        egui::ColorImage::new([nu, nv], pixels)
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// A layer waiting to be placed on the image on screen, with the style it keeps.
+#[derive(Clone)]
+struct Queued {
+    request: LayerRequest,
+    style: Option<LayerStyle>,
+}
+
+/// The layers over the image, and those on their way.
+#[derive(Default)]
+pub struct Layers {
+    /// Drawn in order: the last on top.
+    pub list: Vec<Layer>,
+    queued: Vec<Queued>,
+    /// The image the queued layers were last sent to be placed on, and the job's id.
+    sent_for: Option<Arc<ScalarField>>,
+    sent_id: Option<topoview_compute::JobId>,
+    next_id: u64,
+}
+
+impl std::fmt::Debug for Layers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Layers({} shown, {} queued)", self.list.len(), self.queued.len())
+    }
+}
+
+/// Whether two fields lie on the same grid: a layer placed on one lines up with the other.
+fn same_grid(a: &ScalarField, b: &ScalarField) -> bool {
+    a.shape() == b.shape() && a.spacing() == b.spacing() && a.affine == b.affine
+}
+
+impl Layers {
+    /// Forgets every layer, shown or on its way (their job's results are then ignored: the
+    /// ids go on counting, so an old result never matches a new layer).
+    pub fn clear(&mut self) {
+        self.list.clear();
+        self.queued.clear();
+        self.sent_for = None;
+        self.sent_id = None;
+    }
+
+    /// Job `id` was cancelled or failed: if it was the layers job last sent (not one a newer
+    /// request superseded), the layers it was placing are dropped (they would otherwise wait
+    /// for a job that never comes back). Says which, when any.
+    pub fn stopped(&mut self, id: topoview_compute::JobId) -> Option<String> {
+        if self.sent_id != Some(id) {
+            return None;
+        }
+        self.sent_for = None;
+        self.sent_id = None;
+        let names = self.loading();
+        self.queued.clear();
+        (!names.is_empty()).then(|| format!("layers not placed: {}", names.join(", ")))
+    }
+
+    /// Names of the layers being read or placed.
+    pub fn loading(&self) -> Vec<String> {
+        self.queued.iter().map(|q| file_name(&q.request.path)).collect()
+    }
+
+    fn queue(&mut self, path: PathBuf, source: LayerSource, labels: Option<bool>, style: Option<LayerStyle>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.queued.push(Queued { request: LayerRequest { id, path, source, labels }, style });
+        self.sent_for = None;
+    }
+
+    /// Takes a layer out of the list to be placed again (from the field held), keeping its
+    /// style but for what `labels` changes.
+    fn requeue(&mut self, index: usize, labels: bool) {
+        let l = self.list.remove(index);
+        let style = (labels == l.labels).then_some(l.style).or_else(|| {
+            let mut s = LayerStyle::initial(&l.summary, labels);
+            s.visible = l.style.visible;
+            Some(s)
+        });
+        let source = LayerSource::Held(l.source);
+        self.queued.push(Queued {
+            request: LayerRequest { id: l.id, path: l.path, source, labels: Some(labels) },
+            style,
+        });
+        self.sent_for = None;
+    }
+
+    /// The image on screen changed: layers placed on another grid are placed again on this
+    /// one (a volume of the same series, or the smoothed field, keeps them as they are).
+    pub fn image_changed(&mut self, image: &ScalarField) {
+        while let Some(i) = self.list.iter().position(|l| !same_grid(&l.field, image)) {
+            let labels = self.list[i].labels;
+            self.requeue(i, labels);
+        }
+    }
+}
+
+/// Adds the file at `path` as a layer over the image (read and placed on the worker).
+pub fn add(app: &mut TopoApp, path: PathBuf) {
+    app.layers.queue(path, LayerSource::File { opts: OpenOptions::default() }, None, None);
+}
+
+/// Adds the file at `path` as a layer with a session's label choice and style.
+pub fn restore(app: &mut TopoApp, path: PathBuf, labels: bool, style: LayerStyle) {
+    app.layers.queue(path, LayerSource::File { opts: OpenOptions::default() }, Some(labels), Some(style));
+}
+
+/// Sends the queued layers to be placed on the image on screen, once it has loaded (one job
+/// for all of them: a newer job on the lane supersedes an older one).
+pub fn request(app: &mut TopoApp) {
+    let Some(d) = &app.data else { return };
+    let layers = &mut app.layers;
+    let fresh = layers.sent_for.as_ref().is_none_or(|g| !Arc::ptr_eq(g, &d.field));
+    if layers.queued.is_empty() || !fresh || app.jobs.contains_key(&topoview_compute::jobs::LOAD) {
+        return;
+    }
+    layers.sent_for = Some(d.field.clone());
+    let requests: Vec<LayerRequest> = layers.queued.iter().map(|q| q.request.clone()).collect();
+    let what = format!("Placing layer {}", layers.loading().join(", "));
+    app.layers.sent_id = Some(app.worker.submit(PlaceLayers { grid: d.field.clone(), layers: requests }));
+    app.jobs.insert(LAYERS, JobProgress { what, ..Default::default() });
+}
+
+/// Takes placed layers, if they were placed on the grid of the image on screen.
+pub fn arrived(app: &mut TopoApp, placed: PlacedLayers) {
+    let Some(d) = &app.data else { return };
+    if !same_grid(&placed.grid, &d.field) {
+        return; // `request` sends them again for this image
+    }
+    let mut errors = Vec::new();
+    for r in placed.layers {
+        let id = match &r {
+            Ok(l) => l.id,
+            Err(e) => e.id,
+        };
+        let layers = &mut app.layers;
+        let Some(q) = layers.queued.iter().position(|q| q.request.id == id) else { continue };
+        let style = layers.queued.remove(q).style;
+        match r {
+            Ok(p) => {
+                let style = style.unwrap_or_else(|| LayerStyle::initial(&p.summary, p.labels));
+                let layer = Layer {
+                    id,
+                    path: p.path,
+                    source: p.source,
+                    field: p.field,
+                    summary: p.summary,
+                    labels: p.labels,
+                    style,
+                };
+                layers.list.push(layer);
+            }
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    if !errors.is_empty() {
+        app.error = Some(errors.join("; "));
+    }
+}
+
+/// Treats a layer as labels (nearest-neighbour, categorical colours) or intensities
+/// (trilinear, a colormap): placed again from the field held.
+pub fn set_labels(app: &mut TopoApp, index: usize, labels: bool) {
+    if index < app.layers.list.len() {
+        app.layers.requeue(index, labels);
+    }
+}
+
+/// Makes layer `index` the image (the field as read, at its own resolution: nothing is read
+/// again, so a file moved since cannot lose it; the ECC and the other analyses now on it) and
+/// the image a layer over it.
+pub fn analyse(app: &mut TopoApp, index: usize) {
+    let Some(d) = &app.data else { return };
+    if index >= app.layers.list.len() {
+        return;
+    }
+    let layer = app.layers.list.remove(index);
+    let path = d.path.clone().unwrap_or_else(|| PathBuf::from(&d.source));
+    let image = LayerSource::Held(d.field.clone());
+    // The image goes over the field now analysed: as context, in gray and faint, so that
+    // what the user chose to analyse stays in view (labels keep their colours, faint too).
+    let colormap = if d.labels { Colormap::Labels } else { Colormap::Gray };
+    let style = LayerStyle { visible: true, colormap, window: d.window, opacity: 0.35, threshold: 0.0 };
+    app.layers.queue(path, image, Some(d.labels), Some(style));
+    let loaded = topoview_compute::Loaded {
+        source: layer.path.display().to_string(),
+        path: Some(layer.path.clone()),
+        origin: topoview_compute::jobs::Origin::File { path: layer.path, opts: OpenOptions::default() },
+        summary: FieldSummary::of(&layer.source),
+        field: layer.source,
+    };
+    app.loaded(loaded, 0.0);
+}
+
+/// Draws the layer list: the image (which the ECC analyses) and each layer with its controls.
+pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
+    let Some(d) = &app.data else { return };
+    let image = d.path.as_deref().map_or_else(|| d.source.clone(), file_name);
+    let empty = app.layers.list.is_empty() && app.layers.queued.is_empty();
+    ui.horizontal(|ui| {
+        ui.strong("Layers");
+        if empty {
+            ui.weak("none over the image");
+        }
+        if ui
+            .small_button("Add layer…")
+            .on_hover_text("A volume over the image, resampled to its grid")
+            .clicked()
+        {
+            super::actions::ask(app, super::file_dialog::Action::AddLayer, &ui.ctx().clone());
+        }
+    });
+    if empty {
+        return;
+    }
+    ui.label(format!("Image: {image} (the ECC and the analyses are of this one)"));
+    for name in app.layers.loading() {
+        ui.label(format!("{name}: being read and resampled…"));
+    }
+    let mut remove = None;
+    let mut labels_to = None;
+    let mut analyse_it = None;
+    let count = app.layers.list.len();
+    for (i, l) in app.layers.list.iter_mut().enumerate().rev() {
+        let name = l.name();
+        ui.push_id(l.id, |ui| {
+            ui.horizontal(|ui| {
+                ui.checkbox(&mut l.style.visible, &name).on_hover_text(l.path.display().to_string());
+                let top = if i + 1 == count && count > 1 { " (top)" } else { "" };
+                ui.weak(format!("layer{top}"));
+                if ui.small_button("Remove").clicked() {
+                    remove = Some(i);
+                }
+            });
+            ui.horizontal(|ui| {
+                ui.add(egui::Slider::new(&mut l.style.opacity, 0.0..=1.0).text("opacity"));
+                let mut as_labels = l.labels;
+                if l.integer()
+                    && ui
+                        .checkbox(&mut as_labels, "Labels")
+                        .on_hover_text("Categorical colours, nearest-neighbour resampling and a label readout")
+                        .changed()
+                {
+                    labels_to = Some((i, as_labels));
+                }
+                if ui.small_button("Analyse").on_hover_text("Make this the image: the ECC and the analyses move to it, and the image becomes a faint gray layer over it").clicked() {
+                    analyse_it = Some(i);
+                }
+            });
+            if !l.labels {
+                intensity_controls(ui, l);
+            }
+        });
+    }
+    if let Some(i) = remove {
+        app.layers.list.remove(i);
+    }
+    if let Some((i, labels)) = labels_to {
+        set_labels(app, i, labels);
+    }
+    if let Some(i) = analyse_it {
+        analyse(app, i);
+    }
+}
+
+/// Colormap, window and threshold of an intensity layer.
+fn intensity_controls(ui: &mut egui::Ui, l: &mut Layer) {
+    let s = &mut l.style;
+    let speed = l.summary.range.map_or(1.0, |(lo, hi)| (hi - lo) / 500.0);
+    ui.horizontal(|ui| {
+        egui::ComboBox::from_id_salt("colormap").selected_text(s.colormap.name()).show_ui(ui, |ui| {
+            for c in Colormap::ALL.into_iter().filter(|c| *c != Colormap::Labels) {
+                ui.selectable_value(&mut s.colormap, c, c.name());
+            }
+        });
+        ui.add(egui::DragValue::new(&mut s.window.0).speed(speed).prefix("min "));
+        ui.add(egui::DragValue::new(&mut s.window.1).speed(speed).prefix("max "));
+    });
+    ui.horizontal(|ui| {
+        ui.label("hide |value| ≤");
+        ui.add(egui::DragValue::new(&mut s.threshold).speed(speed).range(0.0..=f64::MAX));
+        if let Some((lo, hi)) = l.summary.range {
+            ui.weak(format!("values {} to {}", short(lo), short(hi)));
+        }
+    });
+}
+
+fn short(v: f64) -> String {
+    format!("{v:.3}").trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use topoview_core::field::Samples;
+
+    fn layer(values: Vec<f32>, labels: bool) -> Layer {
+        let f = Arc::new(ScalarField::new(&[values.len()], Samples::F32(values)).unwrap());
+        let summary = FieldSummary::of(&f);
+        let style = LayerStyle::initial(&summary, labels);
+        Layer { id: 0, path: "l.nii".into(), source: f.clone(), field: f, summary, labels, style }
+    }
+
+    #[test]
+    fn intensities_within_the_threshold_zero_labels_and_outside_are_transparent() {
+        let mut l = layer(vec![-3.0, -1.0, 0.0, 2.0, 3.0], false);
+        assert_eq!(l.style.colormap, Colormap::CoolWarm);
+        assert!(l.style.window.0 == -l.style.window.1 && l.style.window.1 > 0.0);
+        l.style.threshold = 1.5;
+        let alpha = |l: &Layer, v: f64| l.colour(v).a();
+        assert_eq!([-3.0, -1.0, 0.0, 1.5, 2.0, f64::NAN].map(|v| alpha(&l, v)), [204, 0, 0, 0, 204, 0]);
+        // Both signs at the window's ends get the diverging map's two ends.
+        l.style.opacity = 1.0;
+        let (lo, hi) = l.style.window;
+        let rgb = |c: Color32| [c.r(), c.g(), c.b()];
+        assert_eq!(rgb(l.colour(lo)), Colormap::CoolWarm.rgb(0.0));
+        assert_eq!(rgb(l.colour(hi)), Colormap::CoolWarm.rgb(1.0));
+        let mut ids = layer(vec![0.0, 1.0, 2.0, 3.0], true);
+        ids.style.opacity = 1.0;
+        assert_eq!(ids.colour(0.0), Color32::TRANSPARENT);
+        assert_eq!(rgb(ids.colour(2.0)), label_colour(2));
+    }
+
+    #[test]
+    fn a_slice_image_puts_the_top_row_at_the_last_v() {
+        // 2 x 3 x 1: value = x + 2y; the axial image has y = 2 on its first row.
+        let f = ScalarField::new(&[2, 3, 1], Samples::F32(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0])).unwrap();
+        let mut l = layer(vec![1.0], false);
+        l.field = Arc::new(f);
+        l.style = LayerStyle {
+            visible: true,
+            colormap: Colormap::Gray,
+            window: (0.0, 6.0),
+            opacity: 1.0,
+            threshold: 0.0,
+        };
+        let img = l.slice_image((0, 1, 2), 0);
+        assert_eq!(img.size, [2, 3]);
+        let grey: Vec<u8> = img.pixels.iter().map(|c| c.r()).collect();
+        let want: Vec<u8> =
+            [5.0, 6.0, 3.0, 4.0, 1.0, 2.0].iter().map(|v| Colormap::Gray.rgb(v / 6.0)[0]).collect();
+        assert_eq!(grey, want);
+    }
+}

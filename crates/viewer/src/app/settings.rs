@@ -1,0 +1,327 @@
+//! What the viewer remembers between runs (through eframe's storage).
+
+use crate::render::camera::Camera;
+use crate::render::colormap::Colormap;
+use crate::render::scene3d::Mode;
+use crate::render::transfer::TransferFunction;
+use std::path::PathBuf;
+use topoview_core::topo::ecc::{Construction, Filtration};
+
+const MAX_RECENT: usize = 10;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Layout {
+    /// One view along the given display axis (0: sagittal, 1: coronal, 2: axial; the world's
+    /// R, A, S for a volume with an affine, voxel x, y, z otherwise).
+    Single(usize),
+    /// Axial, coronal and sagittal views and the 3D view, 2x2.
+    Grid,
+    /// The 3D view alone.
+    Volume,
+}
+
+/// What the 3D view remembers: how it draws, the transfer function, the camera's direction
+/// and field of view (its target and distance follow each new volume), planes and clipping.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct View3dSettings {
+    pub mode: Mode,
+    pub transfer: TransferFunction,
+    pub camera: Camera,
+    pub planes: bool,
+    /// Clipping box as fractions of each axis: low corner, high corner.
+    pub clip: [[f32; 3]; 2],
+    /// Isosurfaces coloured through the transfer function's colours instead of one colour.
+    pub color_by_value: bool,
+    /// The second, translucent isosurface and its opacity.
+    pub second_surface: bool,
+    pub second_opacity: f32,
+    /// Skip bricks that cannot contribute (off only to compare).
+    pub skipping: bool,
+    /// Surfaces closed where the set meets the box (see [`crate::render::scene3d::Scene::caps`]).
+    pub caps: bool,
+    /// Ray samples per voxel when the camera is still (half as many while it moves).
+    pub samples_per_voxel: f32,
+}
+
+impl Default for View3dSettings {
+    fn default() -> Self {
+        View3dSettings {
+            mode: Mode::Composite,
+            transfer: TransferFunction::default(),
+            camera: Camera::default(),
+            planes: false,
+            clip: [[0.0; 3], [1.0; 3]],
+            color_by_value: false,
+            second_surface: false,
+            second_opacity: 0.3,
+            skipping: true,
+            caps: false,
+            samples_per_voxel: 1.0,
+        }
+    }
+}
+
+/// How the Morse-Smale complex is drawn over the views.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct MscSettings {
+    /// Whether the complex is drawn over the views at all.
+    pub show: bool,
+    /// Critical points shown, by index (minima, 1-saddles, 2-saddles, maxima; in 2D the
+    /// maxima are index 2).
+    pub points: [bool; 4],
+    /// Arcs shown, in the order of [`topoview_compute::msc_scene::ArcKind::ALL`].
+    pub arcs: [bool; 3],
+    /// On a slice: what lies within this many slices of it, fading with distance.
+    pub slab: usize,
+    /// The simplification slider in percent of the value range (else in values).
+    pub relative: bool,
+    /// Fields of up to this many voxels get their complex as soon as they are on screen.
+    pub auto_voxels: usize,
+    /// Manifolds drawn as translucent labels over the slices.
+    pub labels: LabelOverlay,
+}
+
+/// Which manifolds of the complex the slices show as labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum LabelOverlay {
+    None,
+    /// Basins: the ascending manifolds of the minima (a label per voxel).
+    Basins,
+    /// Mountains: the descending manifolds of the maxima (a label per top cell).
+    Mountains,
+    /// 2D fields: the Morse-Smale cells, a label per pair of basin and mountain (per square).
+    Cells,
+}
+
+impl Default for MscSettings {
+    fn default() -> Self {
+        MscSettings {
+            show: true,
+            points: [true; 4],
+            arcs: [true; 3],
+            slab: 2,
+            relative: true,
+            auto_voxels: 1 << 21,
+            labels: LabelOverlay::None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub last_dir: Option<PathBuf>,
+    pub recent: Vec<PathBuf>,
+    pub colormap: Colormap,
+    pub layout: Layout,
+    #[serde(with = "construction_name")]
+    pub construction: Construction,
+    pub superlevel: bool,
+    pub mask_opacity: f32,
+    /// The mask's colour; None: the colour that stands out most on the colormap.
+    pub mask_color: Option<[u8; 3]>,
+    /// The threshold set's boundary drawn over the slices, opaque.
+    pub mask_outline: bool,
+    /// File > Open and the exports use topoview's own dialog, not the desktop's.
+    pub builtin_dialogs: bool,
+    /// Each curve of the ECC plot divided by its largest |value|.
+    pub normalise_curves: bool,
+    /// Slices of volumes with an affine show the subject's right on the screen's left (as
+    /// radiologists read them) instead of on the right (neurological).
+    pub radiological: bool,
+    /// Seed, edge length and correlation length of the last generated example field.
+    pub grf: GrfSettings,
+    pub view3d: View3dSettings,
+    pub msc: MscSettings,
+    pub cracks: CrackSettings,
+    pub explain: ExplainSettings,
+    pub scale_space: ScaleSpaceSettings,
+}
+
+/// The scales and thresholds of the ECC scale-space heat map.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ScaleSpaceSettings {
+    /// The largest σ (voxels); scales run from 0 in steps of `step`.
+    pub sigma_max: f64,
+    pub step: f64,
+    /// Thresholds across the field's value range.
+    pub thresholds: usize,
+}
+
+impl ScaleSpaceSettings {
+    /// Back within the panel's ranges (settings files and sessions can hold anything).
+    pub fn sanitize(&mut self) {
+        let finite_or = |v: f64, d: f64| if v.is_finite() { v } else { d };
+        self.sigma_max = finite_or(self.sigma_max, 8.0).clamp(0.5, 8.0);
+        self.step = finite_or(self.step, 0.25).clamp(0.25, 2.0);
+        self.thresholds = self.thresholds.clamp(16, 4096);
+    }
+}
+
+impl Default for ScaleSpaceSettings {
+    fn default() -> Self {
+        ScaleSpaceSettings { sigma_max: 8.0, step: 0.25, thresholds: 256 }
+    }
+}
+
+/// What the ECC panel shows of why χ changes.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ExplainSettings {
+    /// β0, β1, β2 beside χ in the plot and the readout.
+    pub betti: bool,
+    /// The components and voids of the threshold set coloured on the slices.
+    pub parts: bool,
+}
+
+/// The "edges between pixels" layer over the slice views (a 2D image, or a volume's axial
+/// slices).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct CrackSettings {
+    pub show: bool,
+    pub scales: Vec<f64>,
+    pub orientations: usize,
+    /// Cracks at least this strong are drawn, as a fraction of the slice's strongest.
+    pub min_fraction: f32,
+    pub color: CrackColor,
+    /// Only the cracks on closed curves (dangling branches pruned).
+    pub closed: bool,
+    /// The boundary of the threshold set, on the cracks.
+    pub set_boundary: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum CrackColor {
+    Strength,
+    Orientation,
+}
+
+impl Default for CrackSettings {
+    fn default() -> Self {
+        CrackSettings {
+            show: false,
+            scales: vec![1.0, 2.0, 4.0],
+            orientations: 8,
+            min_fraction: 0.2,
+            color: CrackColor::Strength,
+            closed: false,
+            set_boundary: false,
+        }
+    }
+}
+
+impl CrackSettings {
+    pub fn options(&self) -> topoview_core::topo::cracks::CrackOptions {
+        topoview_core::topo::cracks::CrackOptions {
+            scales: self.scales.clone(),
+            orientations: self.orientations,
+            ..Default::default()
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct GrfSettings {
+    pub size: usize,
+    pub three_d: bool,
+    pub corr: f64,
+    pub seed: u64,
+}
+
+impl Default for GrfSettings {
+    fn default() -> Self {
+        GrfSettings { size: 128, three_d: true, corr: 4.0, seed: 1 }
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            last_dir: None,
+            recent: Vec::new(),
+            colormap: Colormap::Gray,
+            layout: Layout::Grid,
+            construction: Construction::TopCells,
+            superlevel: false,
+            mask_opacity: 0.45,
+            mask_color: None,
+            mask_outline: false,
+            radiological: false,
+            normalise_curves: false,
+            builtin_dialogs: false,
+            grf: GrfSettings::default(),
+            view3d: View3dSettings::default(),
+            msc: MscSettings::default(),
+            cracks: CrackSettings::default(),
+            explain: ExplainSettings::default(),
+            scale_space: ScaleSpaceSettings::default(),
+        }
+    }
+}
+
+impl Settings {
+    /// The mask's colour on the colormap in use.
+    pub fn mask_rgb(&self) -> [u8; 3] {
+        self.mask_color.unwrap_or_else(|| self.colormap.contrasting())
+    }
+
+    pub fn filtration(&self) -> Filtration {
+        if self.superlevel { Filtration::Superlevel } else { Filtration::Sublevel }
+    }
+
+    /// Puts `path` first in the recent list and remembers its folder.
+    pub fn opened(&mut self, path: &std::path::Path) {
+        self.recent.retain(|p| p != path);
+        self.recent.insert(0, path.to_path_buf());
+        self.recent.truncate(MAX_RECENT);
+        self.last_dir = path.parent().map(|p| p.to_path_buf());
+    }
+}
+
+mod construction_name {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use topoview_core::topo::ecc::Construction;
+
+    pub fn serialize<S: Serializer>(c: &Construction, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(c.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Construction, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip_and_tolerate_missing_fields() {
+        let mut s = Settings::default();
+        s.opened(std::path::Path::new("/data/a.nii"));
+        s.opened(std::path::Path::new("/data/b.nii"));
+        s.opened(std::path::Path::new("/data/a.nii"));
+        s.construction = Construction::Vertices;
+        assert_eq!(s.recent[0], PathBuf::from("/data/a.nii"));
+        assert_eq!(s.recent.len(), 2);
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<Settings>(&json).unwrap(), s);
+        let partial: Settings = serde_json::from_str(r#"{"colormap":"Magma"}"#).unwrap();
+        assert_eq!(partial.colormap, Colormap::Magma);
+        assert_eq!(partial.layout, Layout::Grid);
+        // The 3D view's choices come back too.
+        let mut s = Settings::default();
+        s.view3d.mode = Mode::Isosurface;
+        s.view3d.transfer = crate::render::transfer::Preset::CtBone.function();
+        s.view3d.camera.yaw = 12.5;
+        s.layout = Layout::Volume;
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<Settings>(&json).unwrap(), s);
+    }
+}
