@@ -40,9 +40,7 @@ pub struct DeviceGradient {
 }
 
 /// The kernels' timings: none in this build.
-pub struct GpuEccTimes {
-    never: Never,
-}
+pub enum GpuEccTimes {}
 
 /// The scale-space's grid on a device (the CUDA backend's limit, so that both builds send the
 /// same grids to the GPU path).

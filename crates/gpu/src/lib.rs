@@ -13,6 +13,8 @@
 
 mod error;
 
+pub use error::GpuError;
+
 #[cfg(feature = "cuda")]
 mod cuda;
 #[cfg(feature = "cuda")]

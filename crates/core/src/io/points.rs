@@ -108,8 +108,8 @@ pub fn read(path: &Path, format: PointFormat, ctl: &Control) -> Result<PointData
             }
         }
     };
-    let data = data.map_err(|m| err(m.into()))?;
-    check(&data).map_err(|m| err(m.into()))?;
+    let data = data.map_err(err)?;
+    check(&data).map_err(err)?;
     Ok(data)
 }
 

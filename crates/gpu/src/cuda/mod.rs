@@ -11,7 +11,7 @@ mod rips;
 mod smooth;
 mod wide;
 
-pub use crate::error::GpuError;
+use crate::error::GpuError;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
 use std::sync::{Arc, OnceLock};

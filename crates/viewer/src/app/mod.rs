@@ -110,6 +110,9 @@ pub struct TopoApp {
     /// The field (by address) last judged for the complex, and why it cannot have one.
     msc_check: Option<(usize, Option<String>)>,
     frames: FrameClock,
+    /// Whether the status bar shows the readouts that change from run to run (memory, frame and
+    /// job times); tests turn them off, so that a picture depends on the state alone.
+    pub volatile_readouts: bool,
     bench: Option<bench::FrameBench>,
     /// The "edges between pixels" layer.
     pub cracks: crack_layer::CrackLayer,
@@ -248,6 +251,7 @@ impl TopoApp {
             msc_auto_for: None,
             msc_check: None,
             frames: FrameClock { first_frame: true, ..Default::default() },
+            volatile_readouts: true,
             bench,
             cracks: Default::default(),
             explain: Default::default(),

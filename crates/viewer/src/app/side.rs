@@ -163,16 +163,18 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
             ui.add(egui::ProgressBar::new(p.planes as f32 / p.of.max(1) as f32).desired_width(120.0));
             ui.separator();
         }
-        if let Some((what, s)) = &app.last_job {
-            ui.label(format!("last job: {what} {:.2} s", s));
-            ui.separator();
-        }
-        if let Some(mib) = app.frames.resident_mib() {
-            ui.label(format!("memory {mib:.0} MiB"));
-            ui.separator();
-        }
-        if let Some(ms) = app.frames.mean_ms() {
-            ui.label(format!("frame {ms:.1} ms"));
+        if app.volatile_readouts {
+            if let Some((what, s)) = &app.last_job {
+                ui.label(format!("last job: {what} {:.2} s", s));
+                ui.separator();
+            }
+            if let Some(mib) = app.frames.resident_mib() {
+                ui.label(format!("memory {mib:.0} MiB"));
+                ui.separator();
+            }
+            if let Some(ms) = app.frames.mean_ms() {
+                ui.label(format!("frame {ms:.1} ms"));
+            }
         }
         if let (Some(h), Some(d)) = (app.views.hover, &app.data) {
             ui.separator();

@@ -283,6 +283,10 @@ impl Grid {
         self.n[0] * self.n[1] * self.n[2]
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The neighbour offsets of a connectivity, each as (dx, dy, dz).
     pub fn offsets(&self, conn: Connectivity) -> Vec<[isize; 3]> {
         let dz: &[isize] = if self.three_d { &[-1, 0, 1] } else { &[0] };
