@@ -1,5 +1,7 @@
-//! The command line: `topoview ecc | info | msc | cracks | bench`. Plain `topoview [FILE]` opens the
-//! viewer (on the bundled demo volume when no file is given).
+//! The command line: `topoview ecc | info | msc | rips | cracks | bench` (`ecc --scale-space` for
+//! χ over threshold and σ), each a module here calling the core and the compute crate's backend.
+//! Plain `topoview [FILE]` opens the viewer (on the bundled demo volume when no file is given),
+//! when built with it.
 
 /// Writes a line to standard output. A failure (a full disk) is an error of the command; a
 /// closed pipe ends the process quietly (SIGPIPE, see `main`), as it ends `cat` or `ls`.

@@ -1,5 +1,7 @@
-//! Throughput of the in-memory ECC and smoothing on synthetic fields (or a file's field),
-//! shared by `topoview bench` and `cargo bench`. Figures are printed, never asserted.
+//! The figures behind `topoview bench` and `cargo bench`: the ECC and smoothing in memory on
+//! synthetic fields (or a file's field, in memory or streamed), the Morse-Smale analysis, the
+//! Betti curves, the crack filter on the CPU and the scale-space, through the backend where it
+//! has a GPU. Figures are printed, never asserted. (`bench --cuda` is `topoview_gpu::bench`.)
 
 use std::time::Instant;
 use topoview_core::control::Control;

@@ -1,6 +1,7 @@
-//! The viewer's analyses as [`Job`]s: opening a file, generating an example field, the ECC,
-//! smoothing + ECC, the Morse-Smale complex. Each is its parameters, its lane and a `run` that
-//! calls the algorithm.
+//! The viewer's basic jobs: opening a file, generating an example field, the ECC, smoothing +
+//! ECC, the Morse-Smale complex and the crack filter of a slice. Each is its parameters, its lane
+//! and a `run` that calls the backend. The others sit beside: `betti_jobs` (Betti curves, the
+//! parts at a threshold, tunnels), `scale_space`, `layers`, `rips`.
 
 use super::Curve;
 use super::msc_scene::MscScene;

@@ -1,8 +1,10 @@
 //! The viewer: an eframe app that shows a field in slice views, its Euler characteristic curve,
 //! and the threshold mask, with every computation on the [`topoview_compute`] worker.
 //!
-//! Layout: menu bar on top, status bar at the bottom, the ECC panel on the right, slice views in
-//! the centre. State lives here; [`views`], [`curve_panel`] and [`side`] draw parts of it.
+//! Layout: menu bar on top, status bar at the bottom, the side panel on the right (the ECC plot,
+//! the analyses' settings), slice and 3D views in the centre. State lives here, in `TopoApp`;
+//! the modules draw parts of it ([`views`], [`curve_panel`], [`side`], `msc_panel`, `cloud`, ...)
+//! and the layers (`explain`, `scale_space`, `crack_layer`, `layers`) hold their analyses' state.
 
 mod actions;
 mod barcode_plot;
