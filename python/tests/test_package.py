@@ -22,9 +22,12 @@ def test_public_names_have_docstrings_and_stubs():
 
 
 def test_version_is_the_crates():
+    # Every crate takes the workspace's version.
     cargo = (REPO / "Cargo.toml").read_text()
-    package = re.search(r"^\[package\]$(.*?)^\[", cargo, re.M | re.S).group(1)
+    package = re.search(r"^\[workspace\.package\]$(.*?)^\[", cargo, re.M | re.S).group(1)
     assert re.search(rf'^version = "{re.escape(topoview.__version__)}"$', package, re.M)
+    python_crate = (REPO / "crates" / "python" / "Cargo.toml").read_text()
+    assert re.search(r"^version\.workspace = true$", python_crate, re.M)
 
 
 def test_a_process_forked_after_use_gets_an_error_not_a_hang():
