@@ -154,7 +154,7 @@ def _ran(where, backend: str):
 
 
 def last_ran():
-    """Where the last ``ecc``, ``smooth`` or ``msc`` call of this process ran, in words (``"CUDA: NVIDIA
+    """Where the last ``ecc``, ``smooth``, ``msc`` or ``rips`` call of this process ran, in words (``"CUDA: NVIDIA
     H100 80GB HBM3"``, ``"CPU, 16 threads"``), or None before the first."""
     return _LAST_RAN
 
@@ -328,7 +328,8 @@ def rips(X, *, maxdim: int = 1, thresh: float = np.inf, distance_matrix: bool = 
         if a.ndim != 2 or a.shape[1] == 0:
             raise TopoviewError(f"points are an (N, D) array: got shape {a.shape}")
         values, dim, lower = np.ascontiguousarray(a).ravel(), a.shape[1], False
-    dims, births, deaths = _topoview.rips(values, int(dim), lower, int(maxdim), float(thresh), backend)
+    dims, births, deaths, where = _topoview.rips(values, int(dim), lower, int(maxdim), float(thresh), backend)
+    _ran(where, backend)
     dgms = []
     for k in range(int(maxdim) + 1):
         at = dims == k

@@ -595,24 +595,26 @@ fn rips<'py>(
     Bound<'py, numpy::PyArray1<u8>>,
     Bound<'py, numpy::PyArray1<f32>>,
     Bound<'py, numpy::PyArray1<f32>>,
+    Where,
 )> {
-    use topoview_core::topo::rips::{self, Distances, RipsError, RipsOptions};
+    use topoview_core::topo::rips::{Distances, RipsError, RipsOptions};
     let v = values.as_slice()?.to_vec();
     let backend = self::backend(backend)?;
-    let b = run(py, 0, None, move |ctl| -> Result<rips::Barcode, RipsError> {
+    let (b, ran) = run(py, 0, None, move |ctl| -> Result<_, RipsError> {
         let d = if lower {
             Distances::from_lower(v.iter().map(|&x| x as f32).collect())?
         } else {
             Distances::euclidean(&v, dim, ctl)?
         };
-        let (barcode, _) = backend.rips(&d, &RipsOptions { maxdim, threshold }, ctl)?;
-        Ok(barcode.sorted())
+        let (barcode, ran) = backend.rips(&d, &RipsOptions { maxdim, threshold }, ctl)?;
+        Ok((barcode.sorted(), ran))
     })?
     .map_err(|e| failed(matches!(e, RipsError::Cancelled(_)), e))?;
     Ok((
         b.bars.iter().map(|x| x.dim as u8).collect::<Vec<_>>().into_pyarray(py),
         b.bars.iter().map(|x| x.birth).collect::<Vec<_>>().into_pyarray(py),
         b.bars.iter().map(|x| x.death).collect::<Vec<_>>().into_pyarray(py),
+        (where_ran(backend, &ran), ran.fallback),
     ))
 }
 
