@@ -1,15 +1,13 @@
-//! From what a point file holds ([`topoview_core::io::points`]) to the distances Rips persistence is
-//! computed over ([`topoview_core::topo::rips`]), and the viewer's Rips job: points from a file or an
-//! image, their distances, their barcode.
+//! The viewer's Rips job: points from a file, an image or an earlier result, their distances
+//! (`topoview_core::io::points::distances`, which the command line calls too), an MDS placement
+//! for a matrix, and the barcode through the backend.
 
 use super::{Job, JobContext, JobError, Lane};
-use topoview_core::control::Control;
-use topoview_core::field::ScalarField;
-use topoview_core::io::points::{self, PointData, PointFormat};
-
 use std::path::PathBuf;
 use std::sync::Arc;
-use topoview_core::io::points::{describe, distances};
+use topoview_core::control::Control;
+use topoview_core::field::ScalarField;
+use topoview_core::io::points::{self, PointData, PointFormat, describe, distances};
 use topoview_core::topo::rips::image_points::{ImagePointsError, ImageTake, image_points};
 use topoview_core::topo::rips::{self, Barcode, Distances, RipsError, RipsOptions};
 
