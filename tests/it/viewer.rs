@@ -25,14 +25,18 @@ fn harness(file: &str) -> Harness<'static, TopoApp> {
 /// How long a test waits for a condition before it calls the viewer stuck: far beyond what any
 /// needs alone (a few seconds), so that a machine loaded by a build beside the suite slows the
 /// tests without failing them.
-const PATIENCE: Duration = Duration::from_secs(600);
+const PATIENCE: Duration = Duration::from_secs(60);
 
 /// Steps frames (the worker runs meanwhile) until `done` holds, then until the viewer is at
 /// rest; panics after [`PATIENCE`].
 fn wait_for(h: &mut Harness<'_, TopoApp>, what: &str, done: impl Fn(&TopoApp) -> bool) {
     let end = Instant::now() + PATIENCE;
     while !done(h.state()) {
-        assert!(Instant::now() < end, "timed out waiting for {what}");
+        if Instant::now() >= end {
+            let a = h.state();
+            let jobs: Vec<_> = a.jobs.values().map(|j| j.what.clone()).collect();
+            panic!("timed out waiting for {what}: jobs {jobs:?}, error {:?}", a.error);
+        }
         h.step();
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -49,7 +53,11 @@ fn settle(h: &mut Harness<'_, TopoApp>) {
     let end = Instant::now() + PATIENCE;
     let mut last: Option<(image::RgbaImage, Instant)> = None;
     loop {
-        assert!(Instant::now() < end, "the viewer did not come to rest in {PATIENCE:?}");
+        if Instant::now() >= end {
+            let a = h.state();
+            let jobs: Vec<_> = a.jobs.values().map(|j| j.what.clone()).collect();
+            panic!("the viewer did not come to rest in {PATIENCE:?}: jobs {jobs:?}, error {:?}", a.error);
+        }
         h.step();
         let app = h.state();
         if !app.jobs.is_empty() || app.upload.is_some_and(|p| p.planes < p.of) {
@@ -367,9 +375,11 @@ fn edges_between_pixels_are_drawn_on_the_cracks_and_follow_the_slice() {
     h.state_mut().settings.msc.show = false;
     // (The side panel scrolls; its checkbox is below the fold at this window size.)
     h.state_mut().settings.cracks.show = true;
-    wait_for(&mut h, "the crack strengths of coins.png", |a| a.jobs.is_empty() && a.cracks.slice.is_some());
+    wait_for(&mut h, "the crack strengths of coins.png", |a| {
+        a.jobs.is_empty() && a.units.cracks.slice.is_some()
+    });
     let app = h.state();
-    let s = app.cracks.slice.as_ref().unwrap();
+    let s = app.units.cracks.slice.as_ref().unwrap();
     // The same strengths as the library's, for the image on screen.
     let d = app.data.as_ref().unwrap();
     let [w, hh, _] = d.field.dims();
@@ -401,12 +411,12 @@ fn edges_between_pixels_follow_the_axial_slice_of_a_volume() {
     let mut h = harness("pydicom_emri_small.nii.gz");
     wait_for(&mut h, "the emri volume", idle);
     h.state_mut().settings.cracks.show = true;
-    wait_for(&mut h, "the first slice's cracks", |a| a.jobs.is_empty() && a.cracks.slice.is_some());
-    let z0 = h.state().cracks.slice.as_ref().unwrap().z;
+    wait_for(&mut h, "the first slice's cracks", |a| a.jobs.is_empty() && a.units.cracks.slice.is_some());
+    let z0 = h.state().units.cracks.slice.as_ref().unwrap().z;
     assert_eq!(z0, h.state().views.cursor[2]);
     h.state_mut().views.cursor[2] = z0 + 1;
     wait_for(&mut h, "the next slice's cracks", |a| {
-        a.jobs.is_empty() && a.cracks.slice.as_ref().is_some_and(|s| s.z == z0 + 1)
+        a.jobs.is_empty() && a.units.cracks.slice.as_ref().is_some_and(|s| s.z == z0 + 1)
     });
     assert!(h.state().views.cracks_drawn > 0);
 }
@@ -423,8 +433,8 @@ fn betti_numbers_and_the_parts_of_the_set_follow_the_threshold() {
     let explained = |t: f64| {
         move |a: &TopoApp| {
             a.jobs.is_empty()
-                && a.explain.lines.is_some()
-                && a.explain.shown.as_ref().is_some_and(|e| e.threshold == t)
+                && a.units.explain.lines.is_some()
+                && a.units.explain.shown.as_ref().is_some_and(|e| e.threshold == t)
         }
     };
     let t0 = h.state().data.as_ref().unwrap().threshold;
@@ -438,16 +448,16 @@ fn betti_numbers_and_the_parts_of_the_set_follow_the_threshold() {
         h.get_by_label(&format!("β1 = {}", b.b1[n]));
         let p = parts(&field, Construction::TopCells, Filtration::Sublevel, t, &Control::default()).unwrap();
         assert_eq!((p.components as i64, p.voids as i64), (b.b0[n], b.b1[n]));
-        assert_eq!(*h.state().explain.shown.as_ref().unwrap().parts, p);
+        assert_eq!(*h.state().units.explain.shown.as_ref().unwrap().parts, p);
     };
     check(&h, t0);
     h.snapshot_options("coins_betti_parts", &snapshot_options());
 
     // Moving the threshold relabels the set; the Betti curves are not recomputed.
-    let lines = h.state().explain.lines.clone().unwrap();
+    let lines = h.state().units.explain.lines.clone().unwrap();
     h.get_by_label("Threshold").set_value_accesskit(120.0);
     wait_for(&mut h, "the parts at 120", explained(120.0));
-    assert!(std::sync::Arc::ptr_eq(&lines, h.state().explain.lines.as_ref().unwrap()));
+    assert!(std::sync::Arc::ptr_eq(&lines, h.state().units.explain.lines.as_ref().unwrap()));
     check(&h, 120.0);
     h.snapshot_options("coins_betti_parts_120", &snapshot_options());
 }
@@ -462,16 +472,19 @@ fn the_tunnels_alive_at_the_threshold_are_b1_and_listed() {
     h.get_by_label("Components and voids").click();
     wait_for(&mut h, "the tunnels", |a| {
         a.jobs.is_empty()
-            && a.explain.tunnels.is_some()
-            && a.explain.lines.is_some()
-            && a.explain.shown.is_some()
+            && a.units.explain.tunnels.is_some()
+            && a.units.explain.lines.is_some()
+            && a.units.explain.shown.is_some()
     });
     let d = h.state().data.as_ref().unwrap();
     let (field, t) = (d.field.clone(), d.threshold);
     let curve = d.curve.as_ref().unwrap().ecc.clone();
     let b = betti(&field, &curve, &Control::default()).unwrap();
     let n = topoview_compute::curve::passed(&curve, t) - 1;
-    assert_eq!(topoview_viewer::app::explain::alive_tunnels(h.state()).len() as i64, b.b1[n]);
+    assert_eq!(
+        topoview_viewer::app::explain::alive_tunnels(&h.state().units.explain, h.state()).len() as i64,
+        b.b1[n]
+    );
     h.get_by_label(&format!("β1 = {}", b.b1[n]));
     h.get_by_label(&format!("Tunnels at the threshold: {} (yellow rings where born)", b.b1[n]));
     h.snapshot_options("emri_tunnels", &snapshot_options());
@@ -489,8 +502,8 @@ fn the_scale_space_is_drawn_and_a_click_sets_threshold_and_sigma() {
     (s.sigma_max, s.step, s.thresholds) = (4.0, 0.5, 64);
     settle(&mut h);
     h.get_by_label("Compute 9 scales").click();
-    wait_for(&mut h, "the scale-space", |a| a.jobs.is_empty() && a.scale_space.map.is_some());
-    let m = h.state().scale_space.map.clone().unwrap();
+    wait_for(&mut h, "the scale-space", |a| a.jobs.is_empty() && a.units.scale_space.map.is_some());
+    let m = h.state().units.scale_space.map.clone().unwrap();
     let field = h.state().data.as_ref().unwrap().field.clone();
     let (lo, hi) = h.state().data.as_ref().unwrap().summary.range.unwrap();
     assert_eq!(m.map.sigmas, (0..9).map(|k| k as f64 * 0.5).collect::<Vec<_>>());
@@ -647,7 +660,7 @@ fn the_components_are_coloured_in_the_3d_voxels_mode() {
         a.settings.view3d.mode = Mode::ThresholdVoxels;
     }
     h.get_by_label("Components and voids").click();
-    wait_for(&mut h, "the parts", |a| a.jobs.is_empty() && a.explain.shown.is_some());
+    wait_for(&mut h, "the parts", |a| a.jobs.is_empty() && a.units.explain.shown.is_some());
     settle(&mut h);
     h.snapshot_options("emri_3d_components", &snapshot_options());
 }
@@ -1055,7 +1068,6 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     use std::sync::Arc;
     use topoview_core::field::affine::{inverse, transform_point};
     use topoview_core::field::{Samples, ScalarField};
-    use topoview_viewer::app::layers;
     let stat_path = crate::common::data("nilearn_neurovault_10426.nii.gz");
     let startup = Startup {
         file: Some(crate::common::data("mni152_t1_09a.nii.gz")),
@@ -1063,11 +1075,11 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
         ..Default::default()
     };
     let mut h = harness_with(startup);
-    wait_for(&mut h, "the image and its layer", |a| idle(a) && a.layers.list.len() == 1);
+    wait_for(&mut h, "the image and its layer", |a| idle(a) && a.units.layers.list.len() == 1);
     let mni = h.state().data.as_ref().unwrap().field.clone();
     let stat = topoview_core::io::open(&stat_path, &Default::default()).unwrap();
     {
-        let l = &h.state().layers.list[0];
+        let l = &h.state().units.layers.list[0];
         assert_eq!(l.field.dims(), mni.dims());
         assert!(!l.labels && l.style.colormap == Colormap::CoolWarm);
         // Voxel centres of the map that fall on voxel centres of the template: there the
@@ -1101,27 +1113,27 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     settle(&mut h);
     h.snapshot_options("mni_with_stat_map_layer", &snapshot_options());
     let shown = h.render().unwrap();
-    h.state_mut().layers.list[0].style.visible = false;
+    h.state_mut().units.layers.list[0].style.visible = false;
     settle(&mut h);
     let hidden = h.render().unwrap();
     let drawn = changed_pixels(&shown, &hidden);
     assert!(drawn > 10_000, "the map covers {drawn} pixels");
-    h.state_mut().layers.list[0].style.visible = true;
-    h.state_mut().layers.list[0].style.threshold = 5.0;
+    h.state_mut().units.layers.list[0].style.visible = true;
+    h.state_mut().units.layers.list[0].style.threshold = 5.0;
     settle(&mut h);
     let strong = changed_pixels(&h.render().unwrap(), &hidden);
     assert!(strong > 0 && strong < drawn / 2, "only |z| > 5 drawn: {strong} of {drawn} pixels");
-    h.state_mut().layers.list[0].style.opacity = 0.0;
+    h.state_mut().units.layers.list[0].style.opacity = 0.0;
     settle(&mut h);
     assert_eq!(changed_pixels(&h.render().unwrap(), &hidden), 0, "opacity 0 draws nothing");
-    h.state_mut().layers.list[0].style.opacity = 0.8;
+    h.state_mut().units.layers.list[0].style.opacity = 0.8;
 
     // The readout names the layer and its value at the voxel under the pointer.
     let slider = h.get_by_role_and_label(Role::Slider, "Axial slice (z)").rect();
     h.hover_at(egui::pos2(slider.min.x + 150.0, slider.max.y + 170.0));
     settle(&mut h);
     let voxel = h.state().views.hover.unwrap().voxel;
-    let v = h.state().layers.list[0].value_at(voxel);
+    let v = h.state().units.layers.list[0].value_at(voxel);
     let readout = format!(
         "nilearn_neurovault_10426.nii.gz: value {}",
         topoview_core::export::format_threshold(v, topoview_core::field::Dtype::F32)
@@ -1141,9 +1153,9 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     regions.labels = true;
     let regions_path = tmp.path().join("regions.nii.gz");
     topoview_core::io::nifti::write_nifti1(&regions_path, &regions).unwrap();
-    layers::add(h.state_mut(), regions_path);
-    wait_for(&mut h, "the label layer", |a| a.jobs.is_empty() && a.layers.list.len() == 2);
-    let l = &h.state().layers.list[1];
+    h.state_mut().units.layers.add(regions_path);
+    wait_for(&mut h, "the label layer", |a| a.jobs.is_empty() && a.units.layers.list.len() == 2);
+    let l = &h.state().units.layers.list[1];
     assert!(l.labels && l.style.colormap == Colormap::Labels);
     let mut seen = std::collections::BTreeSet::new();
     for i in 0..l.field.len() {
@@ -1161,26 +1173,29 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     // The list shows the top layer first: the map's button is the second.
     h.get_all_by_label("Analyse").nth(1).unwrap().click();
     wait_for(&mut h, "the swap", |a| {
-        idle(a) && a.layers.list.len() == 2 && a.data.as_ref().is_some_and(|d| d.field.dims() == [53, 63, 46])
+        idle(a)
+            && a.units.layers.list.len() == 2
+            && a.data.as_ref().is_some_and(|d| d.field.dims() == [53, 63, 46])
     });
-    let names: Vec<String> = h.state().layers.list.iter().map(|l| l.name()).collect();
+    let names: Vec<String> = h.state().units.layers.list.iter().map(|l| l.name()).collect();
     assert!(names.contains(&"mni152_t1_09a.nii.gz".to_string()), "{names:?}");
     // The former image lies over the map as faint gray context, not hiding it.
-    let former = h.state().layers.list.iter().find(|l| l.name() == "mni152_t1_09a.nii.gz").unwrap();
+    let former = h.state().units.layers.list.iter().find(|l| l.name() == "mni152_t1_09a.nii.gz").unwrap();
     assert!(former.style.colormap == Colormap::Gray && former.style.opacity < 0.5);
     h.state_mut().mask_on = false;
     settle(&mut h);
     h.snapshot_options("stat_map_analysed_under_mni", &snapshot_options());
-    assert!(h.state().layers.list.iter().all(|l| l.field.dims() == [53, 63, 46]));
+    assert!(h.state().units.layers.list.iter().all(|l| l.field.dims() == [53, 63, 46]));
 
     // A session keeps the layers, their label choice and style.
-    h.state_mut().layers.list[0].style.opacity = 0.3;
-    let saved: Vec<_> = h.state().layers.list.iter().map(|l| (l.name(), l.labels, l.style)).collect();
+    h.state_mut().units.layers.list[0].style.opacity = 0.3;
+    let saved: Vec<_> = h.state().units.layers.list.iter().map(|l| (l.name(), l.labels, l.style)).collect();
     let session = tmp.path().join("layers.json");
     topoview_viewer::app::session::save(h.state(), &session).unwrap();
     let mut again = harness_with(Startup { session: Some(session), ..Default::default() });
-    wait_for(&mut again, "the session's layers", |a| idle(a) && a.layers.list.len() == 2);
-    let restored: Vec<_> = again.state().layers.list.iter().map(|l| (l.name(), l.labels, l.style)).collect();
+    wait_for(&mut again, "the session's layers", |a| idle(a) && a.units.layers.list.len() == 2);
+    let restored: Vec<_> =
+        again.state().units.layers.list.iter().map(|l| (l.name(), l.labels, l.style)).collect();
     assert_eq!(restored, saved);
 }
 
@@ -1202,17 +1217,18 @@ fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
         let a = h.state_mut();
         a.settings.superlevel = true;
         a.data.as_mut().unwrap().threshold = 150.0;
-        a.cloud.take = TakeForm { kind: TakeKind::Set, index: None, relative: 0.05, count: 400, seed: 3 };
-        a.cloud.maxdim = 2;
+        a.units.cloud.take =
+            TakeForm { kind: TakeKind::Set, index: None, relative: 0.05, count: 400, seed: 3 };
+        a.units.cloud.maxdim = 2;
     }
     wait_for(&mut h, "the superlevel curve", idle);
     scroll_panel_at(&mut h, "Euler characteristic curve", -3000.0);
     h.get_by_label("Rips persistence of points from the image").click();
     settle(&mut h);
     h.get_by_label("Compute the barcode").click();
-    wait_for(&mut h, "the MRI points' barcode", |a| a.cloud.result.is_some() && a.jobs.is_empty());
-    let r = h.state().cloud.result.as_ref().unwrap();
-    assert!(h.state().cloud.shown);
+    wait_for(&mut h, "the MRI points' barcode", |a| a.units.cloud.result.is_some() && a.jobs.is_empty());
+    let r = h.state().units.cloud.result.as_ref().unwrap();
+    assert!(h.state().units.cloud.shown);
     assert_eq!(r.barcode.bars, crate::common::ripser_bars("mni152_set150_400_dim2"));
     assert!(r.cloud.what.contains("400 points in 3 dimensions"), "{}", r.cloud.what);
     h.get_by_label_contains("400 points in 3 dimensions");
@@ -1222,7 +1238,7 @@ fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
     let label = h.get_by_label("Barcode (click a bar; drag across to set the radius)").rect();
     click_at(&mut h, egui::pos2(label.left() + 31.0, label.bottom() + 60.0));
     settle(&mut h);
-    let c = &h.state().cloud;
+    let c = &h.state().units.cloud;
     let i = c.selected.expect("a bar is picked");
     let bar = c.result.as_ref().unwrap().barcode.bars[i];
     assert_eq!(bar.dim, 0);
@@ -1233,28 +1249,28 @@ fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
     let red = topoview_viewer::app::cloud::PICKED;
     let lit = scatter_pixels(&mut h, red);
     assert!(lit > 20, "the picked bar's simplices are drawn: {lit} pixels");
-    h.state_mut().cloud.selected = None;
+    h.state_mut().units.cloud.selected = None;
     settle(&mut h);
     assert_eq!(scatter_pixels(&mut h, red), 0, "nothing picked, nothing in the picked colour");
 
     // The edges drawn are every pair of points within the radius.
-    let r = h.state().cloud.result.as_ref().unwrap();
+    let r = h.state().units.cloud.result.as_ref().unwrap();
     let d = &r.cloud.distances;
-    let radius = h.state().cloud.radius;
+    let radius = h.state().units.cloud.radius;
     let within = (1..d.len())
         .flat_map(|i| (0..i).map(move |j| (i, j)))
         .filter(|&(i, j)| d.get(i, j) <= radius)
         .count();
-    assert_eq!(h.state().cloud.drawn.as_ref().unwrap().edges_total, within);
+    assert_eq!(h.state().units.cloud.drawn.as_ref().unwrap().edges_total, within);
 
     // A distance matrix file opens in the same view (File > Open routes it by its name), its
     // points placed by classical MDS, its barcode Ripser's.
-    h.state_mut().cloud.maxdim = 2;
+    h.state_mut().units.cloud.maxdim = 2;
     h.state_mut().open(crate::common::data("rips/sphere_3_192.lower_distance_matrix"), Default::default());
     wait_for(&mut h, "the sphere's barcode", |a| {
-        a.jobs.is_empty() && a.cloud.result.as_ref().is_some_and(|r| r.cloud.path.is_some())
+        a.jobs.is_empty() && a.units.cloud.result.as_ref().is_some_and(|r| r.cloud.path.is_some())
     });
-    let r = h.state().cloud.result.as_ref().unwrap();
+    let r = h.state().units.cloud.result.as_ref().unwrap();
     assert_eq!(r.barcode.bars, crate::common::ripser_bars("sphere_3_192_dim2"));
     assert!(r.cloud.embedded.is_some());
     assert_eq!(h.state().title(), "sphere_3_192.lower_distance_matrix - topoview");
@@ -1262,5 +1278,5 @@ fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
     // Back to the image: the MRI is still there.
     h.get_by_label("Back to the image").click();
     settle(&mut h);
-    assert!(!h.state().cloud.shown && h.state().data.is_some());
+    assert!(!h.state().units.cloud.shown && h.state().data.is_some());
 }

@@ -161,7 +161,7 @@ pub fn act(app: &mut TopoApp, action: Action, mut path: PathBuf, ctx: &egui::Con
     }
     match action {
         Action::Open => app.open(path, OpenOptions::default()),
-        Action::AddLayer => super::layers::add(app, path),
+        Action::AddLayer => app.units.layers.add(path),
         Action::OpenSession => {
             if let Err(e) = super::session::open(app, &path) {
                 app.error = Some(e.to_string());

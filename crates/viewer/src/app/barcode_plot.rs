@@ -57,7 +57,9 @@ pub fn barcode(
     selected: &mut Option<usize>,
 ) {
     let width = ui.available_width();
-    let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, 220.0), Sense::click_and_drag());
+    // The pane's height less the hint below.
+    let height = (ui.available_height() - 2.0 * ui.text_style_height(&egui::TextStyle::Small)).max(80.0);
+    let (rect, resp) = ui.allocate_exact_size(Vec2::new(width, height), Sense::click_and_drag());
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 2.0, Color32::from_gray(20));
     let plot = Rect::from_min_max(rect.min + Vec2::new(28.0, 4.0), rect.max - Vec2::new(6.0, 18.0));
@@ -155,7 +157,7 @@ pub fn diagram(
     let y = |d: f32| if d.is_finite() { d as f64 } else { inf };
     // One plot a barcode (its bounds are the plot's memory, which would keep the last one's).
     let resp = Plot::new(("persistence diagram", b.bars.len(), end.to_bits()))
-        .height(240.0)
+        .height((ui.available_height() - ui.text_style_height(&egui::TextStyle::Small)).max(80.0))
         .x_axis_label("birth")
         .y_axis_label("death")
         .allow_drag(false)

@@ -4,6 +4,7 @@
 //! scatter ([`super::cloud_view`]) with the complex drawn at a chosen radius.
 
 use super::TopoApp;
+use super::analysis::{Analysis, Arrival, DataKind, Owner};
 use super::barcode_plot;
 pub use super::barcode_plot::PICKED;
 use crate::render::camera::Camera;
@@ -11,6 +12,7 @@ use egui::RichText;
 use std::path::PathBuf;
 use std::sync::Arc;
 use topoview_compute::rips::{CloudSource, RIPS, RipsJob, RipsResult};
+use topoview_compute::{JobId, Outcome};
 use topoview_core::io::points::PointFormat;
 use topoview_core::topo::ecc::Filtration;
 use topoview_core::topo::rips::RipsOptions;
@@ -117,89 +119,121 @@ pub fn is_point_file(path: &std::path::Path) -> bool {
 pub const POINT_TYPES: &[&str] =
     &["csv", "tsv", "txt", "xyz", "npy", "ply", "point_cloud", "lower_distance_matrix", "distance_matrix"];
 
-/// Reads the cloud at `path` and computes its barcode.
-pub fn open(app: &mut TopoApp, path: PathBuf) {
-    let what = format!("Rips persistence of {}", path.display());
-    new_points(app);
-    app.settings.opened(&path);
-    submit(app, CloudSource::File { path, format: PointFormat::Auto }, what);
-}
+impl CloudState {
+    /// Reads the cloud at `path` and computes its barcode.
+    pub fn open(&mut self, app: &mut TopoApp, path: PathBuf) {
+        let what = format!("Rips persistence of {}", path.display());
+        self.new_points();
+        app.settings.opened(&path);
+        self.submit(app, CloudSource::File { path, format: PointFormat::Auto }, what);
+    }
 
-/// Takes points from the image on screen as the form says, and computes their barcode.
-pub fn from_image(app: &mut TopoApp) {
-    let Some(d) = &app.data else { return };
-    let f = app.cloud.take;
-    let filtration = app.settings.filtration();
-    let take = match f.kind {
-        TakeKind::Critical => {
-            let (lo, hi) = d.displayed_summary().range.unwrap_or((0.0, 0.0));
-            ImageTake::Critical { index: f.index, persistence: Some(f.relative * (hi - lo)) }
-        }
-        TakeKind::Set => ImageTake::Set { level: d.threshold, filtration, count: f.count, seed: f.seed },
-        TakeKind::Components => {
-            ImageTake::Components { level: d.threshold, filtration, construction: app.settings.construction }
-        }
-    };
-    let name = d.path.as_ref().map_or(d.source.clone(), |p| p.display().to_string());
-    let source = CloudSource::Image { field: d.displayed().clone(), name, take };
-    new_points(app);
-    submit(app, source, "Rips persistence of points from the image".into());
-}
+    /// Takes points from the image on screen as the form says, and computes their barcode.
+    fn take_from_image(&mut self, app: &mut TopoApp) {
+        let Some(d) = &app.data else { return };
+        let f = self.take;
+        let filtration = app.settings.filtration();
+        let take = match f.kind {
+            TakeKind::Critical => {
+                let (lo, hi) = d.displayed_summary().range.unwrap_or((0.0, 0.0));
+                ImageTake::Critical { index: f.index, persistence: Some(f.relative * (hi - lo)) }
+            }
+            TakeKind::Set => ImageTake::Set { level: d.threshold, filtration, count: f.count, seed: f.seed },
+            TakeKind::Components => ImageTake::Components {
+                level: d.threshold,
+                filtration,
+                construction: app.settings.construction,
+            },
+        };
+        let name = d.path.as_ref().map_or(d.source.clone(), |p| p.display().to_string());
+        let source = CloudSource::Image { field: d.displayed().clone(), name, take };
+        self.new_points();
+        self.submit(app, source, "Rips persistence of points from the image".into());
+    }
 
-/// Computes the barcode of the cloud on screen again, with the options set now.
-pub fn recompute(app: &mut TopoApp) {
-    if let Some(r) = &app.cloud.result {
-        let what = format!("Rips persistence up to dimension {}", app.cloud.maxdim);
-        submit(app, CloudSource::Held(r.cloud.clone()), what);
+    /// Computes the barcode of the cloud on screen again, with the options set now.
+    fn recompute(&mut self, app: &mut TopoApp) {
+        if let Some(r) = &self.result {
+            let what = format!("Rips persistence up to dimension {}", self.maxdim);
+            self.submit(app, CloudSource::Held(r.cloud.clone()), what);
+        }
+    }
+
+    /// Other points are coming: the last cloud's threshold (a radius of its own) is forgotten,
+    /// and its barcode leaves the screen rather than stand for theirs meanwhile.
+    fn new_points(&mut self) {
+        self.threshold = None;
+        self.result = None;
+        self.selected = None;
+        self.framed = None;
+        self.drawn = None;
+    }
+
+    fn submit(&mut self, app: &mut TopoApp, source: CloudSource, what: String) {
+        let opts = self.options();
+        app.submit(Owner::Unit(self.name()), RipsJob { source, opts }, Some(what));
+        self.shown = true;
+    }
+
+    /// A barcode arrived: shown, with the view framed on a new cloud.
+    fn show_result(&mut self, r: RipsResult) {
+        let c = self;
+        let same = c.framed.as_ref().is_some_and(|old| Arc::ptr_eq(old, &r.cloud));
+        c.framed = Some(r.cloud.clone());
+        c.selected = None;
+        c.version += 1;
+        if !same {
+            let dim = r.cloud.dim().unwrap_or(3);
+            c.axes = [0, 1.min(dim - 1), 2.min(dim - 1)];
+            if dim < 3 {
+                c.axes[2] = usize::MAX;
+            }
+            c.colour = ColourBy::Centroid;
+            c.radius = default_radius(&r);
+            let (center, radius) = super::cloud_view::bounds(&r, c.axes);
+            // Planar points and a matrix's placement (its first two axes hold the most) are seen
+            // from above.
+            let flat = dim < 3 || r.cloud.embedded.is_some();
+            c.camera = Camera { yaw: -90.0, pitch: if flat { 90.0 } else { 20.0 }, ..Camera::default() }
+                .framing(center, radius);
+        }
+        if r.opts.threshold.is_finite() {
+            // Nothing is drawn past the threshold: no edge is in the complex there.
+            c.radius = c.radius.min(r.opts.threshold);
+        }
+        // The view was switched to the cloud when the job was asked for; an image opened since
+        // keeps the window.
+        c.result = Some(r);
     }
 }
 
-/// Other points are coming: the last cloud's threshold (a radius of its own) is forgotten, and
-/// its barcode leaves the screen rather than stand for theirs meanwhile.
-fn new_points(app: &mut TopoApp) {
-    app.cloud.threshold = None;
-    app.cloud.result = None;
-    app.cloud.selected = None;
-    app.cloud.framed = None;
-    app.cloud.drawn = None;
-}
+impl Analysis for CloudState {
+    fn name(&self) -> &'static str {
+        "point cloud"
+    }
 
-fn submit(app: &mut TopoApp, source: CloudSource, what: String) {
-    let opts = app.cloud.options();
-    app.worker.submit(RipsJob { source, opts });
-    app.jobs.insert(RIPS, super::JobProgress { what, ..Default::default() });
-    app.cloud.shown = true;
-}
-
-/// A barcode arrived: shown, with the view framed on a new cloud.
-pub fn arrived(app: &mut TopoApp, r: RipsResult) {
-    let c = &mut app.cloud;
-    let same = c.framed.as_ref().is_some_and(|old| Arc::ptr_eq(old, &r.cloud));
-    c.framed = Some(r.cloud.clone());
-    c.selected = None;
-    c.version += 1;
-    if !same {
-        let dim = r.cloud.dim().unwrap_or(3);
-        c.axes = [0, 1.min(dim - 1), 2.min(dim - 1)];
-        if dim < 3 {
-            c.axes[2] = usize::MAX;
+    /// An image arrived: the cloud (a file's, or taken from the last image) goes, and the
+    /// image is shown.
+    fn arrived(&mut self, app: &mut TopoApp, arrival: Arrival) {
+        if arrival.kind == DataKind::Cloud {
+            return;
         }
-        c.colour = ColourBy::Centroid;
-        c.radius = default_radius(&r);
-        let (center, radius) = super::cloud_view::bounds(&r, c.axes);
-        // Planar points and a matrix's placement (its first two axes hold the most) are seen
-        // from above.
-        let flat = dim < 3 || r.cloud.embedded.is_some();
-        c.camera = Camera { yaw: -90.0, pitch: if flat { 90.0 } else { 20.0 }, ..Camera::default() }
-            .framing(center, radius);
+        if app.jobs.contains_key(&RIPS) {
+            app.cancel(RIPS);
+        }
+        let take = self.take;
+        *self = CloudState { take, ..CloudState::default() };
     }
-    if r.opts.threshold.is_finite() {
-        // Nothing is drawn past the threshold: no edge is in the complex there.
-        c.radius = c.radius.min(r.opts.threshold);
+
+    fn accept(&mut self, _app: &mut TopoApp, _id: JobId, outcome: Outcome) -> Result<(), Outcome> {
+        self.show_result(outcome.take::<RipsResult>()?);
+        Ok(())
     }
-    // The view was switched to the cloud when the job was asked for; an image opened since
-    // keeps the window.
-    c.result = Some(r);
+
+    /// The image panel's section: points taken from the image, for Rips persistence.
+    fn panel(&mut self, app: &mut TopoApp, ui: &mut egui::Ui) {
+        image_section(self, app, ui);
+    }
 }
 
 /// Where the complex is first drawn: in the middle of the longest bar of the highest
@@ -217,9 +251,8 @@ fn default_radius(r: &RipsResult) -> f32 {
 
 /// The right-hand panel while the cloud is shown: what it is, the computation's options, the
 /// barcode and the persistence diagram, the bar picked.
-pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
+pub fn cloud_panel(c: &mut CloudState, app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.heading("Vietoris-Rips persistence");
-    let c = &mut app.cloud;
     let mut compute = false;
     ui.horizontal(|ui| {
         ui.label("Up to dimension");
@@ -253,9 +286,8 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         }
     });
     if compute {
-        recompute(app);
+        c.recompute(app);
     }
-    let c = &mut app.cloud;
     let Some(r) = &c.result else {
         ui.label(if busy { "Computing…" } else { "No point cloud yet: open one (File > Open)." });
         return;
@@ -281,10 +313,7 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.weak(if t.is_finite() { format!("threshold {t}") } else { "no threshold".to_string() });
     ui.separator();
     barcode_plot::legend(ui, r.barcode.maxdim);
-    ui.label("Barcode (click a bar; drag across to set the radius)");
-    barcode_plot::barcode(ui, &r.barcode, t, &mut c.radius, &mut c.selected);
-    ui.label("Persistence diagram (click a point)");
-    barcode_plot::diagram(ui, &r.barcode, t, &mut c.radius, &mut c.selected);
+    ui.label("The barcode and the diagram are views beside the cloud: click a bar or a point.");
     if let Some(bar) = c.selected.and_then(|i| r.barcode.bars.get(i)) {
         let names = |s: u64, k: usize| {
             let v: Vec<String> = r.barcode.vertices(s, k).iter().map(|v| v.to_string()).collect();
@@ -307,17 +336,35 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     }
 }
 
+/// The barcode as a pane of the central area.
+pub fn barcode_pane(c: &mut CloudState, ui: &mut egui::Ui) {
+    let Some(r) = &c.result else {
+        ui.label("No barcode yet.");
+        return;
+    };
+    barcode_plot::barcode(ui, &r.barcode, r.opts.threshold, &mut c.radius, &mut c.selected);
+}
+
+/// The persistence diagram of the barcode as a pane of the central area.
+pub fn diagram_pane(c: &mut CloudState, ui: &mut egui::Ui) {
+    let Some(r) = &c.result else {
+        ui.label("No barcode yet.");
+        return;
+    };
+    barcode_plot::diagram(ui, &r.barcode, r.opts.threshold, &mut c.radius, &mut c.selected);
+}
+
 fn simplex_word(dim: usize) -> &'static str {
     ["the point", "the edge", "the triangle", "the tetrahedron", "the 4-simplex"][dim.min(4)]
 }
 
 /// The image panel's section: points taken from the image, for Rips persistence.
-pub fn image_section(app: &mut TopoApp, ui: &mut egui::Ui) {
+fn image_section(c: &mut CloudState, app: &mut TopoApp, ui: &mut egui::Ui) {
     let Some(d) = &app.data else { return };
     let level = d.threshold;
     let mut go = false;
     egui::CollapsingHeader::new("Rips persistence of points from the image").show(ui, |ui| {
-        let f = &mut app.cloud.take;
+        let f = &mut c.take;
         ui.horizontal(|ui| {
             ui.selectable_value(&mut f.kind, TakeKind::Set, "Set voxels");
             ui.selectable_value(&mut f.kind, TakeKind::Components, "Component centroids");
@@ -357,6 +404,6 @@ pub fn image_section(app: &mut TopoApp, ui: &mut egui::Ui) {
             ui.add_enabled(!app.jobs.contains_key(&RIPS), egui::Button::new("Compute the barcode")).clicked();
     });
     if go {
-        from_image(app);
+        c.take_from_image(app);
     }
 }

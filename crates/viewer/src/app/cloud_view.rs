@@ -183,9 +183,9 @@ impl Projector {
 }
 
 /// The central area while the cloud is shown: controls above, the scatter below.
-pub fn show(app: &mut TopoApp, ui: &mut egui::Ui) {
+pub fn show(app: &TopoApp, cloud: &mut CloudState, ui: &mut egui::Ui) {
     // Held apart while drawing, so that the state can change beside it.
-    let Some(r) = app.cloud.result.take() else {
+    let Some(r) = cloud.result.take() else {
         ui.centered_and_justified(|ui| {
             ui.label(if app.jobs.contains_key(&topoview_compute::rips::RIPS) {
                 "Computing the barcode…"
@@ -195,8 +195,8 @@ pub fn show(app: &mut TopoApp, ui: &mut egui::Ui) {
         });
         return;
     };
-    draw(ui, &mut app.cloud, &r);
-    app.cloud.result = Some(r);
+    draw(ui, cloud, &r);
+    cloud.result = Some(r);
 }
 
 fn draw(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) {

@@ -4,10 +4,12 @@
 //! threshold set, which lies exactly on cracks.
 
 use super::TopoApp;
+use super::analysis::{Analysis, Arrival, Owner, Stop};
 use super::settings::CrackColor;
 use egui::{Color32, Pos2, Rect};
 use std::sync::Arc;
 use topoview_compute::jobs::{self, CrackSlice, Cracks};
+use topoview_compute::{JobId, Outcome};
 use topoview_core::field::ScalarField;
 use topoview_core::topo::cracks::boundaries::{self, Kept};
 use topoview_core::topo::cracks::{CrackOptions, Family};
@@ -41,45 +43,71 @@ impl CrackLayer {
     fn shows(&self, field: &Arc<ScalarField>, z: usize, opts: &CrackOptions) -> bool {
         self.slice.as_ref().is_some_and(|s| Arc::ptr_eq(&s.field, field) && s.z == z && &s.opts == opts)
     }
+}
 
-    /// Takes a finished job's strengths if they are still those wanted.
-    pub fn arrived(&mut self, s: CrackSlice) {
+impl Analysis for CrackLayer {
+    fn name(&self) -> &'static str {
+        "edges between pixels"
+    }
+
+    fn arrived(&mut self, app: &mut TopoApp, arrival: Arrival) {
+        *self = CrackLayer::default();
+        if !arrival.keep_settings {
+            app.settings.cracks.show = false;
+        }
+    }
+
+    /// Asks the worker for the strengths of the slice on screen when the layer is on and they
+    /// are not there yet (a newer request supersedes an older one on the lane).
+    fn request(&mut self, app: &mut TopoApp) {
+        if !app.settings.cracks.show {
+            return;
+        }
+        let Some(d) = &app.data else { return };
+        let field = d.displayed().clone();
+        if field.ndim() < 2 || field.dims()[0] < 2 || field.dims()[1] < 2 {
+            return;
+        }
+        let z = slice_of(app, &field);
+        let opts = app.settings.cracks.options();
+        if opts.check().is_err() || self.shows(&field, z, &opts) {
+            return;
+        }
+        let key = (Arc::as_ptr(&field) as usize, z, opts.clone());
+        if self.asked.as_ref() == Some(&key) {
+            return;
+        }
+        self.asked = Some(key);
+        app.submit(Owner::Unit(self.name()), Cracks { field, z, opts }, Some("Edges between pixels".into()));
+    }
+
+    /// Takes the strengths if they are still those wanted.
+    fn accept(&mut self, _app: &mut TopoApp, _id: JobId, outcome: Outcome) -> Result<(), Outcome> {
+        let s = outcome.take::<CrackSlice>()?;
         let key = (Arc::as_ptr(&s.field) as usize, s.z, s.opts.clone());
         if self.asked.as_ref() == Some(&key) {
             self.slice = Some(s);
         }
+        Ok(())
+    }
+
+    fn stopped(&mut self, _app: &mut TopoApp, _id: JobId, _why: &Stop) {
+        // Asked again when the slice or the options change.
+        self.asked = None;
+    }
+
+    fn panel(&mut self, app: &mut TopoApp, ui: &mut egui::Ui) {
+        panel(self, app, ui);
+    }
+
+    fn clear_overlays(&mut self, app: &mut TopoApp) {
+        app.settings.cracks.show = false;
     }
 }
 
 /// The slice the layer follows: the axial one through the crosshair (0 for a 2D field).
 fn slice_of(app: &TopoApp, field: &ScalarField) -> usize {
     if field.ndim() == 3 { app.views.cursor[2].min(field.dims()[2] - 1) } else { 0 }
-}
-
-/// Asks the worker for the strengths of the slice on screen when the layer is on and they are
-/// not there yet (a newer request supersedes an older one on the lane).
-pub fn request(app: &mut TopoApp) {
-    if !app.settings.cracks.show {
-        return;
-    }
-    let Some(d) = &app.data else { return };
-    let field = d.displayed().clone();
-    if field.ndim() < 2 || field.dims()[0] < 2 || field.dims()[1] < 2 {
-        return;
-    }
-    let z = slice_of(app, &field);
-    let opts = app.settings.cracks.options();
-    if opts.check().is_err() || app.cracks.shows(&field, z, &opts) {
-        return;
-    }
-    let key = (Arc::as_ptr(&field) as usize, z, opts.clone());
-    if app.cracks.asked.as_ref() == Some(&key) {
-        return;
-    }
-    app.cracks.asked = Some(key);
-    app.worker.submit(Cracks { field, z, opts });
-    let what = "Edges between pixels".to_string();
-    app.jobs.insert(jobs::CRACKS, super::JobProgress { what, ..Default::default() });
 }
 
 /// What one view draws of the layer.
@@ -99,19 +127,19 @@ pub struct Overlay {
 
 /// The overlay for the field on screen at its current settings, if the layer is on and its
 /// strengths are those of this field.
-pub fn overlay(app: &mut TopoApp) -> Option<Overlay> {
+pub fn overlay(layer: &mut CrackLayer, app: &TopoApp) -> Option<Overlay> {
     let c = &app.settings.cracks;
     if !c.show {
         return None;
     }
     let d = app.data.as_ref()?;
     let field = d.displayed();
-    let slice = app.cracks.slice.as_ref().filter(|s| Arc::ptr_eq(&s.field, field))?;
+    let slice = layer.slice.as_ref().filter(|s| Arc::ptr_eq(&s.field, field))?;
     let map = slice.map.clone();
     let top = map.max_strength();
     let lowest = c.min_fraction * top;
     let key = (Arc::as_ptr(&map) as usize, c.min_fraction.to_bits(), c.closed);
-    let kept = match &app.cracks.kept {
+    let kept = match &layer.kept {
         Some((k, kept)) if *k == key => kept.clone(),
         _ => {
             let mut kept = boundaries::above(&map, lowest.max(f32::MIN_POSITIVE));
@@ -119,14 +147,14 @@ pub fn overlay(app: &mut TopoApp) -> Option<Overlay> {
                 kept = boundaries::closed(map.width, map.height, kept);
             }
             let kept = Arc::new(kept);
-            app.cracks.kept = Some((key, kept.clone()));
+            layer.kept = Some((key, kept.clone()));
             kept
         }
     };
     let boundary = if c.set_boundary {
         let superlevel = app.settings.superlevel;
         let key = (Arc::as_ptr(&slice.values) as usize, d.threshold.to_bits(), superlevel);
-        Some(match &app.cracks.boundary {
+        Some(match &layer.boundary {
             Some((k, b)) if *k == key => b.clone(),
             _ => {
                 let b = Arc::new(boundaries::set_boundary(
@@ -136,7 +164,7 @@ pub fn overlay(app: &mut TopoApp) -> Option<Overlay> {
                     d.threshold as f32,
                     superlevel,
                 ));
-                app.cracks.boundary = Some((key, b.clone()));
+                layer.boundary = Some((key, b.clone()));
                 b
             }
         })
@@ -235,7 +263,7 @@ pub fn draw(
 }
 
 /// The layer's controls, in the side panel.
-pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
+fn panel(layer: &mut CrackLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.heading("Edges between pixels");
     let c = &mut app.settings.cracks;
     ui.checkbox(&mut c.show, "Show edges on the cracks between pixels").on_hover_text(
@@ -257,8 +285,7 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         .on_hover_text("The cracks between a pixel in the threshold set and one outside it");
     ui.horizontal(|ui| {
         ui.label("Scales");
-        let text = app
-            .cracks
+        let text = layer
             .scales_text
             .get_or_insert_with(|| c.scales.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","));
         let r = ui
@@ -275,13 +302,13 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
                         Some(format!("scales: '{text}' is not a list of 1 to 16 numbers from 0.1 to 64"))
                 }
             }
-            app.cracks.scales_text = None;
+            layer.scales_text = None;
         }
         ui.add(egui::DragValue::new(&mut c.orientations).range(2..=32).speed(0.1).prefix("orientations "));
         c.orientations = (c.orientations / 2 * 2).max(2);
     });
     let working = app.jobs.contains_key(&jobs::CRACKS);
-    match &app.cracks.slice {
+    match &layer.slice {
         Some(s) => {
             let z = if s.field.ndim() == 3 { format!("slice z = {}: ", s.z) } else { String::new() };
             ui.label(format!(

@@ -12,31 +12,32 @@ const THRESHOLD: Color32 = Color32::from_rgb(255, 80, 60);
 const SUGGESTED: Color32 = Color32::from_rgb(120, 230, 120);
 
 /// One entry of the legend row above the plot.
-struct Key {
-    name: String,
-    colour: Color32,
+pub struct Key {
+    pub name: String,
+    pub colour: Color32,
     /// A marker (dot) rather than a line.
-    dot: bool,
+    pub dot: bool,
 }
 
-/// Draws the legend above the plot, where it can never cover a curve.
-fn legend(ui: &mut egui::Ui, keys: &[Key]) {
+/// Draws a legend above a plot, where it can never cover a curve; its keys wrap onto more
+/// rows in a narrow view (each key is one widget, so that the row can break between keys).
+pub fn legend(ui: &mut egui::Ui, keys: &[Key]) {
     ui.horizontal_wrapped(|ui| {
         ui.spacing_mut().item_spacing.x = 10.0;
         for k in keys {
-            ui.horizontal(|ui| {
-                ui.spacing_mut().item_spacing.x = 3.0;
-                let (rect, _) = ui.allocate_exact_size(egui::vec2(16.0, 12.0), egui::Sense::hover());
-                if k.dot {
-                    ui.painter().circle_filled(rect.center(), 4.0, k.colour);
-                } else {
-                    ui.painter().line_segment(
-                        [rect.left_center(), rect.right_center()],
-                        egui::Stroke::new(2.5, k.colour),
-                    );
-                }
-                ui.label(egui::RichText::new(&k.name).color(ui.visuals().strong_text_color()));
-            });
+            let text = ui.visuals().strong_text_color();
+            let galley =
+                ui.painter().layout_no_wrap(k.name.clone(), egui::TextStyle::Body.resolve(ui.style()), text);
+            let size = egui::vec2(19.0 + galley.size().x, galley.size().y.max(12.0));
+            let (rect, _) = ui.allocate_exact_size(size, egui::Sense::hover());
+            let mark = egui::Rect::from_min_size(rect.min, egui::vec2(16.0, rect.height()));
+            if k.dot {
+                ui.painter().circle_filled(mark.center(), 4.0, k.colour);
+            } else {
+                let stroke = egui::Stroke::new(2.5, k.colour);
+                ui.painter().line_segment([mark.left_center(), mark.right_center()], stroke);
+            }
+            ui.painter().galley(rect.min + egui::vec2(19.0, 0.0), galley, text);
         }
     });
 }
@@ -159,7 +160,12 @@ pub fn plot(
     }
     legend(ui, &keys);
 
-    let y_label = if norm { "χ / max |χ| (each curve)" } else { "Euler characteristic χ" };
+    // The axis names what is drawn.
+    let y_label = match (norm, betti.is_some()) {
+        (true, _) => "each curve / its largest |value|",
+        (false, true) => "χ and Betti numbers β",
+        (false, false) => "Euler characteristic χ",
+    };
     let displayed_ecc = data.displayed_curve().map(|c| c.ecc.clone());
     let resp = Plot::new("ecc plot")
         .height(height)
@@ -191,8 +197,9 @@ pub fn plot(
                 }
             }
             pu.vline(VLine::new("threshold", threshold).color(THRESHOLD).width(1.5));
-            // The wheel (or a pinch, or ctrl+wheel) zooms the threshold axis around the pointer;
-            // the panel around the plot does not scroll meanwhile.
+            // The wheel (or a pinch, or ctrl+wheel) zooms the threshold axis around the pointer
+            // and fits the value axis to the curves in view, so that a zoomed zero-crossing
+            // is not a flat line.
             if pu.response().hovered() {
                 let factor = pu.ctx().input_mut(|i| {
                     let f = i.zoom_delta() * (i.smooth_scroll_delta.y / 200.0).exp();
@@ -200,7 +207,16 @@ pub fn plot(
                     f
                 });
                 if factor != 1.0 {
-                    pu.zoom_bounds_around_hovered(egui::vec2(factor, 1.0));
+                    let b = pu.plot_bounds();
+                    let (x0, x1) = (b.min()[0], b.max()[0]);
+                    let px = pu.pointer_coordinate().map_or((x0 + x1) / 2.0, |p| p.x);
+                    let (x0, x1) = (px + (x0 - px) / factor as f64, px + (x1 - px) / factor as f64);
+                    pu.set_plot_bounds_x(x0..=x1);
+                    let drawn = lines.iter().zip(&scales).map(|(l, s)| (l.2, if norm { *s } else { 1.0 }));
+                    if let Some((lo, hi)) = values_in(drawn, x0, x1) {
+                        let pad = ((hi - lo) * 0.08).max(if norm { 0.02 } else { 1.0 });
+                        pu.set_plot_bounds_y(lo - pad..=hi + pad);
+                    }
                 }
             }
             // The hovered threshold: the curve's value nearest the pointer, marked.
@@ -241,6 +257,50 @@ pub fn plot(
         return true;
     }
     false
+}
+
+/// The lowest and highest value of the curves (each divided by its scale) over thresholds
+/// `x0` to `x1`, the step each curve holds at `x0` included (the curves are staircases).
+fn values_in<'a>(
+    curves: impl Iterator<Item = (&'a [[f64; 2]], f64)>,
+    x0: f64,
+    x1: f64,
+) -> Option<(f64, f64)> {
+    let mut range: Option<(f64, f64)> = None;
+    for (points, scale) in curves {
+        let first = points.partition_point(|p| p[0] < x0).saturating_sub(1);
+        for p in points[first..].iter().take_while(|p| p[0] <= x1) {
+            let v = p[1] / scale;
+            range = Some(range.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
+        }
+    }
+    range
+}
+
+/// The curve plot as a pane of the central area: as large as the pane.
+pub fn pane(app: &mut super::TopoApp, units: &super::analysis::Analyses, ui: &mut egui::Ui) {
+    let lines = match &app.data {
+        Some(d) if app.settings.explain.betti => {
+            d.displayed_curve().and_then(|c| units.explain.lines_for(&c.ecc)).cloned()
+        }
+        _ => None,
+    };
+    let Some(d) = &mut app.data else {
+        ui.label("No field loaded.");
+        return;
+    };
+    if !d.analysed() {
+        ui.label("A label map: no curve over its ids (the side panel says how to have one).");
+        return;
+    }
+    if d.curve.is_none() && d.smoothed.is_none() {
+        ui.label("Computing the curve…");
+        return;
+    }
+    // Rows above and below the plot: the normalise switch, the legend, the hover readout.
+    let rows = 3.0 * (ui.spacing().interact_size.y + ui.spacing().item_spacing.y);
+    let height = (ui.available_height() - rows).max(60.0);
+    plot(ui, d, lines.as_deref(), height, &mut app.settings.normalise_curves);
 }
 
 /// "threshold t: χ = .. (σ: χ = ..) β0 = .." in the curves' colours, for the hovered threshold.

@@ -4,10 +4,11 @@
 //! alive at the threshold marked where they are born (lane `tunnels`, once per field).
 
 use super::TopoApp;
+use super::analysis::{Analysis, Arrival, Owner, Stop};
 use egui::Color32;
 use std::sync::Arc;
-use topoview_compute::JobId;
-use topoview_compute::betti_jobs::{self, BettiCurves, BettiLines, Explain, Explained, TunnelList, Tunnels};
+use topoview_compute::betti_jobs::{BettiCurves, BettiLines, Explain, Explained, TunnelList, Tunnels};
+use topoview_compute::{JobId, Outcome};
 use topoview_core::topo::betti::parts::{NO_PART, Parts};
 use topoview_core::topo::betti::tunnels::Tunnel;
 use topoview_core::topo::ecc::{Construction, Ecc, Filtration};
@@ -61,15 +62,93 @@ impl ExplainLayer {
     pub fn lines_for(&self, ecc: &Arc<Ecc>) -> Option<&Arc<BettiLines>> {
         self.lines.as_ref().filter(|l| Arc::ptr_eq(&l.ecc, ecc))
     }
+}
 
-    pub fn arrived_lines(&mut self, l: BettiLines) {
-        if self.betti_asked == Some(Arc::as_ptr(&l.ecc) as usize) {
-            self.lines = Some(Arc::new(l));
+impl Analysis for ExplainLayer {
+    fn name(&self) -> &'static str {
+        "Betti numbers and parts"
+    }
+
+    fn arrived(&mut self, app: &mut TopoApp, arrival: Arrival) {
+        // What the layer holds of the last field (its fields included) goes with it.
+        *self = ExplainLayer::default();
+        if !arrival.keep_settings {
+            app.settings.explain = Default::default();
         }
     }
 
-    /// A job of this layer's (or another lane's: then nothing) was cancelled or failed.
-    pub fn stopped(&mut self, id: JobId, why: &str) {
+    /// Asks the worker for what the panel shows and does not have: the Betti curves of the
+    /// curve on screen, the parts of the set at the current threshold (a newer request
+    /// supersedes an older one on each lane).
+    fn request(&mut self, app: &mut TopoApp) {
+        let Some(d) = &app.data else { return };
+        let on = &app.settings.explain;
+        let me = Owner::Unit(self.name());
+        if on.betti
+            && let Some(c) = d.displayed_curve()
+        {
+            let key = Arc::as_ptr(&c.ecc) as usize;
+            if self.lines_for(&c.ecc).is_none() && self.betti_asked != Some(key) {
+                self.betti_asked = Some(key);
+                self.betti_stopped = None;
+                let job = BettiCurves { field: d.displayed().clone(), ecc: c.ecc.clone() };
+                self.betti_job = Some(app.submit(me, job, Some("Betti curves".into())));
+            }
+        }
+        let Some(d) = &app.data else { return };
+        if app.settings.explain.parts {
+            let field = d.displayed().clone();
+            let (construction, filtration) = (app.settings.construction, app.settings.filtration());
+            let key = (Arc::as_ptr(&field) as usize, d.threshold.to_bits(), construction, filtration);
+            if self.asked != Some(key) {
+                self.asked = Some(key);
+                let job = Explain { field: field.clone(), construction, filtration, threshold: d.threshold };
+                app.submit(me, job, None);
+            }
+            let key = (key.0, construction, filtration);
+            let wanted = field.len() <= TUNNEL_VOXELS || self.tunnels_wanted == Some(key.0);
+            if wanted && field.ndim() >= 2 && self.tunnels_asked != Some(key) {
+                self.tunnels_asked = Some(key);
+                self.tunnels_stopped = None;
+                // Judged once per field: NaN, infinities, a flat axis or a size the diagram cannot take.
+                if let Err(e) = topoview_core::topo::betti::tunnels::check(&field) {
+                    self.tunnels_stopped = Some(e.to_string());
+                    return;
+                }
+                let job = Tunnels { field, construction, filtration };
+                self.tunnels_job = Some(app.submit(me, job, Some("Tunnels".into())));
+            }
+        }
+    }
+
+    fn accept(&mut self, _app: &mut TopoApp, _id: JobId, outcome: Outcome) -> Result<(), Outcome> {
+        let outcome = match outcome.take::<BettiLines>() {
+            Ok(l) => {
+                if self.betti_asked == Some(Arc::as_ptr(&l.ecc) as usize) {
+                    self.lines = Some(Arc::new(l));
+                }
+                return Ok(());
+            }
+            Err(o) => o,
+        };
+        let outcome = match outcome.take::<TunnelList>() {
+            Ok(t) => {
+                let key = (Arc::as_ptr(&t.field) as usize, t.construction, t.filtration);
+                if self.tunnels_asked == Some(key) {
+                    self.tunnels = Some(t);
+                }
+                return Ok(());
+            }
+            Err(o) => o,
+        };
+        let e = outcome.take::<Explained>()?;
+        if self.asked.is_some_and(|(f, ..)| f == Arc::as_ptr(&e.field) as usize) {
+            self.shown = Some(e);
+        }
+        Ok(())
+    }
+
+    fn stopped(&mut self, _app: &mut TopoApp, id: JobId, why: &Stop) {
         if self.betti_job == Some(id) {
             self.betti_stopped = Some(why.to_string());
         }
@@ -78,73 +157,19 @@ impl ExplainLayer {
         }
     }
 
-    pub fn arrived_tunnels(&mut self, t: TunnelList) {
-        if self.tunnels_asked == Some((Arc::as_ptr(&t.field) as usize, t.construction, t.filtration)) {
-            self.tunnels = Some(t);
-        }
+    fn panel(&mut self, app: &mut TopoApp, ui: &mut egui::Ui) {
+        panel(self, app, ui);
     }
 
-    pub fn arrived_parts(&mut self, e: Explained) {
-        if self.asked.is_some_and(|(f, ..)| f == Arc::as_ptr(&e.field) as usize) {
-            self.shown = Some(e);
-        }
-    }
-}
-
-/// Asks the worker for what the panel shows and does not have: the Betti curves of the curve on
-/// screen, the parts of the set at the current threshold (a newer request supersedes an older
-/// one on each lane).
-pub fn request(app: &mut TopoApp) {
-    let Some(d) = &app.data else { return };
-    let on = &app.settings.explain;
-    if on.betti
-        && let Some(c) = d.displayed_curve()
-    {
-        let key = Arc::as_ptr(&c.ecc) as usize;
-        if app.explain.lines_for(&c.ecc).is_none() && app.explain.betti_asked != Some(key) {
-            app.explain.betti_asked = Some(key);
-            app.explain.betti_stopped = None;
-            let id = app.worker.submit(BettiCurves { field: d.displayed().clone(), ecc: c.ecc.clone() });
-            app.explain.betti_job = Some(id);
-            let what = "Betti curves".to_string();
-            app.jobs.insert(betti_jobs::BETTI, super::JobProgress { what, ..Default::default() });
-        }
-    }
-    if on.parts {
-        let field = d.displayed().clone();
-        let (construction, filtration) = (app.settings.construction, app.settings.filtration());
-        let key = (Arc::as_ptr(&field) as usize, d.threshold.to_bits(), construction, filtration);
-        if app.explain.asked != Some(key) {
-            app.explain.asked = Some(key);
-            app.worker.submit(Explain {
-                field: field.clone(),
-                construction,
-                filtration,
-                threshold: d.threshold,
-            });
-        }
-        let key = (key.0, construction, filtration);
-        let wanted = field.len() <= TUNNEL_VOXELS || app.explain.tunnels_wanted == Some(key.0);
-        if wanted && field.ndim() >= 2 && app.explain.tunnels_asked != Some(key) {
-            app.explain.tunnels_asked = Some(key);
-            app.explain.tunnels_stopped = None;
-            // Judged once per field: NaN, infinities, a flat axis or a size the diagram cannot take.
-            if let Err(e) = topoview_core::topo::betti::tunnels::check(&field) {
-                app.explain.tunnels_stopped = Some(e.to_string());
-                return;
-            }
-            let id = app.worker.submit(Tunnels { field, construction, filtration });
-            app.explain.tunnels_job = Some(id);
-            let what = "Tunnels".to_string();
-            app.jobs.insert(betti_jobs::TUNNELS, super::JobProgress { what, ..Default::default() });
-        }
+    fn clear_overlays(&mut self, app: &mut TopoApp) {
+        app.settings.explain.parts = false;
     }
 }
 
 /// The tunnels alive at the threshold, for the field on screen with the current construction
 /// and filtration.
-pub fn alive_tunnels(app: &TopoApp) -> Vec<Tunnel> {
-    let (Some(d), Some(l)) = (&app.data, &app.explain.tunnels) else { return Vec::new() };
+pub fn alive_tunnels(layer: &ExplainLayer, app: &TopoApp) -> Vec<Tunnel> {
+    let (Some(d), Some(l)) = (&app.data, &layer.tunnels) else { return Vec::new() };
     let same = Arc::ptr_eq(&l.field, d.displayed())
         && l.construction == app.settings.construction
         && l.filtration == app.settings.filtration();
@@ -180,12 +205,12 @@ pub fn draw_tunnels(
 
 /// The parts to draw over the slices: those of the field on screen with the current
 /// construction and filtration (at the last threshold labelled, while a newer one is under way).
-pub fn overlay(app: &TopoApp) -> Option<Arc<Parts>> {
+pub fn overlay(layer: &ExplainLayer, app: &TopoApp) -> Option<Arc<Parts>> {
     if !app.settings.explain.parts {
         return None;
     }
     let d = app.data.as_ref()?;
-    let e = app.explain.shown.as_ref()?;
+    let e = layer.shown.as_ref()?;
     let same = Arc::ptr_eq(&e.field, d.displayed())
         && e.construction == app.settings.construction
         && e.filtration == app.settings.filtration();
@@ -258,7 +283,7 @@ pub fn parts_texels(parts: &Parts, stride: usize) -> Vec<u8> {
 }
 
 /// The panel's controls and readouts, under the ECC plot.
-pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
+fn panel(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
     let three_d = app.data.as_ref().is_some_and(|d| d.displayed().ndim() == 3);
     let s = &mut app.settings.explain;
     ui.horizontal(|ui| {
@@ -273,7 +298,7 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     let Some(d) = &app.data else { return };
     let t = d.threshold;
     if app.settings.explain.betti {
-        match d.displayed_curve().and_then(|c| app.explain.lines_for(&c.ecc)) {
+        match d.displayed_curve().and_then(|c| layer.lines_for(&c.ecc)) {
             Some(l) => {
                 let b = l.at(t);
                 ui.horizontal(|ui| {
@@ -287,13 +312,13 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
                     }
                 });
             }
-            None => match app.explain.betti_stopped.clone() {
+            None => match layer.betti_stopped.clone() {
                 Some(why) => {
                     ui.horizontal(|ui| {
                         ui.small(format!("Betti curves: {why}"));
                         if ui.small_button("Retry").clicked() {
-                            app.explain.betti_asked = None;
-                            app.explain.betti_stopped = None;
+                            layer.betti_asked = None;
+                            layer.betti_stopped = None;
                         }
                     });
                 }
@@ -304,8 +329,8 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         }
     }
     if app.settings.explain.parts {
-        match &app.explain.shown {
-            Some(e) if overlay(app).is_some() => {
+        match &layer.shown {
+            Some(e) if overlay(layer, app).is_some() => {
                 let p = &e.parts;
                 let plural =
                     |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -324,36 +349,36 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
                 ui.small("Labelling the components…");
             }
         }
-        tunnel_list(app, ui);
+        tunnel_list(layer, app, ui);
     }
 }
 
 /// The tunnels alive at the threshold, longest-lived first; a click puts the crosshair on one.
-fn tunnel_list(app: &mut TopoApp, ui: &mut egui::Ui) {
+fn tunnel_list(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
     let Some(d) = &app.data else { return };
     let (dtype, ndim) = (d.displayed().dtype(), d.displayed().ndim());
     let key = Arc::as_ptr(d.displayed()) as usize;
-    let asked = app.explain.tunnels_asked.is_some_and(|k| k.0 == key);
+    let asked = layer.tunnels_asked.is_some_and(|k| k.0 == key);
     if !asked && d.displayed().len() > TUNNEL_VOXELS {
         let label = if ndim == 3 { "Find the tunnels" } else { "Find the holes" };
         let hint = "Their birth and death thresholds, from the persistence diagram: a minute and a few GiB for 10 M voxels";
         if ui.button(label).on_hover_text(hint).clicked() {
-            app.explain.tunnels_wanted = Some(key);
+            layer.tunnels_wanted = Some(key);
         }
         return;
     }
-    if let Some(why) = app.explain.tunnels_stopped.clone() {
+    if let Some(why) = layer.tunnels_stopped.clone() {
         ui.horizontal(|ui| {
             ui.small(format!("Tunnels: {why}"));
             if ui.small_button("Retry").clicked() {
-                app.explain.tunnels_asked = None;
-                app.explain.tunnels_stopped = None;
+                layer.tunnels_asked = None;
+                layer.tunnels_stopped = None;
             }
         });
         return;
     }
     let (construction, filtration) = (app.settings.construction, app.settings.filtration());
-    let ready = app.explain.tunnels.as_ref().is_some_and(|l| {
+    let ready = layer.tunnels.as_ref().is_some_and(|l| {
         Arc::as_ptr(&l.field) as usize == key && l.construction == construction && l.filtration == filtration
     });
     if !ready {
@@ -361,7 +386,7 @@ fn tunnel_list(app: &mut TopoApp, ui: &mut egui::Ui) {
         return;
     }
     let dims = d.displayed().dims();
-    let mut alive = alive_tunnels(app);
+    let mut alive = alive_tunnels(layer, app);
     alive.sort_by(|a, b| (b.death - b.birth).abs().total_cmp(&(a.death - a.birth).abs()));
     let what = if ndim == 3 { "Tunnels" } else { "Holes" };
     let fmt = |v: f64| topoview_core::export::format_threshold(v, dtype);

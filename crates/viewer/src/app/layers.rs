@@ -4,13 +4,14 @@
 //! drawn with its own colormap, window, opacity and threshold. The ECC and every other analysis
 //! stay on the image; the layer list says so, and "Analyse" swaps a layer with the image.
 
-use super::{JobProgress, TopoApp};
+use super::TopoApp;
+use super::analysis::{Analysis, Arrival, Owner, Stop};
 use crate::render::colormap::{Colormap, label_colour};
 use egui::Color32;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use topoview_compute::FieldSummary;
-use topoview_compute::layers::{LAYERS, LayerRequest, LayerSource, PlaceLayers, PlacedLayers};
+use topoview_compute::layers::{LayerRequest, LayerSource, PlaceLayers, PlacedLayers};
+use topoview_compute::{FieldSummary, JobId, Outcome};
 use topoview_core::field::ScalarField;
 use topoview_core::io::OpenOptions;
 
@@ -178,7 +179,7 @@ impl Layers {
     /// Job `id` was cancelled or failed: if it was the layers job last sent (not one a newer
     /// request superseded), the layers it was placing are dropped (they would otherwise wait
     /// for a job that never comes back). Says which, when any.
-    pub fn stopped(&mut self, id: topoview_compute::JobId) -> Option<String> {
+    fn dropped(&mut self, id: topoview_compute::JobId) -> Option<String> {
         if self.sent_id != Some(id) {
             return None;
         }
@@ -228,93 +229,132 @@ impl Layers {
     }
 }
 
-/// Adds the file at `path` as a layer over the image (read and placed on the worker).
-pub fn add(app: &mut TopoApp, path: PathBuf) {
-    app.layers.queue(path, LayerSource::File { opts: OpenOptions::default() }, None, None);
-}
-
-/// Adds the file at `path` as a layer with a session's label choice and style.
-pub fn restore(app: &mut TopoApp, path: PathBuf, labels: bool, style: LayerStyle) {
-    app.layers.queue(path, LayerSource::File { opts: OpenOptions::default() }, Some(labels), Some(style));
-}
-
-/// Sends the queued layers to be placed on the image on screen, once it has loaded (one job
-/// for all of them: a newer job on the lane supersedes an older one).
-pub fn request(app: &mut TopoApp) {
-    let Some(d) = &app.data else { return };
-    let layers = &mut app.layers;
-    let fresh = layers.sent_for.as_ref().is_none_or(|g| !Arc::ptr_eq(g, &d.field));
-    if layers.queued.is_empty() || !fresh || app.jobs.contains_key(&topoview_compute::jobs::LOAD) {
-        return;
+impl Layers {
+    /// Adds the file at `path` as a layer over the image (read and placed on the worker).
+    pub fn add(&mut self, path: PathBuf) {
+        self.queue(path, LayerSource::File { opts: OpenOptions::default() }, None, None);
     }
-    layers.sent_for = Some(d.field.clone());
-    let requests: Vec<LayerRequest> = layers.queued.iter().map(|q| q.request.clone()).collect();
-    let what = format!("Placing layer {}", layers.loading().join(", "));
-    app.layers.sent_id = Some(app.worker.submit(PlaceLayers { grid: d.field.clone(), layers: requests }));
-    app.jobs.insert(LAYERS, JobProgress { what, ..Default::default() });
+
+    /// Adds the file at `path` as a layer with a session's label choice and style.
+    pub fn restore(&mut self, path: PathBuf, labels: bool, style: LayerStyle) {
+        self.queue(path, LayerSource::File { opts: OpenOptions::default() }, Some(labels), Some(style));
+    }
 }
 
-/// Takes placed layers, if they were placed on the grid of the image on screen.
-pub fn arrived(app: &mut TopoApp, placed: PlacedLayers) {
-    let Some(d) = &app.data else { return };
-    if !same_grid(&placed.grid, &d.field) {
-        return; // `request` sends them again for this image
+impl Analysis for Layers {
+    fn name(&self) -> &'static str {
+        "layers"
     }
-    let mut errors = Vec::new();
-    for r in placed.layers {
-        let id = match &r {
-            Ok(l) => l.id,
-            Err(e) => e.id,
-        };
-        let layers = &mut app.layers;
-        let Some(q) = layers.queued.iter().position(|q| q.request.id == id) else { continue };
-        let style = layers.queued.remove(q).style;
-        match r {
-            Ok(p) => {
-                let style = style.unwrap_or_else(|| LayerStyle::initial(&p.summary, p.labels));
-                let layer = Layer {
-                    id,
-                    path: p.path,
-                    source: p.source,
-                    field: p.field,
-                    summary: p.summary,
-                    labels: p.labels,
-                    style,
-                };
-                layers.list.push(layer);
-            }
-            Err(e) => errors.push(e.to_string()),
+
+    /// A new image takes the layers of the last one away (those asked for since it was
+    /// opened stay queued for it); the scene the user built stays for another volume of the
+    /// series or a layer made the image, placed again where the grid changed.
+    fn arrived(&mut self, app: &mut TopoApp, arrival: Arrival) {
+        if !arrival.keep_settings {
+            self.list.clear();
+        }
+        if let Some(d) = &app.data {
+            self.image_changed(&d.field);
         }
     }
-    if !errors.is_empty() {
-        app.error = Some(errors.join("; "));
+
+    /// Sends the queued layers to be placed on the image on screen, once it has loaded (one
+    /// job for all of them: a newer job on the lane supersedes an older one).
+    fn request(&mut self, app: &mut TopoApp) {
+        let Some(d) = &app.data else { return };
+        let fresh = self.sent_for.as_ref().is_none_or(|g| !Arc::ptr_eq(g, &d.field));
+        if self.queued.is_empty() || !fresh || app.jobs.contains_key(&topoview_compute::jobs::LOAD) {
+            return;
+        }
+        self.sent_for = Some(d.field.clone());
+        let requests: Vec<LayerRequest> = self.queued.iter().map(|q| q.request.clone()).collect();
+        let what = format!("Placing layer {}", self.loading().join(", "));
+        let job = PlaceLayers { grid: d.field.clone(), layers: requests };
+        self.sent_id = Some(app.submit(Owner::Unit(self.name()), job, Some(what)));
+    }
+
+    /// Takes placed layers, if they were placed on the grid of the image on screen.
+    fn accept(&mut self, app: &mut TopoApp, _id: JobId, outcome: Outcome) -> Result<(), Outcome> {
+        let placed = outcome.take::<PlacedLayers>()?;
+        let Some(d) = &app.data else { return Ok(()) };
+        if !same_grid(&placed.grid, &d.field) {
+            return Ok(()); // `request` sends them again for this image
+        }
+        let mut errors = Vec::new();
+        for r in placed.layers {
+            let id = match &r {
+                Ok(l) => l.id,
+                Err(e) => e.id,
+            };
+            let Some(q) = self.queued.iter().position(|q| q.request.id == id) else { continue };
+            let style = self.queued.remove(q).style;
+            match r {
+                Ok(p) => {
+                    let style = style.unwrap_or_else(|| LayerStyle::initial(&p.summary, p.labels));
+                    let layer = Layer {
+                        id,
+                        path: p.path,
+                        source: p.source,
+                        field: p.field,
+                        summary: p.summary,
+                        labels: p.labels,
+                        style,
+                    };
+                    self.list.push(layer);
+                }
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+        if !errors.is_empty() {
+            app.error = Some(errors.join("; "));
+        }
+        Ok(())
+    }
+
+    fn stopped(&mut self, app: &mut TopoApp, id: JobId, why: &Stop) {
+        if let Some(d) = self.dropped(id) {
+            match why {
+                Stop::Cancelled => app.message = Some(d),
+                Stop::Failed(m) => app.error = Some(format!("{m} ({d})")),
+            }
+        }
+    }
+
+    fn panel(&mut self, app: &mut TopoApp, ui: &mut egui::Ui) {
+        panel(self, app, ui);
+    }
+
+    fn clear_overlays(&mut self, _app: &mut TopoApp) {
+        for l in &mut self.list {
+            l.style.visible = false;
+        }
     }
 }
 
 /// Treats a layer as labels (nearest-neighbour, categorical colours) or intensities
 /// (trilinear, a colormap): placed again from the field held.
-pub fn set_labels(app: &mut TopoApp, index: usize, labels: bool) {
-    if index < app.layers.list.len() {
-        app.layers.requeue(index, labels);
+fn set_labels(layers: &mut Layers, index: usize, labels: bool) {
+    if index < layers.list.len() {
+        layers.requeue(index, labels);
     }
 }
 
 /// Makes layer `index` the image (the field as read, at its own resolution: nothing is read
 /// again, so a file moved since cannot lose it; the ECC and the other analyses now on it) and
 /// the image a layer over it.
-pub fn analyse(app: &mut TopoApp, index: usize) {
+fn analyse(layers: &mut Layers, app: &mut TopoApp, index: usize) {
     let Some(d) = &app.data else { return };
-    if index >= app.layers.list.len() {
+    if index >= layers.list.len() {
         return;
     }
-    let layer = app.layers.list.remove(index);
+    let layer = layers.list.remove(index);
     let path = d.path.clone().unwrap_or_else(|| PathBuf::from(&d.source));
     let image = LayerSource::Held(d.field.clone());
     // The image goes over the field now analysed: as context, in gray and faint, so that
     // what the user chose to analyse stays in view (labels keep their colours, faint too).
     let colormap = if d.labels { Colormap::Labels } else { Colormap::Gray };
     let style = LayerStyle { visible: true, colormap, window: d.window, opacity: 0.35, threshold: 0.0 };
-    app.layers.queue(path, image, Some(d.labels), Some(style));
+    layers.queue(path, image, Some(d.labels), Some(style));
     let loaded = topoview_compute::Loaded {
         source: layer.path.display().to_string(),
         path: Some(layer.path.clone()),
@@ -322,14 +362,15 @@ pub fn analyse(app: &mut TopoApp, index: usize) {
         summary: FieldSummary::of(&layer.source),
         field: layer.source,
     };
-    app.loaded(loaded, 0.0);
+    // Shown at the next frame, once this unit is back among the others.
+    app.handed_over = Some(loaded);
 }
 
 /// Draws the layer list: the image (which the ECC analyses) and each layer with its controls.
-pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
+fn panel(layers: &mut Layers, app: &mut TopoApp, ui: &mut egui::Ui) {
     let Some(d) = &app.data else { return };
     let image = d.path.as_deref().map_or_else(|| d.source.clone(), file_name);
-    let empty = app.layers.list.is_empty() && app.layers.queued.is_empty();
+    let empty = layers.list.is_empty() && layers.queued.is_empty();
     ui.horizontal(|ui| {
         ui.strong("Layers");
         if empty {
@@ -347,14 +388,14 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         return;
     }
     ui.label(format!("Image: {image} (the ECC and the analyses are of this one)"));
-    for name in app.layers.loading() {
+    for name in layers.loading() {
         ui.label(format!("{name}: being read and resampled…"));
     }
     let mut remove = None;
     let mut labels_to = None;
     let mut analyse_it = None;
-    let count = app.layers.list.len();
-    for (i, l) in app.layers.list.iter_mut().enumerate().rev() {
+    let count = layers.list.len();
+    for (i, l) in layers.list.iter_mut().enumerate().rev() {
         let name = l.name();
         ui.push_id(l.id, |ui| {
             ui.horizontal(|ui| {
@@ -386,13 +427,13 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         });
     }
     if let Some(i) = remove {
-        app.layers.list.remove(i);
+        layers.list.remove(i);
     }
     if let Some((i, labels)) = labels_to {
-        set_labels(app, i, labels);
+        set_labels(layers, i, labels);
     }
     if let Some(i) = analyse_it {
-        analyse(app, i);
+        analyse(layers, app, i);
     }
 }
 

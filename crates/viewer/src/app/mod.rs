@@ -7,6 +7,7 @@
 //! and the layers (`explain`, `scale_space`, `crack_layer`, `layers`) hold their analyses' state.
 
 mod actions;
+pub mod analysis;
 mod barcode_plot;
 pub mod cloud;
 mod cloud_view;
@@ -24,6 +25,7 @@ pub mod scale_space;
 pub mod session;
 pub mod settings;
 mod side;
+pub mod tiles;
 mod transfer_editor;
 pub mod view3d;
 pub mod views;
@@ -33,6 +35,7 @@ use crate::render::gpu_volume::{GpuVolume, UploadProgress};
 use crate::render::slice::SliceRenderer;
 use crate::render::volume::{self, mask_threshold};
 use crate::render::volume3d::VolumeRenderer;
+use analysis::{Analyses, Arrival, DataKind, Owner, Stop};
 use crossbeam_channel::{Receiver, Sender};
 use dataset::Dataset;
 use settings::Settings;
@@ -40,10 +43,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 use topoview_compute::jobs::{self, Ecc, Generate, Loaded, Open, Smooth, Smoothed};
-use topoview_compute::{Curve, Event, Lane, MscScene, Outcome, Worker};
+use topoview_compute::{Curve, Event, Job, JobId, Lane, Outcome, Worker};
 use topoview_core::io::OpenOptions;
 use topoview_core::topo::ecc::{EccOptions, NanPolicy};
 use views::ViewState;
+
+/// How a field that arrives relates to the one on screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Continuity {
+    /// Opened, generated or read from a session.
+    NewField,
+    /// A layer over the field became the field (the scene the user built stays).
+    LayerMadeImage,
+}
 
 /// Progress of a job, for the status bar.
 #[derive(Clone, Debug, Default)]
@@ -106,27 +118,17 @@ pub struct TopoApp {
     exports_tx: Sender<exports::Written>,
     exports_rx: Receiver<exports::Written>,
     grf_dialog: bool,
-    /// The field (by address) whose complex was last started on its own (once per field, so a
-    /// failure is not retried every frame).
-    msc_auto_for: Option<usize>,
-    /// The field (by address) last judged for the complex, and why it cannot have one.
-    msc_check: Option<(usize, Option<String>)>,
     frames: FrameClock,
     /// Whether the status bar shows the readouts that change from run to run (memory, frame and
     /// job times); tests turn them off, so that a picture depends on the state alone.
     pub volatile_readouts: bool,
     bench: Option<bench::FrameBench>,
-    /// The "edges between pixels" layer.
-    pub cracks: crack_layer::CrackLayer,
-    /// Betti curves and the parts of the threshold set.
-    pub explain: explain::ExplainLayer,
-    /// The ECC scale-space heat map.
-    pub scale_space: scale_space::ScaleSpaceLayer,
+    /// The analyses beyond the field and its curve, each a unit with its own state.
+    pub units: Analyses,
+    /// Who asked for each job under way, and its lane (a result goes to its owner).
+    routes: std::collections::HashMap<JobId, (Lane, Owner)>,
     /// A session's view, put on its field when the field has loaded.
     pending_view: Option<session::View>,
-    /// A session's simplification level, applied when the complex of the field it was saved
-    /// for arrives (true: the smoothed field's).
-    pending_level: Option<(f64, bool)>,
     /// A session's window for the smoothed field, applied when the smoothed field arrives.
     pending_smoothed_window: Option<(f64, f64)>,
     /// An error to show once the first field has loaded (loading clears the banner).
@@ -135,10 +137,11 @@ pub struct TopoApp {
     pub dialogs: file_dialog::Dialogs,
     /// The volume of a 4D file asked for with the slider, while it loads.
     pub volume_requested: Option<usize>,
-    /// Volumes drawn over the field.
-    pub layers: layers::Layers,
-    /// The point cloud and its barcode.
-    pub cloud: cloud::CloudState,
+    /// The central area's layouts, one per kind of data.
+    pub layouts: tiles::Layouts,
+    /// A field to show that a unit handed over (a layer made the image), taken at the next
+    /// frame, when the units are back in place.
+    handed_over: Option<Loaded>,
 }
 
 mod bench;
@@ -250,22 +253,18 @@ impl TopoApp {
             exports_tx,
             exports_rx,
             grf_dialog: false,
-            msc_auto_for: None,
-            msc_check: None,
             frames: FrameClock { first_frame: true, ..Default::default() },
             volatile_readouts: true,
             bench,
-            cracks: Default::default(),
-            explain: Default::default(),
-            scale_space: Default::default(),
+            units: Default::default(),
+            routes: Default::default(),
             pending_view: None,
-            pending_level: None,
             pending_smoothed_window: None,
             deferred_error: None,
             dialogs: Default::default(),
             volume_requested: None,
-            layers: Default::default(),
-            cloud: Default::default(),
+            handed_over: None,
+            layouts: tiles::Layouts::load(cc.storage),
         };
         if let Some(s) = startup.session {
             match session::open(&mut app, &s) {
@@ -276,7 +275,7 @@ impl TopoApp {
         let file = startup.file.unwrap_or_else(|| asset(DEMO_VOLUME));
         app.open(file, startup.open);
         for l in startup.layers {
-            layers::add(&mut app, l);
+            app.units.layers.add(l);
         }
         // A refused session: said once the demo volume has loaded (loading clears the banner).
         app.deferred_error = app.error.take();
@@ -290,13 +289,12 @@ impl TopoApp {
 
     pub fn open(&mut self, path: PathBuf, opts: OpenOptions) {
         if cloud::is_point_file(&path) {
-            return cloud::open(self, path);
+            return self.with_units(|u, app| u.cloud.open(app, path));
         }
         // A session's view belongs to the field it opened, not to one opened since.
         self.pending_view = None;
         let what = format!("Opening {}", path.display());
-        self.worker.submit(Open { path, opts });
-        self.jobs.insert(jobs::LOAD, JobProgress { what, ..Default::default() });
+        self.submit(Owner::App, Open { path, opts }, Some(what));
     }
 
     /// Treats the field on screen as intensities (`false`) or as a label map (`true`), with the
@@ -343,11 +341,7 @@ impl TopoApp {
     /// Generates a seeded Gaussian random field on the worker.
     pub fn generate_field(&mut self, dims: Vec<usize>, corr: f64, seed: u64) {
         self.pending_view = None;
-        self.worker.submit(Generate { dims, corr, seed });
-        self.jobs.insert(
-            jobs::LOAD,
-            JobProgress { what: "Generating a random field".into(), ..Default::default() },
-        );
+        self.submit(Owner::App, Generate { dims, corr, seed }, Some("Generating a random field".into()));
     }
 
     pub fn ecc_options(&self) -> EccOptions {
@@ -367,8 +361,7 @@ impl TopoApp {
             return;
         }
         let field = d.field.clone();
-        self.worker.submit(Ecc { field, opts });
-        self.jobs.insert(jobs::CURVE, JobProgress { what: "ECC".into(), ..Default::default() });
+        self.submit(Owner::App, Ecc { field, opts }, Some("ECC".into()));
         self.resmooth();
     }
 
@@ -385,16 +378,32 @@ impl TopoApp {
         }
         let field = d.field.clone();
         let sigma = self.sigma;
-        self.worker.submit(Smooth { field, sigma, opts });
-        self.jobs.insert(
-            jobs::SMOOTH,
-            JobProgress { what: format!("Smoothing, σ = {sigma}"), ..Default::default() },
-        );
+        self.submit(Owner::App, Smooth { field, sigma, opts }, Some(format!("Smoothing, σ = {sigma}")));
     }
 
+    /// Queues `job` for `owner` (its result goes there), superseding the lane's older job;
+    /// `what` names it in the status bar (None: too quick to list).
+    pub fn submit<J: Job>(&mut self, owner: Owner, job: J, what: Option<String>) -> JobId {
+        let lane = job.lane();
+        // A superseded job's events never come (the worker drops them): its route goes.
+        self.routes.retain(|_, (l, _)| *l != lane);
+        let id = self.worker.submit(job);
+        self.routes.insert(id, (lane, owner));
+        if let Some(what) = what {
+            self.jobs.insert(lane, JobProgress { what, ..Default::default() });
+        }
+        id
+    }
+
+    /// Cancels the lane's job; its owner hears of it.
     pub fn cancel(&mut self, lane: Lane) {
+        let id = self.worker.pending(lane);
         self.worker.cancel(lane);
         self.jobs.remove(&lane);
+        if let Some(id) = id {
+            let owner = self.routes.remove(&id).map(|r| r.1);
+            self.route_stopped(owner, id, Stop::Cancelled);
+        }
     }
 
     /// The status bar's Cancel: stops the lane's job and says so until another job finishes.
@@ -415,13 +424,15 @@ impl TopoApp {
                         j.fraction = (total > 0).then(|| (done as f64 / total as f64).min(1.0) as f32);
                     }
                 }
-                Event::Done { lane, outcome, seconds, note, .. } => {
-                    self.jobs.remove(&lane);
+                Event::Done { id, lane, outcome, seconds, note } => {
+                    let what = self.jobs.remove(&lane).map_or_else(|| lane.0.to_string(), |j| j.what);
                     self.cancelled = None;
                     if note.is_some() {
                         self.message = note;
                     }
-                    self.finished(outcome, seconds);
+                    self.last_job = Some((what, seconds));
+                    let owner = self.routes.remove(&id).map(|r| r.1);
+                    self.route_done(owner, id, lane.0, outcome);
                 }
                 Event::Failed { id, lane, message } => {
                     self.jobs.remove(&lane);
@@ -429,21 +440,17 @@ impl TopoApp {
                         // A session's view was for the field that did not come.
                         self.pending_view = None;
                     }
-                    self.explain.stopped(id, &message);
-                    self.scale_space.stopped(id, &message);
-                    let dropped = self.layers.stopped(id).map_or(String::new(), |d| format!(" ({d})"));
-                    self.error = Some(format!("{message}{dropped}"));
+                    self.error = Some(message.clone());
+                    let owner = self.routes.remove(&id).map(|r| r.1);
+                    self.route_stopped(owner, id, Stop::Failed(message));
                 }
                 Event::Cancelled { id, lane } => {
                     self.jobs.remove(&lane);
                     if lane == jobs::LOAD {
                         self.pending_view = None;
                     }
-                    self.explain.stopped(id, "cancelled");
-                    self.scale_space.stopped(id, "cancelled");
-                    if let Some(d) = self.layers.stopped(id) {
-                        self.message = Some(d);
-                    }
+                    let owner = self.routes.remove(&id).map(|r| r.1);
+                    self.route_stopped(owner, id, Stop::Cancelled);
                 }
             }
         }
@@ -455,97 +462,34 @@ impl TopoApp {
         }
     }
 
-    /// Takes a finished job's output by its type.
-    fn finished(&mut self, outcome: Outcome, seconds: f64) {
+    /// Takes the output of a job of the app's own (the field, its curve, its smoothing), or
+    /// gives it back when it is none of those.
+    fn finished(&mut self, outcome: Outcome) -> Result<(), Outcome> {
         let outcome = match outcome.take::<Loaded>() {
-            Ok(l) => return self.loaded(l, seconds),
+            Ok(l) => {
+                self.loaded(l, Continuity::NewField);
+                return Ok(());
+            }
             Err(o) => o,
         };
         let outcome = match outcome.take::<Curve>() {
-            Ok(e) => return self.curve(e, seconds),
-            Err(o) => o,
-        };
-        let outcome = match outcome.take::<Smoothed>() {
-            Ok(s) => return self.smoothed(s, seconds),
-            Err(o) => o,
-        };
-        let outcome = match outcome.take::<topoview_compute::betti_jobs::BettiLines>() {
-            Ok(l) => {
-                self.last_job = Some(("Betti curves".into(), seconds));
-                return self.explain.arrived_lines(l);
+            Ok(e) => {
+                self.curve(e);
+                return Ok(());
             }
             Err(o) => o,
         };
-        let outcome = match outcome.take::<topoview_compute::betti_jobs::TunnelList>() {
-            Ok(t) => {
-                self.last_job = Some(("tunnels".into(), seconds));
-                return self.explain.arrived_tunnels(t);
-            }
-            Err(o) => o,
-        };
-        let outcome = match outcome.take::<topoview_compute::betti_jobs::Explained>() {
-            Ok(e) => return self.explain.arrived_parts(e),
-            Err(o) => o,
-        };
-        let outcome = match outcome.take::<topoview_compute::scale_space::ScaleSpaceMap>() {
-            Ok(m) => {
-                self.last_job = Some(("scale-space".into(), seconds));
-                return self.scale_space.arrived(m);
-            }
-            Err(o) => o,
-        };
-        let outcome = match outcome.take::<topoview_compute::layers::PlacedLayers>() {
-            Ok(p) => {
-                self.last_job = Some(("layers".into(), seconds));
-                return layers::arrived(self, p);
-            }
-            Err(o) => o,
-        };
-        let outcome = match outcome.take::<topoview_compute::rips::RipsResult>() {
-            Ok(r) => {
-                self.last_job = Some(("Rips barcode".into(), seconds));
-                return cloud::arrived(self, r);
-            }
-            Err(o) => o,
-        };
-        let outcome = match outcome.take::<jobs::CrackSlice>() {
-            Ok(c) => {
-                self.last_job = Some(("edges between pixels".into(), seconds));
-                return self.cracks.arrived(c);
-            }
-            Err(o) => o,
-        };
-        if let Ok(scene) = outcome.take::<MscScene>() {
-            self.last_job = Some(("Morse-Smale complex".into(), seconds));
-            // Kept for the original or the smoothed field it was computed from, else dropped.
-            if let Some(d) = &mut self.data {
-                let ours = Arc::ptr_eq(&scene.field, &d.field)
-                    || d.smoothed.as_ref().is_some_and(|s| Arc::ptr_eq(&scene.field, &s.field));
-                if ours {
-                    let smoothed = d.smoothed.as_ref().is_some_and(|s| Arc::ptr_eq(&scene.field, &s.field));
-                    let mut m = dataset::MscView::new(scene);
-                    if let Some((t, _)) = self.pending_level.filter(|l| l.1 == smoothed) {
-                        self.pending_level = None;
-                        m.set_threshold(t);
-                    }
-                    d.msc = Some(m);
-                    // Picked points named critical points of the complex just replaced.
-                    self.views.picked = None;
-                }
-            }
-        }
+        self.smoothed(outcome.take::<Smoothed>()?);
+        Ok(())
     }
 
-    fn loaded(&mut self, l: Loaded, seconds: f64) {
-        self.last_job = Some(("open".into(), seconds));
-        // What the layer holds of the last field (its fields included) goes with it.
-        self.explain = Default::default();
-        self.scale_space = Default::default();
+    /// Shows a field that arrived. Every unit forgets what it held of the last one; another
+    /// volume of the series on screen keeps the view, the window, a threshold the user chose
+    /// and the analysis settings, as do a session's field and a layer made the image.
+    fn loaded(&mut self, l: Loaded, continuity: Continuity) {
         if let Some(p) = &l.path {
             self.settings.opened(p);
         }
-        // Another volume of the series on screen keeps the view, the window and a threshold
-        // the user chose; any other field starts afresh.
         let same_series = self.data.as_ref().filter(|d| {
             d.path.is_some()
                 && d.path == l.path
@@ -565,6 +509,11 @@ impl TopoApp {
             self.settings.colormap = own;
         }
         self.message = load_message(&l.field.notes, l.summary.non_finite);
+        let kind = match (l.field.ndim(), l.field.series.is_some()) {
+            (3, true) => DataKind::Series,
+            (3, false) => DataKind::Volume,
+            _ => DataKind::Image2d,
+        };
         let mut data = Dataset::new(l);
         if data.labels && self.settings.colormap != Colormap::Labels {
             self.auto_colormap = Some(self.settings.colormap);
@@ -580,29 +529,29 @@ impl TopoApp {
                 data.threshold_chosen = true;
             }
         }
-        self.layers.image_changed(&data.field);
+        let keep_settings =
+            kept.is_some() || self.pending_view.is_some() || continuity == Continuity::LayerMadeImage;
+        if !keep_settings {
+            self.sigma = 0.0;
+            self.mask_on = true;
+        }
         self.data = Some(data);
-        self.cloud.shown = false;
         self.error = self.deferred_error.take();
-        self.pending_level = None;
         self.pending_smoothed_window = None;
-        // The scale-space of the last field is of no use now.
-        self.cancel(topoview_compute::scale_space::SCALE_SPACE);
+        self.units_arrived(Arrival { kind, keep_settings });
         if let Some(v) = self.pending_view.take() {
             session::apply(self, v);
         }
         self.recompute();
     }
 
-    fn curve(&mut self, e: Curve, seconds: f64) {
-        self.last_job = Some(("ECC".into(), seconds));
+    fn curve(&mut self, e: Curve) {
         if let Some(d) = &mut self.data {
             d.set_curve(e);
         }
     }
 
-    fn smoothed(&mut self, s: Smoothed, seconds: f64) {
-        self.last_job = Some((format!("smoothing σ = {} + ECC", s.sigma), seconds));
+    fn smoothed(&mut self, s: Smoothed) {
         if let Some(b) = &mut self.bench {
             b.smoothed();
         }
@@ -653,7 +602,7 @@ impl TopoApp {
 
     /// "file.nii.gz (volume 3 of 10) - topoview": the window title names the field on screen.
     fn set_title(&mut self, ctx: &egui::Context) {
-        let cloud = self.cloud.result.as_ref().filter(|_| self.cloud.shown);
+        let cloud = self.units.cloud.result.as_ref().filter(|_| self.units.cloud.shown);
         let title = match &self.data {
             _ if cloud.is_some() => {
                 let c = &cloud.map(|r| &r.cloud);
@@ -676,6 +625,16 @@ impl TopoApp {
         if title != self.title {
             ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
             self.title = title;
+        }
+    }
+
+    /// The layout the central area shows: the cloud's, the 2D image's, or the volume's in the
+    /// arrangement the View menu chose.
+    pub fn arrangement(&self) -> tiles::Arrangement {
+        match &self.data {
+            _ if self.units.cloud.shown => tiles::Arrangement::Cloud,
+            Some(d) if d.displayed().ndim() == 3 => tiles::Arrangement::Volume(self.settings.layout),
+            _ => tiles::Arrangement::Image,
         }
     }
 
@@ -754,12 +713,8 @@ impl eframe::App for TopoApp {
         let ctx = ui.ctx().clone();
         self.drain_events();
         self.take_dropped(&ctx);
-        if let Some(d) = &self.data {
-            let key = Arc::as_ptr(d.displayed()) as usize;
-            if self.msc_auto_for != Some(key) {
-                self.msc_auto_for = Some(key);
-                self.auto_msc();
-            }
+        if let Some(l) = self.handed_over.take() {
+            self.loaded(l, Continuity::LayerMadeImage);
         }
         if let Some(b) = &mut self.bench {
             let depth = self.data.as_ref().filter(|_| self.uploaded.is_some()).map(|d| d.field.dims()[2]);
@@ -768,9 +723,11 @@ impl eframe::App for TopoApp {
                 self.resmooth();
             }
         }
-        crack_layer::request(self);
-        explain::request(self);
-        layers::request(self);
+        self.with_units(|units, app| {
+            for u in units.all_mut() {
+                u.request(app);
+            }
+        });
         let sync = Instant::now();
         let uploading = self.upload.is_none_or(|p| p.planes < p.of);
         self.sync_texture(frame, &ctx);
@@ -781,19 +738,17 @@ impl eframe::App for TopoApp {
         self.set_title(&ctx);
         egui::Panel::top("menu").show(ui, |ui| side::menu_bar(self, ui));
         egui::Panel::bottom("status").show(ui, |ui| side::status_bar(self, ui));
-        let cloud = self.cloud.shown;
+        let cloud = self.units.cloud.shown;
         egui::Panel::right("ecc").resizable(true).default_size(420.0).min_size(300.0).show(ui, |ui| {
-            egui::ScrollArea::vertical()
-                .show(ui, |ui| if cloud { cloud::panel(self, ui) } else { side::ecc_panel(self, ui) });
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                if cloud {
+                    self.with_units(|u, app| cloud::cloud_panel(&mut u.cloud, app, ui))
+                } else {
+                    side::ecc_panel(self, ui)
+                }
+            });
         });
-        egui::CentralPanel::default().show(ui, |ui| {
-            if cloud {
-                side::banners(self, ui);
-                cloud_view::show(self, ui)
-            } else {
-                side::central(self, ui)
-            }
-        });
+        egui::CentralPanel::default().show(ui, |ui| side::central(self, ui));
         // A right-drag on a slice set window and level.
         if let (Some(w), Some(d)) = (self.views.window_dragged.take(), &mut self.data) {
             *d.window_mut() = w;
@@ -812,6 +767,7 @@ impl eframe::App for TopoApp {
             saved.colormap = own;
         }
         eframe::set_value(storage, eframe::APP_KEY, &saved);
+        eframe::set_value(storage, tiles::STORAGE_KEY, &self.layouts);
     }
 }
 

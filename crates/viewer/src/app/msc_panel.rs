@@ -2,11 +2,14 @@
 //! slider with live counts, what is drawn, and the persistence diagram with the threshold.
 
 use super::TopoApp;
+use super::analysis::{Analysis, Arrival, Owner};
 use super::dataset::MscView;
 use super::msc_overlay::{arc_color, point_color, point_name};
 use egui_plot::{Line, Plot, PlotPoints, Points};
+use std::sync::Arc;
 use topoview_compute::jobs;
 use topoview_compute::msc_scene::ArcKind;
+use topoview_compute::{JobId, MscScene, Outcome};
 
 /// Voxels a second per thread the complex is computed at (MNI template: 8.7M voxels in 5.9 s on
 /// 2 threads of the developer VM), for the estimate on the button.
@@ -14,43 +17,105 @@ const VOXELS_PER_SECOND_PER_THREAD: f64 = 0.74e6;
 /// Diagram points drawn at most (the most persistent ones).
 const MAX_DIAGRAM_POINTS: usize = 20_000;
 
-impl TopoApp {
+/// The Morse-Smale complex of the field on screen (kept in the [`super::dataset::Dataset`],
+/// beside the field it is of: the original's and the smoothed field's each).
+#[derive(Debug, Default)]
+pub struct MscUnit {
+    /// The field (by address) whose complex was last started on its own (once per field, so
+    /// a failure is not retried every frame).
+    auto_for: Option<usize>,
+    /// The field (by address) last judged for the complex, and why it cannot have one.
+    check: Option<(usize, Option<String>)>,
+    /// A session's simplification level, applied when the complex of the field it was saved
+    /// for arrives (true: the smoothed field's).
+    pub pending_level: Option<(f64, bool)>,
+}
+
+impl MscUnit {
     /// Starts the Morse-Smale job for the field on screen (superseding one under way).
-    pub fn run_msc(&mut self) {
-        let Some(d) = &self.data else { return };
+    fn run(&self, app: &mut TopoApp) {
+        let Some(d) = &app.data else { return };
         let field = d.displayed().clone();
         let max_bytes = topoview_core::mem::default_budget().unwrap_or(u64::MAX);
-        self.worker.submit(topoview_compute::Msc { field, max_bytes });
-        self.jobs.insert(
-            jobs::MSC,
-            super::JobProgress { what: "Morse-Smale complex".into(), ..Default::default() },
-        );
-    }
-
-    /// Starts the complex of a field small enough to compute at once (the user's setting).
-    pub fn auto_msc(&mut self) {
-        let Some(d) = self.data.as_ref().filter(|d| d.analysed()) else { return };
-        let f = d.displayed();
-        let small = f.len() <= self.settings.msc.auto_voxels;
-        if small && d.displayed_msc().is_none() && topoview_core::topo::msc::check_field(f).is_ok() {
-            self.run_msc();
-        }
+        let job = topoview_compute::Msc { field, max_bytes };
+        app.submit(Owner::Unit(self.name()), job, Some("Morse-Smale complex".into()));
     }
 }
 
-pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
+impl Analysis for MscUnit {
+    fn name(&self) -> &'static str {
+        "Morse-Smale complex"
+    }
+
+    fn arrived(&mut self, app: &mut TopoApp, arrival: Arrival) {
+        let level = self.pending_level.take();
+        *self = MscUnit { pending_level: level, ..MscUnit::default() };
+        if !arrival.keep_settings {
+            let s = &mut app.settings.msc;
+            // What is drawn is the user's taste; which manifolds, of this field.
+            s.labels = super::settings::LabelOverlay::None;
+            s.show = true;
+        }
+    }
+
+    /// Starts the complex of a field small enough to compute at once (the user's setting),
+    /// once per field on screen.
+    fn request(&mut self, app: &mut TopoApp) {
+        let Some(d) = app.data.as_ref().filter(|d| d.analysed()) else { return };
+        let f = d.displayed();
+        let key = std::sync::Arc::as_ptr(f) as usize;
+        if self.auto_for == Some(key) {
+            return;
+        }
+        self.auto_for = Some(key);
+        let small = f.len() <= app.settings.msc.auto_voxels;
+        if small && d.displayed_msc().is_none() && topoview_core::topo::msc::check_field(f).is_ok() {
+            self.run(app);
+        }
+    }
+
+    /// Keeps the complex for the original or the smoothed field it was computed from (else
+    /// drops it: another field is on screen).
+    fn accept(&mut self, app: &mut TopoApp, _id: JobId, outcome: Outcome) -> Result<(), Outcome> {
+        let scene = outcome.take::<MscScene>()?;
+        let Some(d) = &mut app.data else { return Ok(()) };
+        let smoothed = d.smoothed.as_ref().is_some_and(|s| Arc::ptr_eq(&scene.field, &s.field));
+        if !smoothed && !Arc::ptr_eq(&scene.field, &d.field) {
+            return Ok(());
+        }
+        let mut m = MscView::new(scene);
+        if let Some((t, _)) = self.pending_level.filter(|l| l.1 == smoothed) {
+            self.pending_level = None;
+            m.set_threshold(t);
+        }
+        d.msc = Some(m);
+        // Picked points named critical points of the complex just replaced.
+        app.views.picked = None;
+        Ok(())
+    }
+
+    fn panel(&mut self, app: &mut TopoApp, ui: &mut egui::Ui) {
+        panel(self, app, ui);
+    }
+
+    fn clear_overlays(&mut self, app: &mut TopoApp) {
+        app.settings.msc.show = false;
+    }
+}
+
+fn panel(unit: &mut MscUnit, app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.heading("Morse-Smale complex");
     let running = app.jobs.contains_key(&jobs::MSC);
     // Whether the complex can be had for the field on screen: judged once per field (a NaN scan
     // of a large float field is too slow for every frame).
     if let Some(field) = app.data.as_ref().map(|d| d.displayed().clone()) {
         let key = std::sync::Arc::as_ptr(&field) as usize;
-        if app.msc_check.as_ref().is_none_or(|c| c.0 != key) {
+        if unit.check.as_ref().is_none_or(|c| c.0 != key) {
             let refusal = topoview_core::topo::msc::check_field(&field).err().map(|e| e.to_string());
-            app.msc_check = Some((key, refusal));
+            unit.check = Some((key, refusal));
         }
     }
-    let refusal = app.msc_check.as_ref().and_then(|c| c.1.clone());
+    let refusal = unit.check.as_ref().and_then(|c| c.1.clone());
     let Some(d) = &mut app.data else { return };
     let field = d.displayed().clone();
     if d.displayed_msc().is_none() {
@@ -74,7 +139,7 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
             });
         }
         if start {
-            app.run_msc();
+            unit.run(app);
         }
         auto_setting(app, ui);
         return;
@@ -155,20 +220,51 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
                 .on_hover_text("Morse-Smale cells: where a basin and a mountain overlap");
         }
     });
-    let key = std::sync::Arc::as_ptr(&m.scene) as usize;
-    // Ids of this complex only (the picked list names the complex by address).
-    let n = m.scene.analysis.complex.critical.len();
-    let picked: Vec<usize> = app
-        .views
-        .picked
-        .as_ref()
-        .filter(|p| p.0 == key)
-        .map(|p| p.1.iter().copied().filter(|&i| i < n).collect())
-        .unwrap_or_default();
-    for &i in &picked {
+    for i in picked(&app.views, m) {
         ui.small(describe(m, i));
     }
-    if let Some(pair) = diagram(ui, m, &picked) {
+    auto_setting(app, ui);
+}
+
+/// The critical points picked, if they are of this complex (the picked list names the complex
+/// by address).
+fn picked(views: &super::views::ViewState, m: &MscView) -> Vec<usize> {
+    let key = std::sync::Arc::as_ptr(&m.scene) as usize;
+    let n = m.scene.analysis.complex.critical.len();
+    let ids = views.picked.as_ref().filter(|p| p.0 == key);
+    ids.map(|p| p.1.iter().copied().filter(|&i| i < n).collect()).unwrap_or_default()
+}
+
+/// The persistence diagram and the persistence curves of the complex on screen, as a pane of
+/// the central area: the diagram square and as large as the pane leaves room for, the curves
+/// below it. A click on a diagram point picks its pair; a click on the curves sets the level.
+pub fn diagram_pane(app: &mut TopoApp, ui: &mut egui::Ui) {
+    let Some(d) = &mut app.data else { return };
+    let Some(m) = d.displayed_msc_mut() else {
+        ui.label("No Morse-Smale complex yet: compute it in the side panel (Morse-Smale complex).");
+        return;
+    };
+    let key = std::sync::Arc::as_ptr(&m.scene) as usize;
+    let picked = picked(&app.views, m);
+    let room = ui.available_size();
+    let below = 150.0_f32.min(room.y * 0.3);
+    let ndim = m.scene.analysis.complex.grid.ndim;
+    let mut keys: Vec<super::curve_panel::Key> = (0..ndim)
+        .map(|k| super::curve_panel::Key {
+            name: format!("H{k}"),
+            colour: point_color(k as u8, ndim),
+            dot: true,
+        })
+        .collect();
+    let threshold = egui::Color32::from_rgb(255, 80, 80);
+    keys.push(super::curve_panel::Key {
+        name: format!("persistence {}", short(m.level.threshold)),
+        colour: threshold,
+        dot: false,
+    });
+    super::curve_panel::legend(ui, &keys);
+    let side = (room.y - below - 4.0 * ui.spacing().interact_size.y).min(room.x).max(120.0);
+    if let Some(pair) = diagram(ui, m, &picked, side) {
         // The pair's cells as critical points; the crosshair goes to the first.
         let ids: Vec<usize> = pair.into_iter().flatten().filter_map(|c| m.scene.point_of(c)).collect();
         if let Some(&first) = ids.first() {
@@ -177,10 +273,9 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         }
         app.views.picked = Some((key, ids));
     }
-    if let Some(t) = persistence_curve(ui, m) {
+    if let Some(t) = persistence_curve(ui, m, egui::vec2(room.x, below)) {
         m.set_threshold(t);
     }
-    auto_setting(app, ui);
 }
 
 /// A critical point in words: kind, voxel and world position, value, persistence, whether it
@@ -219,7 +314,7 @@ type PairCells = [Option<topoview_core::topo::msc::grid::Cell>; 2];
 /// The persistence diagram of the field (birth against death, by dimension) with the line
 /// above which pairs outlive the threshold; `picked` critical points' pairs are ringed. Returns
 /// the cells of the pair clicked, if one was.
-fn diagram(ui: &mut egui::Ui, m: &MscView, picked: &[usize]) -> Option<PairCells> {
+fn diagram(ui: &mut egui::Ui, m: &MscView, picked: &[usize], side: f32) -> Option<PairCells> {
     let diag = &m.scene.analysis.diagram;
     let ndim = m.scene.analysis.complex.grid.ndim;
     let (lo, hi) = m.scene.range;
@@ -238,15 +333,15 @@ fn diagram(ui: &mut egui::Ui, m: &MscView, picked: &[usize]) -> Option<PairCells
         .collect();
     let pad = 0.05 * (hi - lo);
     let response = Plot::new("persistence diagram")
-        .width(260.0)
-        .height(260.0)
+        .width(side)
+        .height(side)
+        .data_aspect(1.0)
         .include_x(lo - pad)
         .include_x(hi + pad)
         .include_y(lo - pad)
         .include_y(hi + pad)
         .x_axis_label("birth")
         .y_axis_label("death")
-        .legend(egui_plot::Legend::default().position(egui_plot::Corner::RightBottom))
         .show(ui, |plot| {
             plot.line(
                 Line::new("diagonal", PlotPoints::new(vec![[lo, lo], [hi, hi]])).color(egui::Color32::GRAY),
@@ -299,11 +394,11 @@ fn diagram(ui: &mut egui::Ui, m: &MscView, picked: &[usize]) -> Option<PairCells
 
 /// The persistence curves (pairs of each dimension persisting at least x, count on a log
 /// scale) with the threshold; returns the persistence clicked, the new threshold.
-fn persistence_curve(ui: &mut egui::Ui, m: &MscView) -> Option<f64> {
+fn persistence_curve(ui: &mut egui::Ui, m: &MscView, size: egui::Vec2) -> Option<f64> {
     let ndim = m.scene.analysis.complex.grid.ndim;
     let response = Plot::new("persistence curve")
-        .width(260.0)
-        .height(150.0)
+        .width(size.x)
+        .height(size.y)
         .include_x(0.0)
         .include_y(0.0)
         .x_axis_label("persistence")
@@ -312,7 +407,6 @@ fn persistence_curve(ui: &mut egui::Ui, m: &MscView) -> Option<f64> {
             let n = 10f64.powf(mark.value);
             if (n - n.round()).abs() < 1e-6 { group(n.round() as usize) } else { String::new() }
         })
-        .legend(egui_plot::Legend::default().position(egui_plot::Corner::RightTop))
         .show(ui, |plot| {
             for (dim, curve) in m.scene.persistence_curves.iter().enumerate().take(ndim) {
                 let pts: Vec<[f64; 2]> = curve.iter().map(|&[x, n]| [x, n.log10()]).collect();

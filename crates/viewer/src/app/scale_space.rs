@@ -4,11 +4,12 @@
 //! threshold and σ (and shows the smoothed field).
 
 use super::TopoApp;
+use super::analysis::{Analysis, Arrival, Owner, Stop};
 use crate::render::colormap::Colormap;
 use egui::{Color32, Pos2, Rect, Stroke};
 use std::sync::Arc;
-use topoview_compute::JobId;
 use topoview_compute::scale_space::{SCALE_SPACE, ScaleSpaceJob, ScaleSpaceMap, sigmas, threshold_grid};
+use topoview_compute::{JobId, Outcome};
 
 /// What the layer holds between frames.
 #[derive(Default)]
@@ -25,50 +26,65 @@ pub struct ScaleSpaceLayer {
     version: u64,
 }
 
-impl ScaleSpaceLayer {
-    pub fn arrived(&mut self, m: ScaleSpaceMap) {
-        self.map = Some(Arc::new(m));
-        self.version += 1;
-        self.job = None;
+impl Analysis for ScaleSpaceLayer {
+    fn name(&self) -> &'static str {
+        "scale-space"
     }
 
-    /// A job was cancelled or failed (if it is this layer's, the panel says why).
-    pub fn stopped(&mut self, id: JobId, why: &str) {
+    fn arrived(&mut self, app: &mut TopoApp, _arrival: Arrival) {
+        // The scale-space of the last field is of no use now.
+        if self.job.is_some() {
+            app.cancel(SCALE_SPACE);
+        }
+        *self = ScaleSpaceLayer::default();
+    }
+
+    fn accept(&mut self, _app: &mut TopoApp, _id: JobId, outcome: Outcome) -> Result<(), Outcome> {
+        self.map = Some(Arc::new(outcome.take::<ScaleSpaceMap>()?));
+        self.version += 1;
+        self.job = None;
+        Ok(())
+    }
+
+    fn stopped(&mut self, _app: &mut TopoApp, id: JobId, why: &Stop) {
         if self.job == Some(id) {
             self.job = None;
             self.stopped = Some(why.to_string());
         }
     }
+
+    fn panel(&mut self, app: &mut TopoApp, ui: &mut egui::Ui) {
+        panel(self, app, ui);
+    }
 }
 
 /// Starts the scale-space of the original field with the panel's scales and thresholds and the
 /// current construction and filtration (superseding one under way).
-fn start(app: &mut TopoApp) {
+fn start(layer: &mut ScaleSpaceLayer, app: &mut TopoApp) {
     let Some(d) = &app.data else { return };
     let s = &app.settings.scale_space;
-    app.scale_space.stopped = None;
+    layer.stopped = None;
     let Some((lo, hi)) = d.summary.range else {
-        app.scale_space.stopped = Some("the field has no finite values".into());
+        layer.stopped = Some("the field has no finite values".into());
         return;
     };
     let grid = sigmas(s.sigma_max, s.step).and_then(|g| Ok((g, threshold_grid(lo, hi, s.thresholds)?)));
     let (sigmas, thresholds) = match grid {
         Ok(g) => g,
         Err(e) => {
-            app.scale_space.stopped = Some(e.to_string());
+            layer.stopped = Some(e.to_string());
             return;
         }
     };
     let what = format!("Scale-space, {} scales", sigmas.len());
     let job = ScaleSpaceJob { field: d.field.clone(), opts: app.ecc_options(), sigmas, thresholds };
-    app.scale_space.job = Some(app.worker.submit(job));
-    app.jobs.insert(SCALE_SPACE, super::JobProgress { what, ..Default::default() });
+    layer.job = Some(app.submit(Owner::Unit(layer.name()), job, Some(what)));
 }
 
 /// The scale-space of the field loaded, with the current construction and filtration.
-fn current(app: &TopoApp) -> Option<Arc<ScaleSpaceMap>> {
+fn current(layer: &ScaleSpaceLayer, app: &TopoApp) -> Option<Arc<ScaleSpaceMap>> {
     let d = app.data.as_ref()?;
-    let m = app.scale_space.map.as_ref()?;
+    let m = layer.map.as_ref()?;
     let opts = app.ecc_options();
     let same = Arc::ptr_eq(&m.field, &d.field)
         && m.opts.construction == opts.construction
@@ -137,7 +153,7 @@ impl Geometry {
 }
 
 /// The panel section: scales, thresholds, the Compute button, and the heat map.
-pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
+fn panel(layer: &mut ScaleSpaceLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
     egui::CollapsingHeader::new("ECC scale-space (χ over threshold and σ)").id_salt("scale-space").show(
         ui,
         |ui| {
@@ -160,14 +176,16 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
                 }
             });
             if go {
-                start(app);
+                start(layer, app);
             }
-            if let Some(why) = app.scale_space.stopped.clone() {
+            if let Some(why) = layer.stopped.clone() {
                 ui.small(format!("Scale-space: {why}"));
             }
-            match current(app) {
-                Some(m) => heat_map(app, ui, &m),
-                None if app.scale_space.map.is_some() && !running => {
+            match current(layer, app) {
+                Some(_) => {
+                    ui.small("The map is in the Scale-space view; a click on it sets the threshold and σ.");
+                }
+                None if layer.map.is_some() && !running => {
                     ui.small("The scale-space shown was for another field, construction or filtration: compute it again.");
                 }
                 None => {}
@@ -176,17 +194,29 @@ pub fn panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     );
 }
 
+/// The heat map as a pane of the central area.
+pub fn map_pane(layer: &mut ScaleSpaceLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
+    match current(layer, app) {
+        Some(m) => heat_map(layer, app, ui, &m),
+        None => {
+            ui.label("No scale-space yet: compute it in the side panel (ECC scale-space).");
+        }
+    }
+}
+
 /// The heat map, its zero-crossing line, the current (threshold, σ), the hover readout; a click
 /// sets the threshold and σ.
-fn heat_map(app: &mut TopoApp, ui: &mut egui::Ui, m: &Arc<ScaleSpaceMap>) {
-    let key = app.scale_space.version;
-    if app.scale_space.texture.as_ref().is_none_or(|(k, _)| *k != key) {
+fn heat_map(layer: &mut ScaleSpaceLayer, app: &mut TopoApp, ui: &mut egui::Ui, m: &Arc<ScaleSpaceMap>) {
+    let key = layer.version;
+    if layer.texture.as_ref().is_none_or(|(k, _)| *k != key) {
         let t = ui.ctx().load_texture("scale-space", heat_image(m), egui::TextureOptions::NEAREST);
-        app.scale_space.texture = Some((key, t));
+        layer.texture = Some((key, t));
     }
-    let Some((_, texture)) = &app.scale_space.texture else { return };
+    let Some((_, texture)) = &layer.texture else { return };
     let map = &m.map;
-    let height = (map.sigmas.len() as f32 * 5.0).clamp(120.0, 240.0);
+    // The pane's height less two lines of caption.
+    let caption = 2.0 * ui.text_style_height(&egui::TextStyle::Small) + 3.0 * ui.spacing().item_spacing.y;
+    let height = (ui.available_height() - caption).max(60.0);
     let (rect, response) =
         ui.allocate_exact_size(egui::vec2(ui.available_width(), height), egui::Sense::click());
     let painter = ui.painter_at(rect);

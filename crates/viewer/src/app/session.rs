@@ -148,6 +148,7 @@ impl Session {
             view.cursor = app.views.cursor;
             view.simplification = d.displayed_msc().map(|m| m.level.threshold);
             view.layers = app
+                .units
                 .layers
                 .list
                 .iter()
@@ -321,12 +322,12 @@ pub fn open(app: &mut TopoApp, path: &Path) -> Result<(), SessionError> {
     app.error = None;
     app.message = Some(format!("session {}", path.display()));
     // The session's layers replace those on screen; each is placed once its field is in.
-    app.layers.clear();
+    app.units.layers.clear();
     app.cancel(topoview_compute::layers::LAYERS);
     let mut missing = Vec::new();
     for l in &s.view.layers {
         match find(&l.path, l.relative.clone(), path) {
-            Ok(p) => super::layers::restore(app, p, l.labels, l.style),
+            Ok(p) => app.units.layers.restore(p, l.labels, l.style),
             Err(why) => missing.push(format!("layer: {why}")),
         }
     }
@@ -403,7 +404,7 @@ pub fn apply(app: &mut TopoApp, v: View) {
     if let Some([iso, iso2]) = v.iso {
         app.view3d.keep(&d.field, iso, iso2);
     }
-    app.pending_level = v.simplification.map(|t| (t, v.show_smoothed && v.sigma > 0.0));
+    app.units.msc.pending_level = v.simplification.map(|t| (t, v.show_smoothed && v.sigma > 0.0));
 }
 
 #[cfg(test)]

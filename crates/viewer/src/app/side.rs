@@ -4,8 +4,8 @@
 use super::actions;
 use super::file_dialog::Action;
 use super::settings::{LabelOverlay, Layout};
-use super::view3d;
-use super::views::{self, VIEW_NAMES};
+
+use super::views::VIEW_NAMES;
 use super::{DEMO_VOLUME, TopoApp, asset, curve_panel};
 use crate::render::colormap::Colormap;
 use egui::{Color32, KeyboardShortcut, Rect, Sense, Stroke, Vec2};
@@ -50,12 +50,13 @@ pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
             }
         });
         ui.menu_button("View", |ui| {
-            let cloud = app.cloud.result.is_some() || app.jobs.contains_key(&topoview_compute::rips::RIPS);
+            let cloud =
+                app.units.cloud.result.is_some() || app.jobs.contains_key(&topoview_compute::rips::RIPS);
             ui.add_enabled_ui(app.data.is_some(), |ui| {
-                ui.radio_value(&mut app.cloud.shown, false, "The image")
+                ui.radio_value(&mut app.units.cloud.shown, false, "The image")
             });
             ui.add_enabled_ui(cloud, |ui| {
-                ui.radio_value(&mut app.cloud.shown, true, "The point cloud and its barcode")
+                ui.radio_value(&mut app.units.cloud.shown, true, "The point cloud and its barcode")
             });
             ui.separator();
             let three_d = app.data.as_ref().is_some_and(|d| d.field.ndim() == 3);
@@ -73,6 +74,14 @@ pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
             );
             if ui.button("Reset zoom and pan").clicked() {
                 app.views.nav = Default::default();
+            }
+            if ui
+                .button("Reset layout")
+                .on_hover_text("The views of this kind of data back where they start")
+                .clicked()
+            {
+                let a = app.arrangement();
+                app.layouts.reset(a);
             }
         });
     });
@@ -194,7 +203,7 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
     // (the first is full at common window widths).
     let Some(h) = app.views.hover else { return };
     let readouts: Vec<String> =
-        app.layers.list.iter().rev().filter(|l| l.style.visible).map(|l| l.readout(h.voxel)).collect();
+        app.units.layers.list.iter().rev().filter(|l| l.style.visible).map(|l| l.readout(h.voxel)).collect();
     if !readouts.is_empty() {
         ui.horizontal(|ui| {
             ui.monospace(readouts.join("  |  "));
@@ -203,8 +212,6 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
 }
 
 pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
-    super::layers::panel(app, ui);
-    ui.separator();
     ui.heading("Euler characteristic curve");
     let mut changed = false;
     ui.horizontal(|ui| {
@@ -272,26 +279,17 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     if d.curve.is_none() && d.smoothed.is_none() {
         ui.label("Computing the curve…");
     }
-    let lines = if app.settings.explain.betti {
-        d.displayed_curve().and_then(|c| app.explain.lines_for(&c.ecc)).cloned()
-    } else {
-        None
-    };
-    // The plot takes a third of the window's height (the panel scrolls; it has no height).
-    let height = (ui.ctx().content_rect().height() * 0.36).clamp(220.0, 640.0);
-    curve_panel::plot(ui, d, lines.as_deref(), height, &mut app.settings.normalise_curves);
     curve_panel::readout(ui, d);
-    super::explain::panel(app, ui);
-    super::scale_space::panel(app, ui);
     mask_controls(app, ui);
     ui.separator();
     display_controls(app, ui);
-    ui.separator();
-    super::msc_panel::panel(app, ui);
-    ui.separator();
-    super::crack_layer::panel(app, ui);
-    ui.separator();
-    super::cloud::image_section(app, ui);
+    // Each analysis's section, in the order of the list.
+    app.with_units(|units, app| {
+        for u in units.all_mut() {
+            ui.separator();
+            u.panel(app, ui);
+        }
+    });
     ui.separator();
     dataset_info(app, ui);
 }
@@ -505,7 +503,7 @@ fn histogram(ui: &mut egui::Ui, s: &topoview_compute::FieldSummary, window: &mut
 pub fn banners(app: &mut TopoApp, ui: &mut egui::Ui) {
     if let Some(e) = app.error.clone() {
         egui::Frame::new().fill(Color32::from_rgb(90, 20, 20)).inner_margin(6.0).show(ui, |ui| {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.colored_label(Color32::WHITE, format!("Error: {e}"));
                 if ui.small_button("Dismiss").clicked() {
                     app.error = None;
@@ -514,7 +512,7 @@ pub fn banners(app: &mut TopoApp, ui: &mut egui::Ui) {
         });
     }
     if let Some(m) = app.message.clone() {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label(m);
             if ui.small_button("OK").clicked() {
                 app.message = None;
@@ -524,15 +522,23 @@ pub fn banners(app: &mut TopoApp, ui: &mut egui::Ui) {
 }
 
 pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
+    let arrangement = app.arrangement();
+    app.with_units(|units, app| central_with(app, units, arrangement, ui));
+}
+
+fn central_with(
+    app: &mut TopoApp,
+    units: &mut super::analysis::Analyses,
+    arrangement: super::tiles::Arrangement,
+    ui: &mut egui::Ui,
+) {
     banners(app, ui);
-    // The manifolds the slices show, computed here (they need the complex mutably, to cache).
-    let kind = app.settings.msc.labels;
-    let labels = (app.settings.msc.show && kind != LabelOverlay::None)
-        .then(|| app.data.as_mut()?.displayed_msc_mut()?.labels(kind))
-        .flatten();
-    let cracks = super::crack_layer::overlay(app);
-    let parts = super::explain::overlay(app);
-    let tunnels = super::explain::alive_tunnels(app);
+    app.views.new_frame();
+    if arrangement == super::tiles::Arrangement::Cloud {
+        let overlays = super::tiles::Overlays::default();
+        super::tiles::show(app, units, &overlays, arrangement, ui);
+        return;
+    }
     let Some(d) = &app.data else {
         ui.centered_and_justified(|ui| {
             ui.label(if app.jobs.contains_key(&jobs::LOAD) {
@@ -543,51 +549,22 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
         });
         return;
     };
-    if !app.has_renderer {
-        ui.label("No wgpu renderer: slice views are unavailable in this window.");
-        return;
-    }
     if let Some(series) = d.field.series {
         volume_slider(app, ui, series);
     }
-    let Some(d) = &app.data else { return };
-    let labels = labels.as_ref();
-    let mut look = TopoApp::look(&app.settings, app.mask_on, d, labels, cracks, &app.layers.list);
-    look.parts = parts.clone();
-    look.tunnels = tunnels;
-    let field = d.displayed().clone();
-    let rect = ui.available_rect_before_wrap();
-    let free = views::show(ui, rect, &field, app.settings.layout, &mut app.views, &look);
-    if let (Some(r), Some(why)) = (free, &app.no_3d) {
-        ui.painter().text(
-            r.center(),
-            egui::Align2::CENTER_CENTER,
-            why,
-            egui::FontId::proportional(14.0),
-            egui::Color32::LIGHT_RED,
-        );
-    } else if let Some(r) = free {
-        let input = view3d::Inputs {
-            field: &field,
-            dataset: &d.field,
-            stride: app.uploaded.map_or(1, |(_, s)| s),
-            colormap: app.settings.colormap,
-            window: d.display_window(),
-            cursor: app.views.cursor,
-            threshold: d.threshold,
-            filtration: app.settings.filtration(),
-            msc: d.displayed_msc().filter(|_| app.settings.msc.show).map(|m| {
-                super::msc_overlay::SliceOverlay {
-                    scene: &m.scene,
-                    level: &m.level,
-                    settings: &app.settings.msc,
-                    labels: None,
-                }
-            }),
-            parts,
-        };
-        view3d::show(ui, r, &mut app.settings.view3d, &mut app.view3d, &input);
-    }
+    // What the slices draw over the field, once for all of them (the manifolds need the
+    // complex mutably, to cache).
+    let kind = app.settings.msc.labels;
+    let labels = (app.settings.msc.show && kind != LabelOverlay::None)
+        .then(|| app.data.as_mut()?.displayed_msc_mut()?.labels(kind))
+        .flatten();
+    let overlays = super::tiles::Overlays {
+        labels,
+        cracks: super::crack_layer::overlay(&mut units.cracks, app),
+        parts: super::explain::overlay(&units.explain, app),
+        tunnels: super::explain::alive_tunnels(&units.explain, app),
+    };
+    super::tiles::show(app, units, &overlays, arrangement, ui);
 }
 
 /// The volume (time point) of a 4D file on screen; moving it reads that volume.

@@ -10,7 +10,6 @@
 
 use super::msc_labels;
 use super::msc_overlay::{self, SliceOverlay};
-use super::settings::Layout;
 use crate::render::slice::{SliceCallback, SliceParams};
 use eframe::egui_wgpu;
 use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
@@ -255,43 +254,18 @@ impl Frame {
     }
 }
 
-/// Draws the slice views of `layout` into `rect`; returns the rect left for the 3D view (the
-/// fourth quadrant of the grid, or all of `rect` in the 3D layout) when the field is 3D.
-pub fn show(
-    ui: &mut egui::Ui,
-    rect: Rect,
-    field: &ScalarField,
-    layout: Layout,
-    state: &mut ViewState,
-    look: &Look,
-) -> Option<Rect> {
-    state.hover = None;
-    state.window_dragged = None;
-    if field.ndim() < 3 {
-        view(ui, rect, 2, field, state, look, 0);
-        return None;
-    }
-    match layout {
-        Layout::Single(w) => {
-            view(ui, rect, w.min(2), field, state, look, 0);
-            None
-        }
-        Layout::Volume => Some(rect),
-        Layout::Grid => {
-            let half = rect.size() / 2.0;
-            let cell = |i: f32, j: f32| {
-                Rect::from_min_size(rect.min + Vec2::new(i * half.x, j * half.y), half).shrink(1.0)
-            };
-            view(ui, cell(0.0, 0.0), 2, field, state, look, 0);
-            view(ui, cell(1.0, 0.0), 1, field, state, look, 1);
-            view(ui, cell(0.0, 1.0), 0, field, state, look, 2);
-            Some(cell(1.0, 1.0))
-        }
+impl ViewState {
+    /// Forgets what the views reported last frame (the hover, a window dragged), before they
+    /// draw again.
+    pub fn new_frame(&mut self) {
+        self.hover = None;
+        self.window_dragged = None;
     }
 }
 
-/// Draws the view whose display normal is `n` (0 sagittal, 1 coronal, 2 axial).
-fn view(
+/// Draws the view whose display normal is `n` (0 sagittal, 1 coronal, 2 axial) into `rect`;
+/// `slot` (0 to 2) names the textures it keeps.
+pub fn view(
     ui: &mut egui::Ui,
     rect: Rect,
     n: usize,
