@@ -80,6 +80,24 @@ pub struct Level {
     /// Per critical point, the live extremum it stands for ([`NO_LABEL`] when its manifold has
     /// flowed out of the domain).
     rep: Vec<u32>,
+    /// The routes of merged extrema to their survivors drawn so far (see
+    /// [`MscScene::merged_route`]), by extremum.
+    routes: std::sync::Mutex<std::collections::HashMap<usize, Arc<Vec<[f64; 3]>>>>,
+}
+
+/// Points a merged extremum's route takes at most before it goes straight to the survivor.
+const MAX_ROUTE_POINTS: usize = 20_000;
+
+/// Appends `line` to `route`, walked from its end nearer `route`'s last point (whose copy it
+/// skips).
+fn continue_with(route: &mut Vec<[f64; 3]>, line: &[[f64; 3]]) {
+    let (Some(&end), Some(first), Some(last)) = (route.last(), line.first(), line.last()) else { return };
+    let d = |p: &[f64; 3]| (0..3).map(|a| (p[a] - end[a]).powi(2)).sum::<f64>();
+    if d(first) <= d(last) {
+        route.extend_from_slice(&line[1..]);
+    } else {
+        route.extend(line.iter().rev().skip(1));
+    }
 }
 
 impl MscScene {
@@ -168,7 +186,7 @@ impl MscScene {
             d.len() - d.partition_point(|&x| x <= threshold)
         });
         let blocked = h.blocked_at(threshold).count();
-        Level { threshold, steps, counts, blocked, rep: h.representatives(steps) }
+        Level { threshold, steps, counts, blocked, rep: h.representatives(steps), routes: Default::default() }
     }
 
     /// The critical point at `cell`, if it is one.
@@ -199,7 +217,7 @@ impl MscScene {
     }
 
     /// The polyline of arc `i` from its upper end (cached): an extremum arc's V-path to the
-    /// extremum it first reached (see [`MscScene::merged_end`]), a saddle-saddle arc's whole
+    /// extremum it first reached (see [`MscScene::merged_route`]), a saddle-saddle arc's whole
     /// path.
     pub fn polyline(&self, i: usize) -> &[[f64; 3]] {
         let c = &self.analysis.complex;
@@ -211,18 +229,52 @@ impl MscScene {
         })
     }
 
-    /// For a live arc whose extremum has merged into another: where that one is, and whether the
-    /// merged end is the polyline's first point. `topoview msc` draws such an arc as its V-path
-    /// and a straight segment on to the survivor; the viewer does the same.
-    pub fn merged_end(&self, i: usize, level: &Level) -> Option<([f64; 3], bool)> {
-        let c = &self.analysis.complex;
-        let (extremum, first) = match self.arc_kind[i] {
-            ArcKind::SaddleSaddle => return None,
-            ArcKind::SaddleMin => (self.ends[i].1 as usize, false),
-            ArcKind::SaddleMax => (self.ends[i].0 as usize, true),
-        };
+    /// An extremum arc's extremum, and whether it is the polyline's first point.
+    fn extremum_end(&self, i: usize) -> Option<(usize, bool)> {
+        match self.arc_kind[i] {
+            ArcKind::SaddleSaddle => None,
+            ArcKind::SaddleMin => Some((self.ends[i].1 as usize, false)),
+            ArcKind::SaddleMax => Some((self.ends[i].0 as usize, true)),
+        }
+    }
+
+    /// For a live arc whose extremum has merged into another: the way on from that extremum to
+    /// the one it stands for at `level`, along the arcs of the cancellations that merged it
+    /// (back to each cancelled saddle, then on to the extremum the saddle's other arc reaches),
+    /// and whether the merged end is the polyline's first point. The viewer draws it where a
+    /// straight segment would cut across the field (a fan from one survivor at high levels).
+    /// Cached per level; past [`MAX_ROUTE_POINTS`] the rest is straight.
+    pub fn merged_route(&self, i: usize, level: &Level) -> Option<(Arc<Vec<[f64; 3]>>, bool)> {
+        let (extremum, first) = self.extremum_end(i)?;
         let rep = level.rep[extremum];
-        (rep != NO_LABEL && rep as usize != extremum).then(|| (c.critical[rep as usize].position, first))
+        if rep == NO_LABEL || rep as usize == extremum {
+            return None;
+        }
+        let mut cache = level.routes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = cache.get(&extremum) {
+            return Some((r.clone(), first));
+        }
+        let (c, h) = (&self.analysis.complex, &self.analysis.hierarchy);
+        let mut route = vec![c.critical[extremum].position];
+        let mut at = extremum;
+        while route.len() < MAX_ROUTE_POINTS {
+            let step = h.cancelled_at[at];
+            if step == 0 || step > level.steps {
+                break;
+            }
+            let x = &h.cancellations[step - 1];
+            let (Some(next), (pair, Some(onward))) = (x.merged_into, x.arcs) else { break };
+            continue_with(&mut route, self.polyline(pair));
+            continue_with(&mut route, self.polyline(onward));
+            at = next;
+        }
+        let survivor = c.critical[rep as usize].position;
+        if route.last() != Some(&survivor) {
+            route.push(survivor);
+        }
+        let route = Arc::new(route);
+        cache.insert(extremum, route.clone());
+        Some((route, first))
     }
 }
 

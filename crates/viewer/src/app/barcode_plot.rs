@@ -117,26 +117,26 @@ pub fn barcode(
     let label = side.anchor_size(at, text.size());
     painter.rect_filled(label.expand(1.0), 2.0, Color32::from_black_alpha(200));
     painter.galley(label.min, text, RADIUS);
-    if let Some(p) = resp.interact_pointer_pos() {
-        if resp.clicked() {
-            // The bar nearest the click (within 6 points) among those spanning its radius:
-            // rows are often thinner than a pixel.
-            let r = ((p.x - plot.left()) / plot.width()).clamp(0.0, 1.0) * end;
-            let nearest = b
-                .bars
-                .iter()
-                .enumerate()
-                .filter(|(_, x)| x.birth <= r && (r <= x.death || x_of(x.death) >= p.x - 2.0))
-                .map(|(i, _)| (i, (y_of(i) - p.y).abs()))
-                .filter(|(_, dy)| *dy <= 6.0f32.max(row))
-                .min_by(|a, b| a.1.total_cmp(&b.1));
-            match nearest {
-                Some((i, _)) => pick(b, i, radius, selected),
-                None => *selected = None,
-            }
-        } else if resp.dragged() {
-            *radius = (((p.x - plot.left()) / plot.width()).clamp(0.0, 1.0) * end).min(threshold);
+    if resp.clicked()
+        && let Some(p) = resp.interact_pointer_pos()
+    {
+        // The bar nearest the click (within 6 points) among those spanning its radius:
+        // rows are often thinner than a pixel.
+        let r = ((p.x - plot.left()) / plot.width()).clamp(0.0, 1.0) * end;
+        let nearest = b
+            .bars
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.birth <= r && (r <= x.death || x_of(x.death) >= p.x - 2.0))
+            .map(|(i, _)| (i, (y_of(i) - p.y).abs()))
+            .filter(|(_, dy)| *dy <= 6.0f32.max(row))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        match nearest {
+            Some((i, _)) => pick(b, i, radius, selected),
+            None => *selected = None,
         }
+    } else if let Some(p) = super::gesture::primary_pos(ui, &resp) {
+        *radius = (((p.x - plot.left()) / plot.width()).clamp(0.0, 1.0) * end).min(threshold);
     }
     resp.on_hover_text(
         "Click a bar to see the simplices that create and kill it; drag across to move the radius.",

@@ -246,9 +246,7 @@ pub fn plot(
         }
         return true;
     }
-    if (r.clicked() || r.dragged_by(egui::PointerButton::Primary))
-        && let Some(p) = r.interact_pointer_pos()
-    {
+    if let Some(p) = super::gesture::primary_pos(ui, r) {
         if r.clicked() {
             ui.ctx().data_mut(|d| d.insert_temp(before_click, (threshold, chosen)));
         }

@@ -30,9 +30,15 @@ pub struct MscView {
 }
 
 impl MscView {
-    /// Starts at 5% of the value range (below it, a volume's complex is mostly noise).
+    /// Starts where the complex is readable: a volume at 5% of the value range (below it, its
+    /// complex is mostly noise); a 2D image at the elbow of its persistence curve (5% left
+    /// thousands of points on a photograph), within 1% to 50% of the range.
     pub fn new(scene: MscScene) -> MscView {
-        let threshold = 0.05 * (scene.range.1 - scene.range.0);
+        let span = scene.range.1 - scene.range.0;
+        let threshold = match scene.analysis.complex.grid.ndim {
+            2 => elbow(&scene.analysis.diagram).map_or(0.05 * span, |t| t.clamp(0.01 * span, 0.5 * span)),
+            _ => 0.05 * span,
+        };
         let t = std::time::Instant::now();
         let level = scene.level(threshold);
         MscView { level_ms: t.elapsed().as_secs_f64() * 1e3, scene: Arc::new(scene), level, labels: None }
@@ -73,6 +79,27 @@ impl MscView {
         self.level = self.scene.level(threshold);
         self.level_ms = t.elapsed().as_secs_f64() * 1e3;
     }
+}
+
+/// The elbow of a diagram's persistence curve: sorting the finite pairs' persistences from the
+/// highest, the one farthest below the chord from (0, all pairs) to (the largest, one pair),
+/// persistence scaled by the largest and the count by its logarithm. None for fewer than three
+/// pairs or no positive persistence.
+pub fn elbow(diagram: &[topoview_core::topo::msc::DiagramPoint]) -> Option<f64> {
+    let mut p: Vec<f64> = diagram
+        .iter()
+        .filter_map(|d| d.death.map(|death| (death - d.birth).abs()))
+        .filter(|p| p.is_finite())
+        .collect();
+    p.sort_by(|a, b| b.total_cmp(a));
+    let (top, n) = (*p.first()?, p.len());
+    if n < 3 || top <= 0.0 {
+        return None;
+    }
+    let ln_n = (n as f64).ln();
+    let below = |i: usize| 1.0 - p[i] / top - ((i + 1) as f64).ln() / ln_n;
+    let best = (0..n).max_by(|&a, &b| below(a).total_cmp(&below(b)))?;
+    Some(p[best])
 }
 
 pub struct Dataset {
@@ -235,6 +262,28 @@ fn nearest_in<T: Sample>(values: &[T], x: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Noise (many pairs of small persistence) and a few features: the elbow lies between
+    /// them, above the noise and below the features.
+    #[test]
+    fn the_elbow_leaves_the_features_and_drops_the_noise() {
+        let cell = topoview_core::topo::msc::grid::Cell::default();
+        let pair = |p: f64| topoview_core::topo::msc::DiagramPoint {
+            dim: 0,
+            birth: 0.0,
+            death: Some(p),
+            birth_cell: cell,
+            death_cell: Some(cell),
+        };
+        let mut d: Vec<_> = (0..2000).map(|i| pair(0.01 + 0.09 * (i as f64 / 2000.0))).collect();
+        d.extend((0..8).map(|i| pair(5.0 + i as f64)));
+        d.push(topoview_core::topo::msc::DiagramPoint { death: None, ..pair(0.0) });
+        let t = elbow(&d).unwrap_or(f64::NAN);
+        assert!((0.09..5.0).contains(&t), "elbow at {t}");
+        let kept = d.iter().filter(|p| p.death.is_some_and(|x| x > t)).count();
+        assert_eq!(kept, 8);
+        assert_eq!(elbow(&d[..2]), None);
+    }
 
     #[test]
     fn nearest_value_wins() {

@@ -17,6 +17,7 @@ pub mod dataset;
 pub mod explain;
 pub mod exports;
 pub mod file_dialog;
+mod gesture;
 pub mod layers;
 mod msc_labels;
 mod msc_overlay;
@@ -33,12 +34,13 @@ pub mod views;
 use crate::render::colormap::Colormap;
 use crate::render::gpu_volume::{GpuVolume, UploadProgress};
 use crate::render::slice::SliceRenderer;
+use crate::render::transfer::TransferFunction;
 use crate::render::volume::{self, mask_threshold};
 use crate::render::volume3d::VolumeRenderer;
 use analysis::{Analyses, Arrival, DataKind, Owner, Stop};
 use crossbeam_channel::{Receiver, Sender};
 use dataset::Dataset;
-use settings::Settings;
+use settings::{Settings, View3dSettings};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -532,8 +534,17 @@ impl TopoApp {
         let keep_settings =
             kept.is_some() || self.pending_view.is_some() || continuity == Continuity::LayerMadeImage;
         if !keep_settings {
+            // The analysis settings of the last field go; the user's preferences stay.
             self.sigma = 0.0;
             self.mask_on = true;
+            let v = &mut self.settings.view3d;
+            v.clip = View3dSettings::default().clip;
+            v.transfer = if data.summary.signed {
+                let (lo, hi) = data.window;
+                TransferFunction::both_tails(((0.0 - lo) / (hi - lo)) as f32)
+            } else {
+                TransferFunction::default()
+            };
         }
         self.data = Some(data);
         self.error = self.deferred_error.take();
@@ -628,6 +639,17 @@ impl TopoApp {
         }
     }
 
+    /// View > Clear overlays: the mask and what every analysis draws over the views go (their
+    /// results stay, to be shown again).
+    pub fn clear_overlays(&mut self) {
+        self.mask_on = false;
+        self.with_units(|units, app| {
+            for u in units.all_mut() {
+                u.clear_overlays(app);
+            }
+        });
+    }
+
     /// The layout the central area shows: the cloud's, the 2D image's, or the volume's in the
     /// arrangement the View menu chose.
     pub fn arrangement(&self) -> tiles::Arrangement {
@@ -711,6 +733,7 @@ impl eframe::App for TopoApp {
             b.first_frame();
         }
         let ctx = ui.ctx().clone();
+        gesture::allow_slow_double_clicks(&ctx, dt.unwrap_or(0.0) / 1000.0);
         self.drain_events();
         self.take_dropped(&ctx);
         if let Some(l) = self.handed_over.take() {

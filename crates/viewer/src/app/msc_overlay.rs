@@ -2,8 +2,9 @@
 //! (minimum blue, 1-saddle light green, 2-saddle dark green, maximum red, as TTK and the gmSC
 //! paper draw them), sized by persistence, and arcs as polylines, both within a few slices of
 //! the view's plane and fading with their distance from it. An arc whose extremum has merged
-//! into another is its V-path and then a thin straight segment on to the surviving extremum
-//! (as `topoview msc` exports it), drawn where both its ends lie within the slices shown.
+//! into another is its V-path and then, thin and faint, the way on to the surviving extremum
+//! along the arcs of the cancellations that merged it ([`MscScene::merged_route`]; a straight
+//! segment there fanned across the image from one survivor at high levels).
 
 use super::settings::MscSettings;
 use crate::render::overlay3d::{LineVertex, Marks, PointMark};
@@ -92,6 +93,7 @@ pub fn draw(
     let mut segments = 0;
     let mut complete = true;
     let mut run: Vec<Pos2> = Vec::new();
+    let mut routes = std::collections::HashSet::new();
     'arcs: for (i, &kind) in o.scene.arc_kind.iter().enumerate() {
         // The arcs of a picked pair: white and wide, whatever kinds are shown.
         if o.scene.twin[i] {
@@ -111,12 +113,16 @@ pub fn draw(
         }
         let points = o.scene.polyline(i);
         let (color, width) = if highlit { (Color32::WHITE, 3.0) } else { (arc_color(kind), 1.5) };
-        if let Some((to, first)) = o.scene.merged_end(i, o.level) {
-            let from = if first { points.first() } else { points.last() };
-            if let Some(&from) = from.filter(|f| dist(**f) <= half && dist(to) <= half) {
-                let alpha = 0.5 * fade(dist(from).min(dist(to)));
-                painter.line_segment([to_screen(from), to_screen(to)], Stroke::new(0.8, faded(color, alpha)));
-                segments += 1;
+        // On from a merged extremum to the one it stands for now, along the cancelled arcs
+        // (once per extremum: many arcs share a route), thin and faint.
+        if let Some((route, _)) = o.scene.merged_route(i, o.level)
+            && routes.insert(std::sync::Arc::as_ptr(&route))
+        {
+            for piece in route.split(|p| dist(*p) > half).filter(|r| r.len() >= 2) {
+                let nearest = piece.iter().map(|p| dist(*p)).fold(f64::INFINITY, f64::min);
+                let line: Vec<Pos2> = piece.iter().map(|p| to_screen(*p)).collect();
+                segments += line.len() - 1;
+                painter.add(egui::Shape::line(line, Stroke::new(0.8, faded(color, 0.5 * fade(nearest)))));
             }
         }
         // Runs of consecutive points inside the slab, each drawn faded by its nearest point.
@@ -251,6 +257,7 @@ pub fn marks(o: SliceOverlay, version: u64) -> (Marks, bool) {
         .collect();
     let mut lines = Vec::new();
     let mut complete = true;
+    let mut routes = std::collections::HashSet::new();
     for (i, &kind) in o.scene.arc_kind.iter().enumerate() {
         if o.scene.twin[i] || !o.shows_arcs(kind) || !o.scene.arc_alive(i, o.level) {
             continue;
@@ -267,12 +274,13 @@ pub fn marks(o: SliceOverlay, version: u64) -> (Marks, bool) {
             lines.push(LineVertex { position: at(pair[0]), color });
             lines.push(LineVertex { position: at(pair[1]), color });
         }
-        if let Some((to, first)) = o.scene.merged_end(i, o.level) {
-            let from = if first { line.first() } else { line.last() };
-            if let Some(&from) = from {
-                let faint = rgba(arc_color(kind), 110);
-                lines.push(LineVertex { position: at(from), color: faint });
-                lines.push(LineVertex { position: at(to), color: faint });
+        if let Some((route, _)) = o.scene.merged_route(i, o.level)
+            && routes.insert(std::sync::Arc::as_ptr(&route))
+        {
+            let faint = rgba(arc_color(kind), 110);
+            for pair in decimate(&route, 0.5).windows(2) {
+                lines.push(LineVertex { position: at(pair[0]), color: faint });
+                lines.push(LineVertex { position: at(pair[1]), color: faint });
             }
         }
     }

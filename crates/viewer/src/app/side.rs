@@ -76,6 +76,15 @@ pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
                 app.views.nav = Default::default();
             }
             if ui
+                .button("Clear overlays")
+                .on_hover_text(
+                    "Hide the mask, the parts, the complex, the edges and the layers (their results stay)",
+                )
+                .clicked()
+            {
+                app.clear_overlays();
+            }
+            if ui
                 .button("Reset layout")
                 .on_hover_text("The views of this kind of data back where they start")
                 .clicked()
@@ -434,8 +443,8 @@ fn drag_window_lines(
         let upper = (p.x - x_of(window.1)).abs() < (p.x - x_of(window.0)).abs();
         ui.data_mut(|d| d.insert_temp(which, upper));
     }
-    if resp.dragged()
-        && let Some(p) = resp.interact_pointer_pos()
+    if (resp.dragged_by(egui::PointerButton::Primary) || resp.drag_stopped_by(egui::PointerButton::Primary))
+        && let Some(p) = super::gesture::primary_pos(ui, resp)
     {
         let v = value_at(p.x.clamp(rect.min.x, rect.max.x));
         let gap = (hi - lo) * 1e-3;

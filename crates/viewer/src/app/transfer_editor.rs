@@ -50,14 +50,13 @@ pub fn editor(
     // The point being dragged lives in egui's memory for the length of the drag.
     let id = resp.id.with("dragged point");
     if resp.drag_started()
-        && let Some(q) = resp.interact_pointer_pos()
+        && let Some(q) = super::gesture::press_pos(ui, &resp)
     {
         let picked = nearest(q, tf);
         ui.data_mut(|d| d.insert_temp(id, picked));
     }
-    if resp.dragged()
-        && let (Some(q), Some(Some(i))) =
-            (resp.interact_pointer_pos(), ui.data(|d| d.get_temp::<Option<usize>>(id)))
+    if let (Some(q), Some(Some(i))) =
+        (super::gesture::primary_pos(ui, &resp), ui.data(|d| d.get_temp::<Option<usize>>(id)))
     {
         let (x, a) = to_curve(q);
         tf.move_point(i, x, a);

@@ -337,7 +337,15 @@ pub fn view(
             (i.zoom_delta(), wheel, i.modifiers.command || i.modifiers.ctrl, up as i32 - down as i32)
         });
         if zoom != 1.0 {
+            // About the pointer: the voxel under it stays under it.
+            let pointer = resp.hover_pos();
+            let before = pointer.map(|p| fr.to_plane(p));
             nav.zoom = (nav.zoom * zoom).clamp(0.25, 64.0);
+            if let (Some(p), Some(b)) = (pointer, before) {
+                let after = Frame::new(image, [dims[u], dims[v]], [sp[u], sp[v]], nav, axes.flip).to_plane(p);
+                nav.pan[0] += b[0] - after[0];
+                nav.pan[1] += b[1] - after[1];
+            }
         }
         let mut step = if ctrl || scroll == 0.0 { keys } else { scroll.signum() as i32 + keys };
         if axes.normal_flipped {
@@ -358,9 +366,7 @@ pub fn view(
     if let Some((o, i)) = picked {
         state.cursor = voxel_at(o.scene.analysis.complex.critical[i].position, dims);
         state.picked = Some((o.scene as *const _ as usize, vec![i]));
-    } else if (resp.clicked() || resp.dragged_by(egui::PointerButton::Primary))
-        && let Some(p) = resp.interact_pointer_pos()
-    {
+    } else if let Some(p) = super::gesture::primary_pos(ui, &resp) {
         let [pu, pv] = fr.to_plane(p);
         state.cursor[u] = (pu.max(0.0) as usize).min(dims[u] - 1);
         state.cursor[v] = (pv.max(0.0) as usize).min(dims[v] - 1);

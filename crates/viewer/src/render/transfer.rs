@@ -69,6 +69,24 @@ impl Preset {
 }
 
 impl TransferFunction {
+    /// For signed data (a statistical map): clear around zero, at `zero` across the window,
+    /// and rising towards both ends, so that the background of zeros is not a lit cube.
+    pub fn both_tails(zero: f32) -> TransferFunction {
+        const EDGE: f32 = 0.35;
+        let z = if zero.is_finite() { zero.clamp(0.0, 1.0) } else { 0.5 };
+        let (a, b) = ((z - 0.1).max(0.0), (z + 0.1).min(1.0));
+        let p = |x: f32, alpha: f32| Point { x, alpha };
+        let mut points = vec![p(0.0, if a > 0.0 { EDGE } else { 0.0 })];
+        if a > 0.0 {
+            points.push(p(a, 0.0));
+        }
+        if b < 1.0 {
+            points.push(p(b, 0.0));
+        }
+        points.push(p(1.0, if b < 1.0 { EDGE } else { 0.0 }));
+        TransferFunction { points }
+    }
+
     pub fn points(&self) -> &[Point] {
         &self.points
     }
