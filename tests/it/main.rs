@@ -33,3 +33,5 @@ mod rips;
 mod smooth;
 #[cfg(feature = "viewer")]
 mod viewer;
+#[cfg(feature = "viewer")]
+mod viewer_tiles;

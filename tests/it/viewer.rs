@@ -14,7 +14,7 @@ use topoview_viewer::app::settings::Layout;
 use topoview_viewer::app::{Startup, TopoApp};
 use topoview_viewer::render::colormap::Colormap;
 
-fn harness(file: &str) -> Harness<'static, TopoApp> {
+pub(crate) fn harness(file: &str) -> Harness<'static, TopoApp> {
     let path = crate::common::data(file);
     Harness::builder()
         .with_size(egui::Vec2::new(1280.0, 800.0))
@@ -25,11 +25,11 @@ fn harness(file: &str) -> Harness<'static, TopoApp> {
 /// How long a test waits for a condition before it calls the viewer stuck: far beyond what any
 /// needs alone (a few seconds), so that a machine loaded by a build beside the suite slows the
 /// tests without failing them.
-const PATIENCE: Duration = Duration::from_secs(60);
+const PATIENCE: Duration = Duration::from_secs(45);
 
 /// Steps frames (the worker runs meanwhile) until `done` holds, then until the viewer is at
 /// rest; panics after [`PATIENCE`].
-fn wait_for(h: &mut Harness<'_, TopoApp>, what: &str, done: impl Fn(&TopoApp) -> bool) {
+pub(crate) fn wait_for(h: &mut Harness<'_, TopoApp>, what: &str, done: impl Fn(&TopoApp) -> bool) {
     let end = Instant::now() + PATIENCE;
     while !done(h.state()) {
         if Instant::now() >= end {
@@ -48,7 +48,7 @@ fn wait_for(h: &mut Harness<'_, TopoApp>, what: &str, done: impl Fn(&TopoApp) ->
 /// after its camera moves, all alike). What a test reads or pictures then depends on the state
 /// it set, not on how many frames a loaded machine managed. Panics after [`PATIENCE`].
 /// (A test that must see that no job starts asks before settling, which would wait for it.)
-fn settle(h: &mut Harness<'_, TopoApp>) {
+pub(crate) fn settle(h: &mut Harness<'_, TopoApp>) {
     const STILL: Duration = Duration::from_millis(300);
     let end = Instant::now() + PATIENCE;
     let mut last: Option<(image::RgbaImage, Instant)> = None;
@@ -79,18 +79,18 @@ fn settle(h: &mut Harness<'_, TopoApp>) {
 }
 
 /// The app without the readouts that change from run to run (memory, frame and job times).
-fn steady(mut app: TopoApp) -> TopoApp {
+pub(crate) fn steady(mut app: TopoApp) -> TopoApp {
     app.volatile_readouts = false;
     app
 }
 
-fn idle(app: &TopoApp) -> bool {
+pub(crate) fn idle(app: &TopoApp) -> bool {
     app.jobs.is_empty() && app.data.as_ref().is_some_and(|d| d.curve.is_some())
 }
 
 /// The snapshots other than `emri_smoothed` were taken with the status bar's readouts of memory,
 /// frame and job times, which tests now leave out: they differ by a few hundred pixels there.
-fn snapshot_options() -> SnapshotOptions {
+pub(crate) fn snapshot_options() -> SnapshotOptions {
     SnapshotOptions::new().max_failed_pixels(2500)
 }
 
@@ -292,7 +292,10 @@ fn the_3d_view_draws_each_mode_and_the_threshold_set_follows_the_threshold() {
     // The threshold set as voxels, with the slice planes, at two thresholds typed in the ECC
     // panel: the surface follows.
     h.state_mut().settings.view3d.mode = Mode::ThresholdVoxels;
+    h.get_by_label("options").click();
+    settle(&mut h);
     h.get_by_label("planes").click();
+    h.key_press(egui::Key::Escape);
     for t in [62.0, 120.0] {
         h.get_by_label("Threshold").set_value_accesskit(t);
         settle(&mut h);
@@ -667,7 +670,7 @@ fn the_components_are_coloured_in_the_3d_voxels_mode() {
 
 /// How far world x (mm) grows from a point of the axial view to one 150 points to its right.
 fn world_x_rightwards(h: &mut Harness<'_, TopoApp>) -> f64 {
-    let slider = h.get_by_role_and_label(Role::Slider, "Axial slice (z)").rect();
+    let slider = h.get_by_role_and_label(Role::Slider, "z").rect();
     let mut x = [0.0; 2];
     for (i, dx) in [100.0, 250.0].into_iter().enumerate() {
         h.hover_at(egui::pos2(slider.min.x + dx, slider.max.y + 170.0));
@@ -761,7 +764,7 @@ fn the_mask_stands_out_on_cool_warm_and_its_outline_draws_the_boundary() {
 }
 
 /// Scrolls the ECC panel by `dy` points with the wheel over the widget labelled `over`.
-fn scroll_panel_at(h: &mut Harness<'_, TopoApp>, over: &str, dy: f32) {
+pub(crate) fn scroll_panel_at(h: &mut Harness<'_, TopoApp>, over: &str, dy: f32) {
     let at = h.get_by_label(over).rect().center();
     h.hover_at(at);
     settle(h);
@@ -777,7 +780,7 @@ fn scroll_panel_at(h: &mut Harness<'_, TopoApp>, over: &str, dy: f32) {
 
 /// A primary click at `pos`, press and release in one frame (a double-click must come within
 /// 0.3 s: use a harness with short steps).
-fn click_at(h: &mut Harness<'_, TopoApp>, pos: egui::Pos2) {
+pub(crate) fn click_at(h: &mut Harness<'_, TopoApp>, pos: egui::Pos2) {
     for pressed in [true, false] {
         h.event(egui::Event::PointerButton {
             pos,
@@ -790,7 +793,7 @@ fn click_at(h: &mut Harness<'_, TopoApp>, pos: egui::Pos2) {
 }
 
 /// The threshold the plot's hover readout names at `pos`, checking the χ it gives there.
-fn hovered_threshold(h: &mut Harness<'_, TopoApp>, pos: egui::Pos2) -> f64 {
+pub(crate) fn hovered_threshold(h: &mut Harness<'_, TopoApp>, pos: egui::Pos2) -> f64 {
     use egui_kittest::kittest::NodeT;
     h.hover_at(pos);
     settle(h);
@@ -822,11 +825,13 @@ fn the_plot_reads_out_zooms_and_resets_without_moving_the_threshold() {
         .wgpu()
         .build_eframe(move |cc| steady(TopoApp::new(cc, Startup { file: Some(path), ..Default::default() })));
     wait_for(&mut h, "the coins", idle);
+    // The plot lies between its legend and the readout row under it.
     let legend = h.get_by_label("original").rect();
+    let below = h.get_by_label("hover the plot to read the curves at a threshold").rect();
     let entry = h.get_by_label("Threshold").rect();
-    assert!(legend.max.y < entry.min.y);
-    let y = (legend.max.y + entry.min.y) / 2.0;
-    let (a, b) = (egui::pos2(entry.min.x + 120.0, y), egui::pos2(entry.min.x + 220.0, y));
+    assert!(legend.max.y < below.min.y);
+    let y = (legend.max.y + below.min.y) / 2.0;
+    let (a, b) = (egui::pos2(below.min.x + 120.0, y), egui::pos2(below.min.x + 220.0, y));
     let ta = hovered_threshold(&mut h, a);
     let tb = hovered_threshold(&mut h, b);
     assert!(tb > ta, "thresholds grow to the right: {ta} {tb}");
@@ -981,7 +986,7 @@ fn settings_title_cancel_and_window_dragging() {
     assert!(after.1 < before.1 - 20.0, "{before:?} -> {after:?}");
 
     // A right-drag across a slice widens the window; down it lowers the level.
-    let slider = h.get_by_role_and_label(Role::Slider, "Axial slice (z)").rect();
+    let slider = h.get_by_role_and_label(Role::Slider, "z").rect();
     let start = egui::pos2(slider.min.x + 150.0, slider.max.y + 150.0);
     let button = |pressed, pos| egui::Event::PointerButton {
         pos,
@@ -1129,7 +1134,7 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     h.state_mut().units.layers.list[0].style.opacity = 0.8;
 
     // The readout names the layer and its value at the voxel under the pointer.
-    let slider = h.get_by_role_and_label(Role::Slider, "Axial slice (z)").rect();
+    let slider = h.get_by_role_and_label(Role::Slider, "z").rect();
     h.hover_at(egui::pos2(slider.min.x + 150.0, slider.max.y + 170.0));
     settle(&mut h);
     let voxel = h.state().views.hover.unwrap().voxel;
@@ -1244,7 +1249,11 @@ fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
     assert_eq!(bar.dim, 0);
     let mid = if bar.death.is_finite() { (bar.birth + bar.death) / 2.0 } else { bar.birth };
     assert_eq!(c.radius, mid);
-    h.get_by_label_contains(&format!("H{} bar [{}", bar.dim, bar.birth));
+    h.get_by_label_contains(&format!(
+        "H{} bar [{}",
+        bar.dim,
+        topoview_viewer::app::numbers::short(bar.birth.into())
+    ));
     h.get_by_label_contains("created by the point");
     let red = topoview_viewer::app::cloud::PICKED;
     let lit = scatter_pixels(&mut h, red);

@@ -238,6 +238,44 @@ impl MscScene {
         }
     }
 
+    /// Appends to `route` (which ends at extremum `x`) the way from `x` to the extremum it
+    /// stands for after `steps` cancellations. Each cancellation that merged it joined it to a
+    /// saddle by an arc whose V-path reaches an extremum merged into `x` earlier (walked back to
+    /// `x` first), and the saddle's other arc reaches an extremum that had merged into the
+    /// survivor (walked on to it): so the route is made of V-paths end to end. `budget` bounds
+    /// the points, `depth` the nesting; past either the rest is left for a straight segment.
+    fn walk(&self, x: usize, steps: usize, route: &mut Vec<[f64; 3]>, budget: &mut usize, depth: usize) {
+        const MAX_DEPTH: usize = 48;
+        let (c, h) = (&self.analysis.complex, &self.analysis.hierarchy);
+        if depth >= MAX_DEPTH {
+            return;
+        }
+        let mut at = x;
+        loop {
+            let step = h.cancelled_at[at];
+            if step == 0 || step > steps || *budget == 0 {
+                return;
+            }
+            let k = &h.cancellations[step - 1];
+            let (Some(next), (pair, Some(onward))) = (k.merged_into, k.arcs) else { return };
+            let (Some((e1, _)), Some((e2, _))) = (self.extremum_end(pair), self.extremum_end(onward)) else {
+                return;
+            };
+            // From `at` back to e1 (e1's own way to `at`, reversed), up e1's arc to the saddle,
+            // down the other arc to e2, and on from e2 to `next`.
+            let before = route.len();
+            let mut back = vec![c.critical[e1].position];
+            self.walk(e1, step - 1, &mut back, budget, depth + 1);
+            back.reverse();
+            for line in [&back[..], self.polyline(pair), self.polyline(onward)] {
+                continue_with(route, line);
+            }
+            self.walk(e2, step - 1, route, budget, depth + 1);
+            *budget = budget.saturating_sub(route.len() - before);
+            at = next;
+        }
+    }
+
     /// For a live arc whose extremum has merged into another: the way on from that extremum to
     /// the one it stands for at `level`, along the arcs of the cancellations that merged it
     /// (back to each cancelled saddle, then on to the extremum the saddle's other arc reaches),
@@ -254,20 +292,10 @@ impl MscScene {
         if let Some(r) = cache.get(&extremum) {
             return Some((r.clone(), first));
         }
-        let (c, h) = (&self.analysis.complex, &self.analysis.hierarchy);
+        let c = &self.analysis.complex;
         let mut route = vec![c.critical[extremum].position];
-        let mut at = extremum;
-        while route.len() < MAX_ROUTE_POINTS {
-            let step = h.cancelled_at[at];
-            if step == 0 || step > level.steps {
-                break;
-            }
-            let x = &h.cancellations[step - 1];
-            let (Some(next), (pair, Some(onward))) = (x.merged_into, x.arcs) else { break };
-            continue_with(&mut route, self.polyline(pair));
-            continue_with(&mut route, self.polyline(onward));
-            at = next;
-        }
+        let mut budget = MAX_ROUTE_POINTS;
+        self.walk(extremum, level.steps, &mut route, &mut budget, 0);
         let survivor = c.critical[rep as usize].position;
         if route.last() != Some(&survivor) {
             route.push(survivor);
@@ -361,6 +389,39 @@ mod tests {
             for &i in drawn.iter().filter(|&&i| scene.twin[i]) {
                 assert!(drawn.iter().any(|&j| j < i && !scene.twin[j] && scene.ends[j] == scene.ends[i]));
             }
+        }
+    }
+
+    /// The way from a merged extremum to its survivor is V-paths end to end: no step longer
+    /// than a diagonal of a voxel (a straight segment across the field was what fanned out
+    /// from one survivor before), and it ends at the survivor.
+    #[test]
+    fn merged_routes_run_along_v_paths_to_the_survivor() {
+        for dims in [vec![48, 40], vec![16, 14, 12]] {
+            let f =
+                topoview_core::synthetic::gaussian_random_field(&dims, 1.5, 3, &Default::default()).unwrap();
+            let a = topoview_core::topo::msc::analyse(&f, &Default::default()).unwrap();
+            let scene = MscScene::new(Arc::new(f), a);
+            let span = scene.range.1 - scene.range.0;
+            let level = scene.level(0.3 * span);
+            let mut routes = 0;
+            for i in 0..scene.arc_kind.len() {
+                if !scene.arc_alive(i, &level) {
+                    continue;
+                }
+                let Some((route, _)) = scene.merged_route(i, &level) else { continue };
+                routes += 1;
+                let (extremum, _) = scene.extremum_end(i).unwrap();
+                let c = &scene.analysis.complex;
+                let survivor = c.critical[level.rep[extremum] as usize].position;
+                assert_eq!(route.first(), Some(&c.critical[extremum].position));
+                assert_eq!(route.last(), Some(&survivor));
+                for w in route.windows(2) {
+                    let d = (0..3).map(|k| (w[0][k] - w[1][k]).powi(2)).sum::<f64>().sqrt();
+                    assert!(d <= 1.0 + 1e-9, "{dims:?} arc {i}: a step of {d} from {:?} to {:?}", w[0], w[1]);
+                }
+            }
+            assert!(routes > 0, "{dims:?}: no merged route to check");
         }
     }
 }

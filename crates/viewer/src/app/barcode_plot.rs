@@ -117,6 +117,7 @@ pub fn barcode(
     let label = side.anchor_size(at, text.size());
     painter.rect_filled(label.expand(1.0), 2.0, Color32::from_black_alpha(200));
     painter.galley(label.min, text, RADIUS);
+    let gesture = super::gesture::follow(ui, resp.id.with("radius drag"), plot);
     if resp.clicked()
         && let Some(p) = resp.interact_pointer_pos()
     {
@@ -135,8 +136,9 @@ pub fn barcode(
             Some((i, _)) => pick(b, i, radius, selected),
             None => *selected = None,
         }
-    } else if let Some(p) = super::gesture::primary_pos(ui, &resp) {
-        *radius = (((p.x - plot.left()) / plot.width()).clamp(0.0, 1.0) * end).min(threshold);
+    } else if let Some(g) = gesture.filter(|g| g.pos.distance(g.pressed_at) > 2.0) {
+        // A drag (to where the button was let go, when a slow frame held it all).
+        *radius = (((g.pos.x - plot.left()) / plot.width()).clamp(0.0, 1.0) * end).min(threshold);
     }
     resp.on_hover_text(
         "Click a bar to see the simplices that create and kill it; drag across to move the radius.",

@@ -7,6 +7,7 @@ use super::TopoApp;
 use super::analysis::{Analysis, Arrival, DataKind, Owner};
 use super::barcode_plot;
 pub use super::barcode_plot::PICKED;
+use super::numbers::short;
 use crate::render::camera::Camera;
 use egui::RichText;
 use std::path::PathBuf;
@@ -254,13 +255,13 @@ fn default_radius(r: &RipsResult) -> f32 {
 pub fn cloud_panel(c: &mut CloudState, app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.heading("Vietoris-Rips persistence");
     let mut compute = false;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("Up to dimension");
         for k in 0..=2 {
             ui.selectable_value(&mut c.maxdim, k, format!("H{k}"));
         }
     });
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let mut limited = c.threshold.is_some();
         ui.checkbox(&mut limited, "Edges no longer than")
             .on_hover_text("Ripser's threshold: longer edges are left out (classes alive then never die)");
@@ -275,7 +276,7 @@ pub fn cloud_panel(c: &mut CloudState, app: &mut TopoApp, ui: &mut egui::Ui) {
     });
     let busy = app.jobs.contains_key(&RIPS);
     let image = app.data.is_some();
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let stale = c.result.as_ref().is_some_and(|r| r.opts != c.options());
         compute = ui
             .add_enabled(stale && !busy, egui::Button::new("Compute with these options"))
@@ -310,7 +311,11 @@ pub fn cloud_panel(c: &mut CloudState, app: &mut TopoApp, ui: &mut egui::Ui) {
         .collect();
     ui.label(counts.join(" · "));
     let t = r.opts.threshold;
-    ui.weak(if t.is_finite() { format!("threshold {t}") } else { "no threshold".to_string() });
+    ui.weak(if t.is_finite() {
+        format!("threshold {}", short(t.into()))
+    } else {
+        "no threshold".to_string()
+    });
     ui.separator();
     barcode_plot::legend(ui, r.barcode.maxdim);
     ui.label("The barcode and the diagram are views beside the cloud: click a bar or a point.");
@@ -319,8 +324,8 @@ pub fn cloud_panel(c: &mut CloudState, app: &mut TopoApp, ui: &mut egui::Ui) {
             let v: Vec<String> = r.barcode.vertices(s, k).iter().map(|v| v.to_string()).collect();
             format!("[{}]", v.join(", "))
         };
-        let death = if bar.death.is_finite() { bar.death.to_string() } else { "∞".into() };
-        ui.label(RichText::new(format!("H{} bar [{}, {death})", bar.dim, bar.birth)).strong());
+        let death = short(bar.death.into());
+        ui.label(RichText::new(format!("H{} bar [{}, {death})", bar.dim, short(bar.birth.into()))).strong());
         ui.label(format!("created by {} (points {})", simplex_word(bar.dim), names(bar.creator, bar.dim)));
         match bar.killer {
             Some(k) => ui.label(format!(
@@ -328,9 +333,10 @@ pub fn cloud_panel(c: &mut CloudState, app: &mut TopoApp, ui: &mut egui::Ui) {
                 simplex_word(bar.dim + 1),
                 names(k, bar.dim + 1)
             )),
-            None if t.is_finite() => {
-                ui.label(format!("still alive at the threshold {t} (no longer edge is in the complex)"))
-            }
+            None if t.is_finite() => ui.label(format!(
+                "still alive at the threshold {} (no longer edge is in the complex)",
+                short(t.into())
+            )),
             None => ui.label("never killed (an essential class)"),
         };
     }
@@ -365,7 +371,7 @@ fn image_section(c: &mut CloudState, app: &mut TopoApp, ui: &mut egui::Ui) {
     let mut go = false;
     egui::CollapsingHeader::new("Rips persistence of points from the image").show(ui, |ui| {
         let f = &mut c.take;
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.selectable_value(&mut f.kind, TakeKind::Set, "Set voxels");
             ui.selectable_value(&mut f.kind, TakeKind::Components, "Component centroids");
             ui.selectable_value(&mut f.kind, TakeKind::Critical, "Critical points");
@@ -374,7 +380,7 @@ fn image_section(c: &mut CloudState, app: &mut TopoApp, ui: &mut egui::Ui) {
         let set = if filtration == Filtration::Superlevel { "≥" } else { "≤" };
         match f.kind {
             TakeKind::Set => {
-                ui.horizontal(|ui| {
+                ui.horizontal_wrapped(|ui| {
                     ui.label(format!("Voxels with value {set} {level:.4}, at most"));
                     ui.add(egui::DragValue::new(&mut f.count).range(2..=20_000));
                     ui.label("seed");
@@ -385,12 +391,12 @@ fn image_section(c: &mut CloudState, app: &mut TopoApp, ui: &mut egui::Ui) {
                 ui.label(format!("Centroids of the components of the set {set} {level:.4}"));
             }
             TakeKind::Critical => {
-                ui.horizontal(|ui| {
+                ui.horizontal_wrapped(|ui| {
                     ui.label("Simplified to");
                     ui.add(egui::Slider::new(&mut f.relative, 0.0..=0.5).show_value(true));
                     ui.label("of the range");
                 });
-                ui.horizontal(|ui| {
+                ui.horizontal_wrapped(|ui| {
                     ui.label("Index");
                     ui.selectable_value(&mut f.index, None, "all");
                     for k in 0..=3u8 {

@@ -274,7 +274,7 @@ fn panel(layer: &mut CrackLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
         return;
     }
     ui.add(egui::Slider::new(&mut c.min_fraction, 0.0..=1.0).text("min strength (of the strongest)"));
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("Colour by");
         ui.selectable_value(&mut c.color, CrackColor::Strength, "strength");
         ui.selectable_value(&mut c.color, CrackColor::Orientation, "orientation");
@@ -283,7 +283,7 @@ fn panel(layer: &mut CrackLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
         .on_hover_text("Drop the dangling branches: what stays lies on closed curves of cracks");
     ui.checkbox(&mut c.set_boundary, "Threshold set boundary (cyan)")
         .on_hover_text("The cracks between a pixel in the threshold set and one outside it");
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("Scales");
         let text = layer
             .scales_text

@@ -29,7 +29,8 @@ pub fn legend(ui: &mut egui::Ui, keys: &[Key]) {
             let galley =
                 ui.painter().layout_no_wrap(k.name.clone(), egui::TextStyle::Body.resolve(ui.style()), text);
             let size = egui::vec2(19.0 + galley.size().x, galley.size().y.max(12.0));
-            let (rect, _) = ui.allocate_exact_size(size, egui::Sense::hover());
+            let (rect, resp) = ui.allocate_exact_size(size, egui::Sense::hover());
+            resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &k.name));
             let mark = egui::Rect::from_min_size(rect.min, egui::vec2(16.0, rect.height()));
             if k.dot {
                 ui.painter().circle_filled(mark.center(), 4.0, k.colour);
@@ -239,18 +240,28 @@ pub fn plot(
     // A double-click shows the whole curve (the plot does that) and undoes its first click's
     // move of the threshold.
     let before_click = r.id.with("threshold before click");
+    let gesture = super::gesture::follow(ui, r.id.with("threshold drag"), r.rect);
     if r.double_clicked() {
-        if let Some((t, chosen)) = ui.ctx().data(|d| d.get_temp::<(f64, bool)>(before_click)) {
+        if let Some((t, chosen, _)) = ui.ctx().data(|d| d.get_temp::<(f64, bool, f64)>(before_click)) {
             data.threshold = t;
             data.threshold_chosen = chosen;
         }
         return true;
     }
-    if let Some(p) = super::gesture::primary_pos(ui, r) {
-        if r.clicked() {
-            ui.ctx().data_mut(|d| d.insert_temp(before_click, (threshold, chosen)));
+    // Clicked or dragged (a press, moves and release may all come in one slow frame): the
+    // threshold goes where the pointer is, or was released.
+    if let Some(g) = gesture {
+        // The threshold before the first click of what may become a double-click.
+        let now = ui.input(|i| i.time);
+        let delay = ui.ctx().options(|o| o.input_options.max_double_click_delay);
+        let recent = ui
+            .ctx()
+            .data(|d| d.get_temp::<(f64, bool, f64)>(before_click))
+            .is_some_and(|b| now - b.2 < delay);
+        if g.began && !recent {
+            ui.ctx().data_mut(|d| d.insert_temp(before_click, (threshold, chosen, now)));
         }
-        let x = resp.transform.value_from_position(p).x;
+        let x = resp.transform.value_from_position(g.pos).x;
         data.pick_threshold(x);
         return true;
     }

@@ -286,7 +286,7 @@ pub fn parts_texels(parts: &Parts, stride: usize) -> Vec<u8> {
 fn panel(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
     let three_d = app.data.as_ref().is_some_and(|d| d.displayed().ndim() == 3);
     let s = &mut app.settings.explain;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.checkbox(&mut s.betti, "Betti curves").on_hover_text(
             "β0 components, β1 tunnels (holes in 2D), β2 voids: χ = β0 − β1 + β2 at every threshold",
         );
@@ -301,7 +301,7 @@ fn panel(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
         match d.displayed_curve().and_then(|c| layer.lines_for(&c.ecc)) {
             Some(l) => {
                 let b = l.at(t);
-                ui.horizontal(|ui| {
+                ui.horizontal_wrapped(|ui| {
                     let n = if three_d { 3 } else { 2 };
                     for k in 0..n {
                         ui.label(
@@ -314,7 +314,7 @@ fn panel(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
             }
             None => match layer.betti_stopped.clone() {
                 Some(why) => {
-                    ui.horizontal(|ui| {
+                    ui.horizontal_wrapped(|ui| {
                         ui.small(format!("Betti curves: {why}"));
                         if ui.small_button("Retry").clicked() {
                             layer.betti_asked = None;
@@ -368,7 +368,7 @@ fn tunnel_list(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
         return;
     }
     if let Some(why) = layer.tunnels_stopped.clone() {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.small(format!("Tunnels: {why}"));
             if ui.small_button("Retry").clicked() {
                 layer.tunnels_asked = None;

@@ -1,39 +1,72 @@
 //! Pointer gestures read from egui's input events, not from one sampled position per frame: a
 //! slow frame (a large volume on a software renderer draws at 2 frames a second) may hold a
-//! whole press, drag and release, and what the user did must still land where they let go.
+//! whole press, drag and release, which egui's per-frame responses then report as nothing (the
+//! pointer had moved too far for a click, and the button was up before a drag could start).
+//! What the user did must still land where they let go.
 
-use egui::{Event, PointerButton, Pos2, Response, Ui};
+use egui::{Event, Id, PointerButton, Pos2, Rect, Ui};
 
-/// Where a primary-button click or drag on `resp` puts the pointer this frame: where the
-/// button was released when the gesture ended this frame (it may have begun in the same
-/// frame), else the pointer's latest position while it goes on. None when no such gesture is
-/// on `resp`.
-pub fn primary_pos(ui: &Ui, resp: &Response) -> Option<Pos2> {
-    let active = resp.clicked()
-        || resp.dragged_by(PointerButton::Primary)
-        || resp.drag_stopped_by(PointerButton::Primary);
-    if !active {
-        return None;
+/// A primary-button gesture on one area, as far as this frame's events took it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gesture {
+    /// Where the events left the pointer: the last move, or where the button was released.
+    pub pos: Pos2,
+    /// The press came in this frame (at `pressed_at`).
+    pub began: bool,
+    pub pressed_at: Pos2,
+    /// The button was released in this frame.
+    pub ended: bool,
+}
+
+/// Follows a primary-button press on `rect` (of `ui`'s layer, so not under a menu) through the
+/// frame's events, and on through later frames until its release; `id` keeps it between
+/// frames. None when no such gesture is under way.
+pub fn follow(ui: &Ui, id: Id, rect: Rect) -> Option<Gesture> {
+    let mut held: Option<Pos2> = ui.data(|d| d.get_temp(id));
+    let mut out: Option<Gesture> = None;
+    let layer = ui.layer_id();
+    let ctx = ui.ctx();
+    // Copied out: asking which layer is under a point must not happen inside the input lock.
+    let events: Vec<Event> = ui.input(|i| {
+        i.events
+            .iter()
+            .filter(|e| matches!(e, Event::PointerButton { .. } | Event::PointerMoved(_)))
+            .cloned()
+            .collect()
+    });
+    {
+        for e in &events {
+            match *e {
+                Event::PointerButton { pos, button: PointerButton::Primary, pressed: true, .. }
+                    if rect.contains(pos) && ctx.layer_id_at(pos).is_none_or(|l| l == layer) =>
+                {
+                    held = Some(pos);
+                    out = Some(Gesture { pos, began: true, pressed_at: pos, ended: false });
+                }
+                Event::PointerMoved(pos) => {
+                    if let Some(at) = held {
+                        let began = out.is_some_and(|g| g.began);
+                        out = Some(Gesture { pos, began, pressed_at: at, ended: false });
+                    }
+                }
+                Event::PointerButton { pos, button: PointerButton::Primary, pressed: false, .. } => {
+                    if let Some(at) = held.take() {
+                        let began = out.is_some_and(|g| g.began);
+                        out = Some(Gesture { pos, began, pressed_at: at, ended: true });
+                    }
+                }
+                _ => {}
+            }
+        }
     }
-    released_at(ui, PointerButton::Primary)
-        .or_else(|| resp.interact_pointer_pos())
-        .or_else(|| ui.input(|i| i.pointer.latest_pos()))
-}
-
-/// Where `button` was last released this frame, if it was.
-pub fn released_at(ui: &Ui, button: PointerButton) -> Option<Pos2> {
-    ui.input(|i| {
-        i.events.iter().rev().find_map(|e| match e {
-            Event::PointerButton { pos, button: b, pressed: false, .. } if *b == button => Some(*pos),
-            _ => None,
-        })
-    })
-}
-
-/// Where the press that began the drag on `resp` was (not where the pointer is by the frame
-/// that reports the drag's start).
-pub fn press_pos(ui: &Ui, resp: &Response) -> Option<Pos2> {
-    ui.input(|i| i.pointer.press_origin()).or_else(|| resp.interact_pointer_pos())
+    ui.data_mut(|d| {
+        if let Some(p) = held {
+            d.insert_temp(id, p);
+        } else {
+            d.remove::<Pos2>(id);
+        }
+    });
+    out
 }
 
 /// Lets a double-click span two slow frames: egui times clicks by the frame they arrive in,
@@ -42,4 +75,44 @@ pub fn allow_slow_double_clicks(ctx: &egui::Context, frame_seconds: f32) {
     const HUMAN: f64 = 0.3;
     let delay = HUMAN + f64::from(frame_seconds.clamp(0.0, 1.0));
     ctx.options_mut(|o| o.input_options.max_double_click_delay = delay);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn button(pos: Pos2, pressed: bool) -> Event {
+        Event::PointerButton { pos, button: PointerButton::Primary, pressed, modifiers: Default::default() }
+    }
+
+    /// Runs one frame with `events` over a 100x100 area at the origin; the gesture it saw.
+    fn frame(ctx: &egui::Context, events: Vec<Event>) -> Option<Gesture> {
+        let mut seen = None;
+        let input = egui::RawInput { events, ..Default::default() };
+        let mut out = ctx.run_ui(input, |ui| {
+            seen = follow(ui, Id::unique("area"), Rect::from_min_size(Pos2::ZERO, egui::vec2(100.0, 100.0)));
+        });
+        // No renderer here to take the font atlas.
+        out.textures_delta.clear();
+        seen
+    }
+
+    #[test]
+    fn a_gesture_lands_where_released_in_one_frame_or_over_several() {
+        let ctx = egui::Context::default();
+        let (a, b, c) = (Pos2::new(10.0, 10.0), Pos2::new(50.0, 20.0), Pos2::new(90.0, 30.0));
+        // All in one frame.
+        let g = frame(
+            &ctx,
+            vec![Event::PointerMoved(a), button(a, true), Event::PointerMoved(b), button(c, false)],
+        );
+        assert_eq!(g, Some(Gesture { pos: c, began: true, pressed_at: a, ended: true }));
+        assert_eq!(frame(&ctx, vec![Event::PointerMoved(b)]), None, "over once released");
+        // Pressed in one frame, moved and released in the next: the press is remembered.
+        assert_eq!(frame(&ctx, vec![button(a, true)]).map(|g| g.began), Some(true));
+        let g = frame(&ctx, vec![Event::PointerMoved(b), Event::PointerMoved(c), button(c, false)]);
+        assert_eq!(g, Some(Gesture { pos: c, began: false, pressed_at: a, ended: true }));
+        // A press outside the area is not its gesture.
+        assert_eq!(frame(&ctx, vec![button(Pos2::new(150.0, 10.0), true), button(a, false)]), None);
+    }
 }

@@ -371,7 +371,7 @@ fn panel(layers: &mut Layers, app: &mut TopoApp, ui: &mut egui::Ui) {
     let Some(d) = &app.data else { return };
     let image = d.path.as_deref().map_or_else(|| d.source.clone(), file_name);
     let empty = layers.list.is_empty() && layers.queued.is_empty();
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.strong("Layers");
         if empty {
             ui.weak("none over the image");
@@ -398,7 +398,7 @@ fn panel(layers: &mut Layers, app: &mut TopoApp, ui: &mut egui::Ui) {
     for (i, l) in layers.list.iter_mut().enumerate().rev() {
         let name = l.name();
         ui.push_id(l.id, |ui| {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.checkbox(&mut l.style.visible, &name).on_hover_text(l.path.display().to_string());
                 let top = if i + 1 == count && count > 1 { " (top)" } else { "" };
                 ui.weak(format!("layer{top}"));
@@ -406,7 +406,7 @@ fn panel(layers: &mut Layers, app: &mut TopoApp, ui: &mut egui::Ui) {
                     remove = Some(i);
                 }
             });
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.add(egui::Slider::new(&mut l.style.opacity, 0.0..=1.0).text("opacity"));
                 let mut as_labels = l.labels;
                 if l.integer()
@@ -441,7 +441,7 @@ fn panel(layers: &mut Layers, app: &mut TopoApp, ui: &mut egui::Ui) {
 fn intensity_controls(ui: &mut egui::Ui, l: &mut Layer) {
     let s = &mut l.style;
     let speed = l.summary.range.map_or(1.0, |(lo, hi)| (hi - lo) / 500.0);
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         egui::ComboBox::from_id_salt("colormap").selected_text(s.colormap.name()).show_ui(ui, |ui| {
             for c in Colormap::ALL.into_iter().filter(|c| *c != Colormap::Labels) {
                 ui.selectable_value(&mut s.colormap, c, c.name());
@@ -450,7 +450,7 @@ fn intensity_controls(ui: &mut egui::Ui, l: &mut Layer) {
         ui.add(egui::DragValue::new(&mut s.window.0).speed(speed).prefix("min "));
         ui.add(egui::DragValue::new(&mut s.window.1).speed(speed).prefix("max "));
     });
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("hide |value| ≤");
         ui.add(egui::DragValue::new(&mut s.threshold).speed(speed).range(0.0..=f64::MAX));
         if let Some((lo, hi)) = l.summary.range {
@@ -459,9 +459,7 @@ fn intensity_controls(ui: &mut egui::Ui, l: &mut Layer) {
     });
 }
 
-fn short(v: f64) -> String {
-    format!("{v:.3}").trim_end_matches('0').trim_end_matches('.').to_string()
-}
+use super::numbers::short;
 
 #[cfg(test)]
 mod tests {

@@ -22,6 +22,7 @@ pub mod layers;
 mod msc_labels;
 mod msc_overlay;
 pub mod msc_panel;
+pub mod numbers;
 pub mod scale_space;
 pub mod session;
 pub mod settings;
@@ -733,7 +734,7 @@ impl eframe::App for TopoApp {
             b.first_frame();
         }
         let ctx = ui.ctx().clone();
-        gesture::allow_slow_double_clicks(&ctx, dt.unwrap_or(0.0) / 1000.0);
+        gesture::allow_slow_double_clicks(&ctx, ctx.input(|i| i.unstable_dt));
         self.drain_events();
         self.take_dropped(&ctx);
         if let Some(l) = self.handed_over.take() {

@@ -129,7 +129,7 @@ fn panel(unit: &mut MscUnit, app: &mut TopoApp, ui: &mut egui::Ui) {
             let seconds = field.len() as f64 / (VOXELS_PER_SECOND_PER_THREAD * threads as f64);
             let mib = topoview_core::topo::msc::memory_estimate(field.len(), 0) >> 20;
             let what = if d.displayed_sigma().is_some() { "the smoothed field" } else { "this field" };
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 start = ui.button("Compute").clicked();
                 ui.label(format!(
                     "{what}: about {} on {threads} threads, {mib} MiB or more (noisy data have more \
@@ -150,7 +150,7 @@ fn panel(unit: &mut MscUnit, app: &mut TopoApp, ui: &mut egui::Ui) {
     let ndim = m.scene.analysis.complex.grid.ndim;
 
     // The slider: logarithmic, in percent of the range or in values.
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let mut t = m.level.threshold;
         let changed = if s.relative {
             let mut pct = 100.0 * t / span;
@@ -207,7 +207,7 @@ fn panel(unit: &mut MscUnit, app: &mut TopoApp, ui: &mut egui::Ui) {
     if ndim == 3 {
         ui.add(egui::Slider::new(&mut s.slab, 0..=20).text("slices either side"));
     }
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         use super::settings::LabelOverlay;
         ui.label("Labels");
         ui.radio_value(&mut s.labels, LabelOverlay::None, "none");
@@ -335,7 +335,6 @@ fn diagram(ui: &mut egui::Ui, m: &MscView, picked: &[usize], side: f32) -> Optio
     let response = Plot::new("persistence diagram")
         .width(side)
         .height(side)
-        .data_aspect(1.0)
         .include_x(lo - pad)
         .include_x(hi + pad)
         .include_y(lo - pad)
@@ -424,7 +423,7 @@ fn persistence_curve(ui: &mut egui::Ui, m: &MscView, size: egui::Vec2) -> Option
 
 fn auto_setting(app: &mut TopoApp, ui: &mut egui::Ui) {
     let mut mvox = app.settings.msc.auto_voxels as f64 / 1e6;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("Compute at once for fields up to");
         if ui.add(egui::DragValue::new(&mut mvox).range(0.0..=1000.0).speed(0.1).suffix(" Mvoxels")).changed()
         {
@@ -446,9 +445,7 @@ pub fn group(n: usize) -> String {
     out
 }
 
-fn short(v: f64) -> String {
-    if v.abs() >= 100.0 || v.fract() == 0.0 { format!("{v:.0}") } else { format!("{v:.3}") }
-}
+use super::numbers::short;
 
 fn duration(seconds: f64) -> String {
     if seconds < 1.0 {

@@ -159,13 +159,13 @@ fn panel(layer: &mut ScaleSpaceLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
         |ui| {
             let loaded = app.data.is_some();
             let s = &mut app.settings.scale_space;
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.add(egui::Slider::new(&mut s.sigma_max, 0.5..=8.0).step_by(0.5).text("σ max"));
                 ui.add(egui::Slider::new(&mut s.step, 0.25..=2.0).step_by(0.25).text("step"));
             });
             let running = app.jobs.contains_key(&SCALE_SPACE);
             let mut go = false;
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.add(egui::DragValue::new(&mut s.thresholds).range(16..=4096).suffix(" thresholds"));
                 let scales = (s.sigma_max / s.step + 1e-9).floor() as usize + 1;
                 let hint = "Smooth the field at each σ and compute its ECC (on the GPU where there is one)";

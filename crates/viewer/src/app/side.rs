@@ -148,7 +148,7 @@ fn export_menu(app: &mut TopoApp, ui: &mut egui::Ui) {
 }
 
 pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label(format!("Backend: {}", app.backend()));
         ui.separator();
         let mut cancel = None;
@@ -214,7 +214,7 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
     let readouts: Vec<String> =
         app.units.layers.list.iter().rev().filter(|l| l.style.visible).map(|l| l.readout(h.voxel)).collect();
     if !readouts.is_empty() {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.monospace(readouts.join("  |  "));
         });
     }
@@ -223,7 +223,7 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
 pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.heading("Euler characteristic curve");
     let mut changed = false;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         egui::ComboBox::from_label("Construction").selected_text(app.settings.construction.name()).show_ui(
             ui,
             |ui| {
@@ -261,7 +261,7 @@ pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {
         }
         app.recompute();
     }
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let r = ui.add(egui::Slider::new(&mut app.sigma, 0.0..=8.0).step_by(0.25).text("σ (voxels)"));
         if r.changed() {
             app.resmooth();
@@ -312,7 +312,7 @@ fn label_map_note(app: &mut TopoApp, ui: &mut egui::Ui) {
         "It looks like a label map: a few non-negative integers."
     };
     ui.label(format!("{why} Its values name regions, so a curve over them means little: none is computed."));
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         if ui.button("Compute the curve anyway").clicked() {
             app.analyse_labels();
         }
@@ -329,11 +329,11 @@ fn label_map_note(app: &mut TopoApp, ui: &mut egui::Ui) {
 /// Whether and how the threshold set shows on the slices: fill opacity, colour (chosen against
 /// the colormap until the user picks one) and the boundary.
 fn mask_controls(app: &mut TopoApp, ui: &mut egui::Ui) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.checkbox(&mut app.mask_on, "Show mask");
         ui.add(egui::Slider::new(&mut app.settings.mask_opacity, 0.0..=1.0).text("opacity"));
     });
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let mut rgb = app.settings.mask_rgb();
         let picked = ui.color_edit_button_srgb(&mut rgb).on_hover_text("The mask's colour");
         if picked.changed() {
@@ -380,7 +380,7 @@ fn display_controls(app: &mut TopoApp, ui: &mut egui::Ui) {
         // The slices colour ids, unwindowed: a window here would change nothing on screen.
         ui.weak("Labels are coloured by id (id mod 256, 0 black), without a window.");
     } else {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label("Window");
             ui.add(egui::DragValue::new(&mut w.0).speed(speed).prefix("min "));
             ui.add(egui::DragValue::new(&mut w.1).speed(speed).prefix("max "));
@@ -435,27 +435,23 @@ fn drag_window_lines(
     let Some((lo, hi)) = range.filter(|r| r.1 > r.0) else { return };
     let value_at = |x: f32| lo + ((x - rect.min.x) / rect.width()) as f64 * (hi - lo);
     let x_of = |v: f64| rect.min.x + ((v - lo) / (hi - lo)) as f32 * rect.width();
+    if resp.hovered() {
+        ui.ctx().set_cursor_icon(egui::CursorIcon::ResizeHorizontal);
+    }
     let which = resp.id.with("window line");
-    // Judged where the press began: a drag starts only once the pointer has moved.
-    if resp.drag_started()
-        && let Some(p) = ui.input(|i| i.pointer.press_origin())
-    {
+    // A click or a drag (a slow frame may hold all of it); the line is the one nearer the press.
+    let Some(g) = super::gesture::follow(ui, resp.id.with("window drag"), rect) else { return };
+    if g.began {
+        let p = g.pressed_at;
         let upper = (p.x - x_of(window.1)).abs() < (p.x - x_of(window.0)).abs();
         ui.data_mut(|d| d.insert_temp(which, upper));
     }
-    if (resp.dragged_by(egui::PointerButton::Primary) || resp.drag_stopped_by(egui::PointerButton::Primary))
-        && let Some(p) = super::gesture::primary_pos(ui, resp)
-    {
-        let v = value_at(p.x.clamp(rect.min.x, rect.max.x));
-        let gap = (hi - lo) * 1e-3;
-        if ui.data(|d| d.get_temp::<bool>(which)).unwrap_or(false) {
-            window.1 = v.max(window.0 + gap);
-        } else {
-            window.0 = v.min(window.1 - gap);
-        }
-    }
-    if resp.hovered() {
-        ui.ctx().set_cursor_icon(egui::CursorIcon::ResizeHorizontal);
+    let v = value_at(g.pos.x.clamp(rect.min.x, rect.max.x));
+    let gap = (hi - lo) * 1e-3;
+    if ui.data(|d| d.get_temp::<bool>(which)).unwrap_or(false) {
+        window.1 = v.max(window.0 + gap);
+    } else {
+        window.0 = v.min(window.1 - gap);
     }
 }
 
@@ -581,7 +577,7 @@ fn volume_slider(app: &mut TopoApp, ui: &mut egui::Ui, series: topoview_core::fi
     // While a volume loads, the slider shows the one asked for, not the one on screen.
     let loading = app.jobs.contains_key(&jobs::LOAD);
     let mut index = app.volume_requested.filter(|_| loading).unwrap_or(series.index);
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let slider = egui::Slider::new(&mut index, 0..=series.count - 1)
             .text(format!("volume (of {}, 4D file)", series.count));
         let r = ui
@@ -627,7 +623,7 @@ pub fn grf_window(app: &mut TopoApp, ctx: &egui::Context) {
     egui::Window::new("Gaussian random field").open(&mut open).resizable(false).show(ctx, |ui| {
         let g = &mut app.settings.grf;
         ui.label("White noise smoothed with a Gaussian: a field whose ECC has a known shape.");
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.radio_value(&mut g.three_d, false, "2D");
             ui.radio_value(&mut g.three_d, true, "3D");
         });

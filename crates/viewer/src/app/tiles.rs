@@ -37,11 +37,11 @@ impl Pane {
             Pane::Slice(n) => ["Sagittal", "Coronal", "Axial"][n.min(2)],
             Pane::View3d => "3D",
             Pane::Curve => "Curves",
-            Pane::Diagram => "Persistence diagram",
+            Pane::Diagram => "Diagram",
             Pane::ScaleSpace => "Scale-space",
             Pane::Scatter => "Point cloud",
             Pane::Barcode => "Barcode",
-            Pane::CloudDiagram => "Persistence diagram",
+            Pane::CloudDiagram => "Diagram",
         }
     }
 }
@@ -156,6 +156,16 @@ impl Layouts {
 
     pub fn restore(&mut self) {
         self.maximised = None;
+    }
+
+    /// Where each pane of `a`'s layout was drawn last frame (panes in a tab behind another
+    /// are left out).
+    pub fn pane_rects(&self, a: Arrangement) -> Vec<(Pane, egui::Rect)> {
+        let Some(tree) = self.trees.get(&a.key()) else { return Vec::new() };
+        tree.active_tiles()
+            .into_iter()
+            .filter_map(|id| Some((*tree.tiles.get_pane(&id)?, tree.tiles.rect(id)?)))
+            .collect()
     }
 }
 

@@ -17,7 +17,7 @@ pub fn editor(
     window: (f64, f64),
     cmap: Colormap,
 ) {
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label("3D opacity");
         ui.menu_button("presets", |ui| {
             for p in Preset::ALL {
@@ -49,20 +49,22 @@ pub fn editor(
     };
     // The point being dragged lives in egui's memory for the length of the drag.
     let id = resp.id.with("dragged point");
-    if resp.drag_started()
-        && let Some(q) = super::gesture::press_pos(ui, &resp)
-    {
-        let picked = nearest(q, tf);
-        ui.data_mut(|d| d.insert_temp(id, picked));
-    }
-    if let (Some(q), Some(Some(i))) =
-        (super::gesture::primary_pos(ui, &resp), ui.data(|d| d.get_temp::<Option<usize>>(id)))
-    {
-        let (x, a) = to_curve(q);
-        tf.move_point(i, x, a);
-    }
-    if resp.drag_stopped() {
-        ui.data_mut(|d| d.remove::<Option<usize>>(id));
+    // Followed through the frame's events: a slow frame may hold the press, the moves and the
+    // release, and the point must end where the button was let go.
+    if let Some(g) = super::gesture::follow(ui, resp.id.with("drag"), rect) {
+        if g.began {
+            let picked = nearest(g.pressed_at, tf);
+            ui.data_mut(|d| d.insert_temp(id, picked));
+        }
+        if let Some(Some(i)) = ui.data(|d| d.get_temp::<Option<usize>>(id))
+            && g.pos != g.pressed_at
+        {
+            let (x, a) = to_curve(g.pos);
+            tf.move_point(i, x, a);
+        }
+        if g.ended {
+            ui.data_mut(|d| d.remove::<Option<usize>>(id));
+        }
     }
     if resp.double_clicked()
         && let Some(q) = resp.interact_pointer_pos()

@@ -158,8 +158,10 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
     let geo = geometry(input.field, input.stride);
     state.follow(s, input.dataset, &geo, input.window);
     state.table(s, input.colormap);
-    let header = Rect::from_min_size(rect.min, Vec2::new(rect.width(), HEADER));
-    let image = Rect::from_min_max(Pos2::new(rect.min.x, rect.min.y + HEADER), rect.max);
+    // The controls on one row, or two in a narrow view (a quarter of a small window).
+    let rows = if rect.width() < 330.0 { 2.0 } else { 1.0 };
+    let header = Rect::from_min_size(rect.min, Vec2::new(rect.width(), rows * HEADER));
+    let image = Rect::from_min_max(Pos2::new(rect.min.x, header.max.y), rect.max);
     let mut changed = controls(ui, header, s, state, input);
     if image.height() < 8.0 || image.width() < 8.0 {
         return;
@@ -233,6 +235,10 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
     }
     orientation_marker(&painter, image, s);
     let mut note = s.mode.name().to_string();
+    if matches!(s.mode, Mode::ThresholdSurface | Mode::ThresholdVoxels) {
+        let t = topoview_core::export::format_threshold(input.threshold, input.field.dtype());
+        note += &format!(" at {t}");
+    }
     if input.stride > 1 {
         note += &format!(" · every {}th voxel", input.stride);
     }
@@ -331,8 +337,8 @@ fn controls(
 ) -> bool {
     let mut moved = false;
     let mut strip = ui.new_child(egui::UiBuilder::new().max_rect(header.shrink2(Vec2::new(4.0, 1.0))));
-    strip.horizontal(|ui| {
-        egui::ComboBox::from_label("mode").selected_text(s.mode.name()).show_ui(ui, |ui| {
+    strip.horizontal_wrapped(|ui| {
+        egui::ComboBox::from_label("mode").width(84.0).selected_text(s.mode.name()).show_ui(ui, |ui| {
             for m in Mode::ALL {
                 ui.selectable_value(&mut s.mode, m, m.name());
             }
@@ -345,59 +351,62 @@ fn controls(
                 }
             }
         });
-        ui.checkbox(&mut s.planes, "planes").on_hover_text("Draw the three slice planes at the crosshair");
-        ui.menu_button("clip", |ui| {
-            ui.label("Clipping box (fraction of each axis)");
-            for (a, name) in ["x", "y", "z"].iter().enumerate() {
-                ui.horizontal(|ui| {
-                    let [lo, hi] = &mut s.clip;
-                    ui.label(*name);
-                    ui.add(egui::Slider::new(&mut lo[a], 0.0..=1.0).text("from"));
-                    ui.add(egui::Slider::new(&mut hi[a], 0.0..=1.0).text("to"));
-                    hi[a] = hi[a].max(lo[a]);
-                });
-            }
-            if ui.button("Reset clipping").clicked() {
-                s.clip = [[0.0; 3], [1.0; 3]];
-            }
-        });
-        ui.menu_button("quality", |ui| {
-            ui.add(egui::Slider::new(&mut s.samples_per_voxel, 0.5..=4.0).text("samples per voxel"))
-                .on_hover_text("Ray samples per voxel with the camera still (half as many while it moves)");
-            ui.checkbox(&mut s.skipping, "skip empty space")
-                .on_hover_text("Skip bricks of 8^3 voxels that cannot show anything (off only to compare)");
-        });
         let speed = ((input.window.1 - input.window.0) / 500.0).max(1e-12);
         if s.mode == Mode::Isosurface {
             ui.add(egui::DragValue::new(&mut state.iso).speed(speed).prefix("iso "));
-            ui.checkbox(&mut s.second_surface, "2nd");
+        }
+        // The rest in one menu, so that the strip fits a quarter of a 1280-point window.
+        ui.menu_button("options", |ui| options(ui, s, state, speed));
+    });
+    moved
+}
+
+/// The 3D view's less used controls: the slice planes, the clipping box, the quality, and the
+/// surfaces' options.
+fn options(ui: &mut egui::Ui, s: &mut View3dSettings, state: &mut View3dState, speed: f64) {
+    ui.checkbox(&mut s.planes, "planes").on_hover_text("Draw the three slice planes at the crosshair");
+    if s.mode == Mode::Isosurface {
+        ui.horizontal(|ui| {
+            ui.checkbox(&mut s.second_surface, "second surface");
             if s.second_surface {
                 ui.add(egui::DragValue::new(&mut state.iso2).speed(speed).prefix("iso "));
                 ui.add(egui::DragValue::new(&mut s.second_opacity).speed(0.01).range(0.0..=1.0).prefix("α "));
             }
-            ui.checkbox(&mut s.color_by_value, "colour");
-        }
-        if matches!(s.mode, Mode::Isosurface | Mode::ThresholdSurface | Mode::ThresholdVoxels) {
-            let why = if s.mode == Mode::Isosurface {
-                "Close the surface where it meets the volume's edge or the clipping box. Off: \
-                 only the isosurface itself is drawn."
-            } else {
-                "Close the set where it meets the volume's edge or the clipping box. Off: only \
-                 faces between the set and the rest are drawn; orange faces are the set seen from \
-                 outside, blue ones seen from inside it. Voxels are those of the displayed field \
-                 (every stride-th one when it is subsampled); their faces are the top-cell \
-                 complex's."
-            };
-            ui.checkbox(&mut s.caps, "caps").on_hover_text(why);
-        }
-        if matches!(s.mode, Mode::ThresholdSurface | Mode::ThresholdVoxels) {
-            ui.label(format!(
-                "threshold {}",
-                topoview_core::export::format_threshold(input.threshold, input.field.dtype())
-            ));
-        }
-    });
-    moved
+        });
+        ui.checkbox(&mut s.color_by_value, "colour by value");
+    }
+    if matches!(s.mode, Mode::Isosurface | Mode::ThresholdSurface | Mode::ThresholdVoxels) {
+        let why = if s.mode == Mode::Isosurface {
+            "Close the surface where it meets the volume's edge or the clipping box. Off: \
+             only the isosurface itself is drawn."
+        } else {
+            "Close the set where it meets the volume's edge or the clipping box. Off: only \
+             faces between the set and the rest are drawn; orange faces are the set seen from \
+             outside, blue ones seen from inside it. Voxels are those of the displayed field \
+             (every stride-th one when it is subsampled); their faces are the top-cell \
+             complex's."
+        };
+        ui.checkbox(&mut s.caps, "caps").on_hover_text(why);
+    }
+    ui.separator();
+    ui.label("Clipping box (fraction of each axis)");
+    for (a, name) in ["x", "y", "z"].iter().enumerate() {
+        ui.horizontal(|ui| {
+            let [lo, hi] = &mut s.clip;
+            ui.label(*name);
+            ui.add(egui::Slider::new(&mut lo[a], 0.0..=1.0).text("from"));
+            ui.add(egui::Slider::new(&mut hi[a], 0.0..=1.0).text("to"));
+            hi[a] = hi[a].max(lo[a]);
+        });
+    }
+    if ui.button("Reset clipping").clicked() {
+        s.clip = [[0.0; 3], [1.0; 3]];
+    }
+    ui.separator();
+    ui.add(egui::Slider::new(&mut s.samples_per_voxel, 0.5..=4.0).text("samples per voxel"))
+        .on_hover_text("Ray samples per voxel with the camera still (half as many while it moves)");
+    ui.checkbox(&mut s.skipping, "skip empty space")
+        .on_hover_text("Skip bricks of 8^3 voxels that cannot show anything (off only to compare)");
 }
 
 fn view_word(v: AxisView) -> &'static str {

@@ -281,12 +281,16 @@ pub fn view(
     let header = Rect::from_min_size(rect.min, Vec2::new(rect.width(), HEADER));
     let image = Rect::from_min_max(Pos2::new(rect.min.x, rect.min.y + HEADER), rect.max);
     if field.ndim() == 3 {
-        // The file's own index, running towards R, A or S left to right.
-        let name = format!("{} slice ({})", VIEW_NAMES[n], AXIS_LETTERS[w]);
+        // The file's own index, running towards R, A or S left to right; named by its axis
+        // letter (the view's tab names the view), as wide as the view leaves room for.
         let last = dims[w] - 1;
         let range = if axes.normal_flipped { last..=0 } else { 0..=last };
-        let slider = egui::Slider::new(&mut state.cursor[w], range).text(name);
-        ui.put(header.shrink2(Vec2::new(4.0, 1.0)), slider);
+        let slider = egui::Slider::new(&mut state.cursor[w], range).text(AXIS_LETTERS[w]);
+        let strip = header.shrink2(Vec2::new(4.0, 1.0));
+        ui.scope_builder(egui::UiBuilder::new().max_rect(strip), |ui| {
+            ui.spacing_mut().slider_width = (strip.width() - 90.0).max(30.0);
+            ui.add(slider).on_hover_text(format!("{} slice", VIEW_NAMES[n]));
+        });
     } else {
         ui.painter().text(
             header.left_center() + Vec2::new(4.0, 0.0),
@@ -357,7 +361,9 @@ pub fn view(
     }
     fr = Frame::new(image, [dims[u], dims[v]], [sp[u], sp[v]], nav, axes.flip);
 
-    // A click on a critical point picks it and puts the crosshair on it.
+    // A click on a critical point picks it and puts the crosshair on it; else a click or drag
+    // moves the crosshair, to where the button was released when a slow frame held it all.
+    let gesture = super::gesture::follow(ui, resp.id.with("crosshair"), image);
     let picked =
         resp.clicked().then(|| resp.interact_pointer_pos()).flatten().zip(look.msc).and_then(|(p, o)| {
             let to_screen = |q: [f64; 3]| fr.to_screen(q[u] as f32 + 0.5, q[v] as f32 + 0.5);
@@ -366,8 +372,8 @@ pub fn view(
     if let Some((o, i)) = picked {
         state.cursor = voxel_at(o.scene.analysis.complex.critical[i].position, dims);
         state.picked = Some((o.scene as *const _ as usize, vec![i]));
-    } else if let Some(p) = super::gesture::primary_pos(ui, &resp) {
-        let [pu, pv] = fr.to_plane(p);
+    } else if let Some(g) = gesture {
+        let [pu, pv] = fr.to_plane(g.pos);
         state.cursor[u] = (pu.max(0.0) as usize).min(dims[u] - 1);
         state.cursor[v] = (pv.max(0.0) as usize).min(dims[v] - 1);
     }
