@@ -18,9 +18,19 @@ pub const BETTI_COLOURS: [Color32; 3] =
     [Color32::from_rgb(110, 215, 110), Color32::from_rgb(205, 120, 255), Color32::from_rgb(70, 215, 215)];
 
 /// Components take the label palette's hues in turn ([`super::msc_labels::PALETTE`]); voids
-/// (and 2D holes) are drawn in [`VOID`].
-/// Translucent: a void can be most of a volume (the brain inside the dark background).
-const VOID: Color32 = Color32::from_rgba_premultiplied(100, 0, 100, 100);
+/// (and 2D holes) are outlined, not filled: a void can be most of a volume (the brain inside
+/// the dark background is one at a low threshold), and filled it would read as an object. The
+/// outline is cyan, or yellow where the mask's own colour is near cyan.
+const VOID_OUTLINES: [Color32; 2] = [Color32::from_rgb(0, 235, 255), Color32::from_rgb(255, 220, 0)];
+
+/// The void outline's colour that stands apart from the mask's colour `mask`.
+pub fn void_colour(mask: [u8; 3]) -> Color32 {
+    let far = |c: &Color32| {
+        let d = |a: u8, b: u8| (a as i32 - b as i32).pow(2);
+        d(c.r(), mask[0]) + d(c.g(), mask[1]) + d(c.b(), mask[2])
+    };
+    VOID_OUTLINES.into_iter().max_by_key(far).unwrap_or(VOID_OUTLINES[0])
+}
 
 /// What the layer holds between frames.
 #[derive(Default)]
@@ -218,19 +228,30 @@ pub fn overlay(layer: &ExplainLayer, app: &TopoApp) -> Option<Arc<Parts>> {
 }
 
 /// The plane at `slice` (normal axis `w`, in-plane axes `u`, `v`) of the parts, row 0 at the top.
-pub fn parts_image(parts: &Parts, axes: (usize, usize, usize), slice: usize) -> egui::ColorImage {
+pub fn parts_image(
+    parts: &Parts,
+    axes: (usize, usize, usize),
+    slice: usize,
+    mask: [u8; 3],
+) -> egui::ColorImage {
+    let void = void_colour(mask);
+    // The palette's hues but those near the mask's colour (a component must not look like
+    // the mask, nor the mask like a component).
+    let near = |c: &[u8; 3]| (0..3).map(|k| (c[k] as i32 - mask[k] as i32).pow(2)).sum::<i32>() < 90 * 90;
+    let hues: Vec<[u8; 3]> = super::msc_labels::PALETTE.iter().filter(|c| !near(c)).copied().collect();
     let (u, v, w) = axes;
     let dims = parts.dims;
     let (nu, nv) = (dims[u], dims[v]);
     let mut pixels = vec![Color32::TRANSPARENT; nu * nv];
+    // Voids are marked here and outlined below.
+    const VOID_MARK: Color32 = Color32::from_rgba_premultiplied(1, 2, 3, 4);
     let colour = |id: u32| {
         if id == NO_PART {
             Color32::TRANSPARENT
         } else if id >= parts.components {
-            VOID
+            VOID_MARK
         } else {
-            let hues = &super::msc_labels::PALETTE;
-            let [r, g, b] = hues[id as usize % hues.len()];
+            let [r, g, b] = hues[id as usize % hues.len().max(1)];
             Color32::from_rgba_unmultiplied(r, g, b, 120)
         }
     };
@@ -252,6 +273,27 @@ pub fn parts_image(parts: &Parts, axes: (usize, usize, usize), slice: usize) -> 
                 p[w] = layer;
                 pixels[row * nu + iu] = colour(parts.id_at(p[0], p[1], p[2]));
             }
+        }
+    }
+    // A void's pixels on its edge in the plane (a neighbour across a side is not void, or is
+    // off the image) are its outline; the rest of it shows what lies beneath.
+    let marked = pixels.clone();
+    let is_void = |x: isize, y: isize| {
+        x >= 0
+            && y >= 0
+            && (x as usize) < nu
+            && (y as usize) < nv
+            && marked[y as usize * nu + x as usize] == VOID_MARK
+    };
+    for y in 0..nv {
+        for x in 0..nu {
+            let i = y * nu + x;
+            if marked[i] != VOID_MARK {
+                continue;
+            }
+            let (x, y) = (x as isize, y as isize);
+            let edge = !(is_void(x - 1, y) && is_void(x + 1, y) && is_void(x, y - 1) && is_void(x, y + 1));
+            pixels[i] = if edge { void } else { Color32::TRANSPARENT };
         }
     }
     egui::ColorImage::new([nu, nv], pixels)
@@ -339,7 +381,7 @@ fn panel(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
                 let largest = p.sizes[..p.components as usize].iter().max().copied().unwrap_or(0);
                 let stale = if e.threshold.to_bits() != t.to_bits() { " (updating)" } else { "" };
                 ui.small(format!(
-                    "At {}: {} (largest {largest} voxels), {voids} (magenta){stale}; labelled in {:.0} ms",
+                    "At {}: {} (largest {largest} voxels), {voids} (outlined){stale}; labelled in {:.0} ms",
                     topoview_core::export::format_threshold(e.threshold, d.displayed().dtype()),
                     plural(p.components, "component", "components"),
                     e.ms
@@ -423,6 +465,41 @@ mod tests {
     use super::*;
     use topoview_core::topo::betti::parts::parts;
     use topoview_core::topo::ecc::{Construction, Filtration};
+
+    /// A ring's hole is outlined (its inside shows through) in a colour apart from the mask's,
+    /// and the ring's colour is none near the mask's either.
+    #[test]
+    fn holes_are_outlined_and_no_part_takes_the_mask_colour() {
+        use topoview_core::field::{Samples, ScalarField};
+        let n = 9;
+        // A ring of zeros two pixels wide around a 3x3 hole of tens, tens outside it.
+        let v: Vec<f32> = (0..n * n)
+            .map(|i| {
+                let (x, y) = ((i % n) as i32 - 4, (i / n) as i32 - 4);
+                if x.abs().max(y.abs()) >= 2 && x.abs().max(y.abs()) <= 3 { 0.0 } else { 10.0 }
+            })
+            .collect();
+        let f = ScalarField::new(&[n, n], Samples::F32(v)).unwrap_or_else(|e| panic!("{e}"));
+        let p = parts(&f, Construction::TopCells, Filtration::Sublevel, 5.0, &Default::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((p.components, p.voids), (1, 1));
+        for mask in [[255, 0, 255], [0, 235, 255], [31, 119, 180]] {
+            let img = parts_image(&p, (0, 1, 2), 0, mask);
+            let void = void_colour(mask);
+            let at = |x: usize, y: usize| img.pixels[(n - 1 - y) * n + x];
+            assert_eq!(at(4, 4), Color32::TRANSPARENT, "the hole's inside shows through");
+            assert_eq!(at(3, 4), void, "its edge is outlined");
+            assert_eq!(at(0, 0), Color32::TRANSPARENT, "outside the set and the hole");
+            let ring = at(1, 1);
+            let far = |c: Color32, m: [u8; 3]| {
+                let d = |a: u8, b: u8| (a as i32 - b as i32).pow(2);
+                d(c.r(), m[0]) + d(c.g(), m[1]) + d(c.b(), m[2])
+            };
+            assert!(far(void, mask) > 100 * 100, "{mask:?}: outline {void:?}");
+            let opaque = Color32::from_rgb(ring.r(), ring.g(), ring.b());
+            assert!(ring.a() > 0 && far(opaque, mask) >= 90 * 90 / 4, "{mask:?}: ring {ring:?}");
+        }
+    }
 
     /// Each texel is the colour of the voxel it stands for (every `stride`-th), opaque for a
     /// component and clear elsewhere.

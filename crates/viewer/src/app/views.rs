@@ -139,7 +139,7 @@ type LabelKey = (std::sync::Arc<msc_labels::LabelMap>, usize, usize);
 struct LabelTextures([Option<(LabelKey, egui::TextureHandle)>; 3]);
 
 /// Per view slot, the texture of the parts of the threshold set over it.
-type PartKey = (std::sync::Arc<topoview_core::topo::betti::parts::Parts>, usize, usize);
+type PartKey = (std::sync::Arc<topoview_core::topo::betti::parts::Parts>, usize, usize, [u8; 3]);
 #[derive(Clone, Default)]
 struct PartTextures([Option<(PartKey, egui::TextureHandle)>; 3]);
 
@@ -424,11 +424,15 @@ pub fn view(
 
     if let Some(parts) = &look.parts {
         let cached = &mut state.parts.0[slot];
-        let same = |k: &PartKey| std::sync::Arc::ptr_eq(&k.0, parts) && (k.1, k.2) == (w, state.cursor[w]);
+        let mask = look.mask_color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8);
+        let mask = [mask[0], mask[1], mask[2]];
+        let same = |k: &PartKey| {
+            std::sync::Arc::ptr_eq(&k.0, parts) && (k.1, k.2, k.3) == (w, state.cursor[w], mask)
+        };
         if cached.as_ref().is_none_or(|c| !same(&c.0)) {
-            let img = super::explain::parts_image(parts, (u, v, w), state.cursor[w]);
+            let img = super::explain::parts_image(parts, (u, v, w), state.cursor[w], mask);
             let tex = ui.ctx().load_texture(format!("parts {slot}"), img, egui::TextureOptions::NEAREST);
-            *cached = Some(((parts.clone(), w, state.cursor[w]), tex));
+            *cached = Some(((parts.clone(), w, state.cursor[w], mask), tex));
         }
         if let Some((_, tex)) = cached {
             let (rect, uv) = fr.image_rect(tex.size().map(|n| n as f32), 0.0);
