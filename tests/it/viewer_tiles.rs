@@ -266,3 +266,30 @@ fn default_layouts_and_the_maximised_diagram() {
     settle(&mut h);
     h.snapshot_options("layout_cloud", &snapshot_options());
 }
+
+/// A large cloud (6,040 points in 24 dimensions: all of its barcode takes minutes) is drawn as
+/// soon as its points are read; its first barcode keeps about a million edges, says so, and
+/// offers the full one with an estimate.
+#[test]
+fn a_large_cloud_is_drawn_at_once_and_its_first_barcode_takes_seconds() {
+    let mut h = harness("rips/cyclooctane.csv");
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while h.state().units.cloud.result.is_none() {
+        assert!(std::time::Instant::now() < end, "the points were not drawn");
+        h.step();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let c = &h.state().units.cloud;
+    assert!(c.pending && c.result.as_ref().is_some_and(|r| r.barcode.bars.is_empty()), "points first");
+    let first = c.first.unwrap();
+    assert!(first.all > 10 * first.edges, "{first:?}");
+    wait_for(&mut h, "the first barcode", |a| a.jobs.is_empty() && !a.units.cloud.pending);
+    let r = h.state().units.cloud.result.as_ref().unwrap();
+    assert_eq!(r.opts.threshold, first.threshold);
+    let within = r.cloud.distances.within(first.threshold).0;
+    assert!((0.8..1.25).contains(&(within as f64 / first.edges as f64)), "{within} edges kept");
+    assert!(!r.barcode.bars.is_empty());
+    h.get_by_label_contains("A first barcode: edges up to");
+    h.get_by_label_contains("Compute the full barcode (about");
+    h.snapshot_options("cyclooctane_first_barcode", &snapshot_options());
+}

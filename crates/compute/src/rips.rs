@@ -37,6 +37,23 @@ pub struct Cloud {
     pub embedded: Option<Vec<[f64; 3]>>,
 }
 
+/// A threshold that keeps about `edges` of the cloud's shortest edges (the quantile of a
+/// sample of at most a million pairs), or None when the whole complex has no more edges than
+/// that. The cost of a barcode grows much faster than its edges: the viewer's first barcode of
+/// a large cloud keeps a few seconds' worth and offers the rest on request.
+pub fn threshold_for_edges(d: &Distances, edges: usize) -> Option<f32> {
+    let all = d.lower();
+    if all.len() <= edges {
+        return None;
+    }
+    let step = all.len().div_ceil(1 << 20);
+    let mut sample: Vec<f32> = all.iter().step_by(step).copied().filter(|x| x.is_finite()).collect();
+    let k = (edges as f64 / all.len() as f64 * sample.len() as f64) as usize;
+    let k = k.min(sample.len().checked_sub(1)?);
+    let (_, t, _) = sample.select_nth_unstable_by(k, f32::total_cmp);
+    Some(*t)
+}
+
 /// Computes the barcode of a cloud (reading or taking the points first when they are new).
 pub struct RipsJob {
     pub source: CloudSource,
@@ -58,6 +75,36 @@ pub struct CloudError {
     pub message: String,
 }
 
+/// Reads or takes the points of a cloud and their distances, without a barcode: the viewer
+/// draws them while their barcode computes. On the Rips lane (a new cloud supersedes it).
+pub struct CloudJob {
+    pub source: CloudSource,
+}
+
+impl Job for CloudJob {
+    type Output = Arc<Cloud>;
+
+    fn lane(&self) -> Lane {
+        RIPS
+    }
+
+    fn run(self, cx: &JobContext) -> Result<Arc<Cloud>, JobError> {
+        staged(cx, |ctl, set| take(self.source, ctl, set))
+    }
+}
+
+/// Runs `f` with a [`Control`] whose progress names the stage `f` last set.
+fn staged<T>(
+    cx: &JobContext,
+    f: impl FnOnce(&Control, &dyn Fn(&'static str)) -> Result<T, JobError>,
+) -> Result<T, JobError> {
+    let stage = std::sync::Mutex::new("reading the points");
+    let progress = |n: u64| cx.report(*stage.lock().unwrap_or_else(|e| e.into_inner()), n, 0);
+    let ctl = cx.control(&progress);
+    let set = |s: &'static str| *stage.lock().unwrap_or_else(|e| e.into_inner()) = s;
+    f(&ctl, &set)
+}
+
 impl Job for RipsJob {
     type Output = RipsResult;
 
@@ -66,17 +113,24 @@ impl Job for RipsJob {
     }
 
     fn run(self, cx: &JobContext) -> Result<RipsResult, JobError> {
-        let stage = std::sync::Mutex::new("reading the points");
-        let progress = |n: u64| cx.report(*stage.lock().unwrap_or_else(|e| e.into_inner()), n, 0);
-        let ctl = cx.control(&progress);
-        let set = |s: &'static str| *stage.lock().unwrap_or_else(|e| e.into_inner()) = s;
-        let cloud = take(self.source, &ctl, &set)?;
+        staged(cx, |ctl, set| self.barcode(cx, ctl, set))
+    }
+}
+
+impl RipsJob {
+    fn barcode(
+        self,
+        cx: &JobContext,
+        ctl: &Control,
+        set: &dyn Fn(&'static str),
+    ) -> Result<RipsResult, JobError> {
+        let cloud = take(self.source, ctl, set)?;
         set("computing the barcode");
         let failed = |e: RipsError| match e {
             RipsError::Cancelled(_) => JobError::Cancelled,
             e => JobError::Failed(Box::new(CloudError { name: cloud.name(), message: e.to_string() })),
         };
-        let (barcode, ran) = cx.backend.rips(&cloud.distances, &self.opts, &ctl).map_err(failed)?;
+        let (barcode, ran) = cx.backend.rips(&cloud.distances, &self.opts, ctl).map_err(failed)?;
         cx.note(ran.fallback);
         Ok(RipsResult { cloud, opts: self.opts, barcode: barcode.sorted() })
     }

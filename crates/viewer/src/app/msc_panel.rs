@@ -447,7 +447,7 @@ pub fn group(n: usize) -> String {
 
 use super::numbers::short;
 
-fn duration(seconds: f64) -> String {
+pub fn duration(seconds: f64) -> String {
     if seconds < 1.0 {
         "a second".into()
     } else if seconds < 90.0 {
