@@ -25,7 +25,7 @@ pub(crate) fn harness(file: &str) -> Harness<'static, TopoApp> {
 /// How long a test waits for a condition before it calls the viewer stuck: far beyond what any
 /// needs alone (a few seconds), so that a machine loaded by a build beside the suite slows the
 /// tests without failing them.
-const PATIENCE: Duration = Duration::from_secs(45);
+const PATIENCE: Duration = Duration::from_secs(600);
 
 /// Steps frames (the worker runs meanwhile) until `done` holds, then until the viewer is at
 /// rest; panics after [`PATIENCE`].
@@ -164,7 +164,7 @@ fn colormap_and_layout_switch_from_the_menus() {
     assert_eq!(h.state().settings.colormap, Colormap::Viridis);
     h.get_by_label("View").click();
     settle(&mut h);
-    h.get_by_label("Axial").click();
+    h.get_by_role_and_label(Role::RadioButton, "Axial").click();
     settle(&mut h);
     assert_eq!(h.state().settings.layout, Layout::Single(2));
     h.snapshot_options("emri_axial_viridis", &snapshot_options());
@@ -316,21 +316,24 @@ fn the_morse_smale_complex_is_drawn_and_simplified_under_the_slider() {
     });
     let m = h.state().data.as_ref().unwrap().displayed_msc().unwrap();
     let (c, hier) = (&m.scene.analysis.complex, &m.scene.analysis.hierarchy);
-    // It starts at 5% of the range, with the hierarchy's counts at that level.
+    // A 2D image's starts at the elbow of its persistence curve, with the hierarchy's counts at
+    // that level: a readable number of points (thousands at 5%).
     let span = m.scene.range.1 - m.scene.range.0;
-    assert!((m.level.threshold - 0.05 * span).abs() < 1e-9);
-    let at_5 = m.level.counts;
-    assert_eq!(at_5, hier.counts(c, m.level.steps));
+    let elbow = topoview_viewer::app::dataset::elbow(&m.scene.analysis.diagram).unwrap();
+    assert_eq!(m.level.threshold, elbow.clamp(0.01 * span, 0.5 * span));
+    assert!(m.level.counts.iter().sum::<usize>() < 1000, "{:?}", m.level.counts);
+    let at_start = m.level.counts;
+    assert_eq!(at_start, hier.counts(c, m.level.steps));
     // Morse equality on a 2D box: minima - saddles + maxima = 1.
-    assert_eq!(at_5[0] as i64 - at_5[1] as i64 + at_5[2] as i64, 1);
+    assert_eq!(at_start[0] as i64 - at_start[1] as i64 + at_start[2] as i64, 1);
     let grouped = topoview_viewer::app::msc_panel::group;
     h.get_by_label(&format!(
         "{} minima · {} saddles · {} maxima",
-        grouped(at_5[0]),
-        grouped(at_5[1]),
-        grouped(at_5[2])
+        grouped(at_start[0]),
+        grouped(at_start[1]),
+        grouped(at_start[2])
     ));
-    h.snapshot_options("coins_msc_5pct", &snapshot_options());
+    h.snapshot_options("coins_msc_elbow", &snapshot_options());
 
     // Raising the persistence to 30% cancels more pairs at once (no job runs).
     h.get_by_role_and_label(Role::Slider, "persistence").set_value_accesskit(30.0);
@@ -341,7 +344,7 @@ fn the_morse_smale_complex_is_drawn_and_simplified_under_the_slider() {
     let m = h.state().data.as_ref().unwrap().displayed_msc().unwrap();
     assert!((m.level.threshold - 0.30 * span).abs() < 1e-6 * span);
     let at_30 = m.level.counts;
-    assert!(at_30.iter().sum::<usize>() < at_5.iter().sum::<usize>(), "{at_30:?} vs {at_5:?}");
+    assert!(at_30.iter().sum::<usize>() < at_start.iter().sum::<usize>(), "{at_30:?} vs {at_start:?}");
     assert_eq!(at_30[0] as i64 - at_30[1] as i64 + at_30[2] as i64, 1);
     h.snapshot_options("coins_msc_30pct", &snapshot_options());
 
@@ -506,6 +509,9 @@ fn the_scale_space_is_drawn_and_a_click_sets_threshold_and_sigma() {
     settle(&mut h);
     h.get_by_label("Compute 9 scales").click();
     wait_for(&mut h, "the scale-space", |a| a.jobs.is_empty() && a.units.scale_space.map.is_some());
+    // The map is a view of its own, a tab beside the diagram.
+    h.get_by_label("Scale-space").click();
+    settle(&mut h);
     let m = h.state().units.scale_space.map.clone().unwrap();
     let field = h.state().data.as_ref().unwrap().field.clone();
     let (lo, hi) = h.state().data.as_ref().unwrap().summary.range.unwrap();
@@ -760,7 +766,8 @@ fn the_mask_stands_out_on_cool_warm_and_its_outline_draws_the_boundary() {
     // The fill at full opacity covers more than the outline does.
     h.state_mut().settings.mask_opacity = 1.0;
     settle(&mut h);
-    assert!(pixels_of(&mut h, rgb) > 4 * outline);
+    let filled = pixels_of(&mut h, rgb);
+    assert!(filled > 2 * outline, "fill {filled} against outline {outline} pixels");
 }
 
 /// Scrolls the ECC panel by `dy` points with the wheel over the widget labelled `over`.
@@ -1122,7 +1129,7 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
     settle(&mut h);
     let hidden = h.render().unwrap();
     let drawn = changed_pixels(&shown, &hidden);
-    assert!(drawn > 10_000, "the map covers {drawn} pixels");
+    assert!(drawn > 5_000, "the map covers {drawn} pixels");
     h.state_mut().units.layers.list[0].style.visible = true;
     h.state_mut().units.layers.list[0].style.threshold = 5.0;
     settle(&mut h);
@@ -1176,6 +1183,8 @@ fn a_layer_lies_over_the_image_through_both_affines_with_its_own_style() {
 
     // "Analyse" on the map: it becomes the image (its own grid), the template a layer on it.
     // The list shows the top layer first: the map's button is the second.
+    h.get_all_by_label("Analyse").nth(1).unwrap().scroll_to_me();
+    h.run_steps(3);
     h.get_all_by_label("Analyse").nth(1).unwrap().click();
     wait_for(&mut h, "the swap", |a| {
         idle(a)
@@ -1240,8 +1249,9 @@ fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
 
     // A click in the barcode picks the bar under it (near the radius axis's 0, in the H0
     // rows, which all start there) and moves the radius into it.
-    let label = h.get_by_label("Barcode (click a bar; drag across to set the radius)").rect();
-    click_at(&mut h, egui::pos2(label.left() + 31.0, label.bottom() + 60.0));
+    let panes = h.state().layouts.pane_rects(h.state().arrangement());
+    let (_, barcode) = panes.iter().find(|(p, _)| *p == topoview_viewer::app::tiles::Pane::Barcode).unwrap();
+    click_at(&mut h, egui::pos2(barcode.left() + 31.0, barcode.top() + 40.0));
     settle(&mut h);
     let c = &h.state().units.cloud;
     let i = c.selected.expect("a bar is picked");

@@ -3,7 +3,7 @@
 //! where the pointer was released at 2 frames a second, the side panel's wheel, and the default
 //! layouts and a maximised diagram as pictures.
 
-use super::viewer::{harness, hovered_threshold, idle, settle, snapshot_options, steady, wait_for};
+use super::viewer::{click_at, harness, hovered_threshold, idle, settle, snapshot_options, steady, wait_for};
 use egui::{Pos2, Rect, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -240,30 +240,54 @@ fn the_side_panels_wheel_scrolls_the_panel() {
     assert!(after.min.y < before.min.y - 50.0, "the panel scrolled: {before:?} -> {after:?}");
 }
 
-/// The default layouts of a volume, a 2D image and a point cloud, and the Morse-Smale
-/// persistence diagram maximised, as pictures.
+/// The default layout of a volume: the four views, the curves, the diagram and the scale-space.
 #[test]
-fn default_layouts_and_the_maximised_diagram() {
+fn the_default_layout_of_a_volume() {
     let mut h = harness("mni152_t1_09a.nii.gz");
     wait_for(&mut h, "the MNI volume", idle);
+    let panes: Vec<Pane> =
+        h.state().layouts.pane_rects(h.state().arrangement()).into_iter().map(|p| p.0).collect();
+    for p in [Pane::Slice(0), Pane::Slice(1), Pane::Slice(2), Pane::View3d, Pane::Curve, Pane::Diagram] {
+        assert!(panes.contains(&p), "{p:?} in {panes:?}");
+    }
     h.snapshot_options("layout_volume", &snapshot_options());
+}
 
+/// A 2D image's default layout, and its Morse-Smale persistence diagram maximised (from the
+/// tab bar's Maximise) and restored.
+#[test]
+fn the_default_layout_of_an_image_and_the_maximised_diagram() {
     let mut h = harness("coins.png");
     wait_for(&mut h, "the coins", |a| idle(a) && a.data.as_ref().is_some_and(|d| d.msc.is_some()));
     h.snapshot_options("layout_image", &snapshot_options());
     let a = h.state().arrangement();
-    assert!(h.state_mut().layouts.maximise(a, Pane::Diagram));
+    let diagram = h.state().layouts.pane_rects(a).into_iter().find(|p| p.0 == Pane::Diagram).unwrap().1;
+    // The Maximise button of the diagram's tab bar (the one above it).
+    let button = h
+        .get_all_by_label("Maximise")
+        .map(|n| n.rect())
+        .filter(|r| {
+            r.max.y <= diagram.min.y + 1.0 && r.center().x > diagram.min.x && r.center().x < diagram.max.x
+        })
+        .max_by(|x, y| x.min.y.total_cmp(&y.min.y))
+        .unwrap();
+    click_at(&mut h, button.center());
     settle(&mut h);
-    let diagram = h.state().layouts.maximised(a);
-    assert_eq!(diagram, Some(Pane::Diagram));
+    assert_eq!(h.state().layouts.maximised(a), Some(Pane::Diagram));
     h.snapshot_options("coins_diagram_maximised", &snapshot_options());
     h.get_by_label("Restore").click();
     settle(&mut h);
     assert_eq!(h.state().layouts.maximised(a), None);
+}
 
+/// A point cloud's default layout: the cloud, its barcode and diagram.
+#[test]
+fn the_default_layout_of_a_point_cloud() {
     let mut h = harness("rips/mni152_set150_400.csv");
-    wait_for(&mut h, "the circle's barcode", |a| a.jobs.is_empty() && a.units.cloud.result.is_some());
-    settle(&mut h);
+    wait_for(&mut h, "the cloud's barcode", |a| a.jobs.is_empty() && a.units.cloud.result.is_some());
+    let panes: Vec<Pane> =
+        h.state().layouts.pane_rects(h.state().arrangement()).into_iter().map(|p| p.0).collect();
+    assert_eq!(panes.len(), 3, "{panes:?}");
     h.snapshot_options("layout_cloud", &snapshot_options());
 }
 

@@ -86,7 +86,7 @@ pub struct Level {
 }
 
 /// Points a merged extremum's route takes at most before it goes straight to the survivor.
-const MAX_ROUTE_POINTS: usize = 20_000;
+const MAX_ROUTE_POINTS: usize = 50_000;
 
 /// Appends `line` to `route`, walked from its end nearer `route`'s last point (whose copy it
 /// skips).
@@ -263,15 +263,17 @@ impl MscScene {
             };
             // From `at` back to e1 (e1's own way to `at`, reversed), up e1's arc to the saddle,
             // down the other arc to e2, and on from e2 to `next`.
-            let before = route.len();
+            // Each point counts against the budget once, where it is first appended.
             let mut back = vec![c.critical[e1].position];
             self.walk(e1, step - 1, &mut back, budget, depth + 1);
             back.reverse();
-            for line in [&back[..], self.polyline(pair), self.polyline(onward)] {
+            continue_with(route, &back);
+            for line in [self.polyline(pair), self.polyline(onward)] {
+                let before = route.len();
                 continue_with(route, line);
+                *budget = budget.saturating_sub(route.len() - before);
             }
             self.walk(e2, step - 1, route, budget, depth + 1);
-            *budget = budget.saturating_sub(route.len() - before);
             at = next;
         }
     }

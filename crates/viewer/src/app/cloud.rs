@@ -228,9 +228,10 @@ impl CloudState {
         if self.threshold.is_none()
             && let Some(t) = threshold_for_edges(&cloud.distances, FIRST_EDGES)
         {
-            let all = cloud.distances.within(cloud.distances.enclosing_radius()).0;
+            let (all, edges) =
+                (cloud.distances.within(cloud.distances.enclosing_radius()).0, cloud.distances.within(t).0);
             self.threshold = Some(t);
-            self.first = Some(FirstBarcode { threshold: t, edges: FIRST_EDGES.min(all), all });
+            self.first = Some(FirstBarcode { threshold: t, edges, all });
         }
         let what = format!("Rips persistence of {} points", points);
         self.submit(app, CloudSource::Held(cloud), what);

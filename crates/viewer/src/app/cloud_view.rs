@@ -270,7 +270,7 @@ fn draw(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) {
     if let Some(d) = drawn {
         note += &format!(
             " · at r = {}: {} edge{}",
-            c.radius,
+            super::numbers::short(c.radius.into()),
             d.edges_total,
             if d.edges_total == 1 { "" } else { "s" }
         );
@@ -289,18 +289,15 @@ fn draw(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) {
         }
     }
     if let Some((lo, hi)) = range {
-        note += &format!(" · colour {lo:.4} to {hi:.4}");
+        note += &format!(" · colour {} to {}", super::numbers::short(lo), super::numbers::short(hi));
     }
     if r.cloud.embedded.is_some() {
         note += " · MDS placement";
     }
-    painter.text(
-        rect.left_bottom() + Vec2::new(6.0, -6.0),
-        egui::Align2::LEFT_BOTTOM,
-        note,
-        egui::FontId::monospace(11.0),
-        Color32::from_gray(210),
-    );
+    // Wrapped to the view's width (a narrow tile would cut it).
+    let colour = Color32::from_gray(210);
+    let galley = painter.layout(note, egui::FontId::monospace(11.0), colour, (rect.width() - 12.0).max(40.0));
+    painter.galley(rect.left_bottom() + Vec2::new(6.0, -6.0 - galley.size().y), galley, colour);
     let mut tip =
         "Left drag: rotate. Right drag: pan. Wheel: zoom. Double click: frame the cloud.".to_string();
     if r.cloud.embedded.is_some() {

@@ -764,7 +764,8 @@ impl eframe::App for TopoApp {
         egui::Panel::bottom("status").show(ui, |ui| side::status_bar(self, ui));
         let cloud = self.units.cloud.shown;
         egui::Panel::right("ecc").resizable(true).default_size(420.0).min_size(300.0).show(ui, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| {
+            // Not shrunk to its rows (they wrap): the panel keeps the width the user gave it.
+            egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
                 if cloud {
                     self.with_units(|u, app| cloud::cloud_panel(&mut u.cloud, app, ui))
                 } else {

@@ -120,9 +120,21 @@ pub fn draw(
         {
             for piece in route.split(|p| dist(*p) > half).filter(|r| r.len() >= 2) {
                 let nearest = piece.iter().map(|p| dist(*p)).fold(f64::INFINITY, f64::min);
-                let line: Vec<Pos2> = piece.iter().map(|p| to_screen(*p)).collect();
+                let line: Vec<[f64; 3]> = piece
+                    .iter()
+                    .map(|p| {
+                        let q = to_screen(*p);
+                        [q.x as f64, q.y as f64, 0.0]
+                    })
+                    .collect();
+                let line: Vec<Pos2> =
+                    decimate(&line, 0.5).into_iter().map(|p| Pos2::new(p[0] as f32, p[1] as f32)).collect();
                 segments += line.len() - 1;
                 painter.add(egui::Shape::line(line, Stroke::new(0.8, faded(color, 0.5 * fade(nearest)))));
+            }
+            if segments > MAX_SEGMENTS {
+                complete = false;
+                break 'arcs;
             }
         }
         // Runs of consecutive points inside the slab, each drawn faded by its nearest point.

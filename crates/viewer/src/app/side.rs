@@ -93,6 +93,7 @@ pub fn menu_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
                 app.layouts.reset(a);
             }
         });
+        help_menu(ui);
     });
 }
 
@@ -609,12 +610,36 @@ fn dataset_info(app: &TopoApp, ui: &mut egui::Ui) {
     lines.extend(f.notes.iter().cloned());
     ui.heading("Dataset");
     ui.add(egui::Label::new(lines.join("\n")).wrap());
-    ui.small(
-        "Slices: left click/drag moves the crosshair; wheel or arrow keys step the slice; ctrl+wheel \
-         zooms; middle drag pans; right drag sets window (across) and level (up/down); \
-         double-click resets. 3D view: left drag rotates, right \
-         drag pans, wheel zooms, double-click frames the volume.",
-    );
+}
+
+/// The mouse and keys of the views, for the Help menu.
+const MOUSE_HELP: &[(&str, &str)] = &[
+    (
+        "Slices",
+        "left click or drag: the crosshair · wheel or arrow keys: the slice · ctrl+wheel: zoom about the pointer · middle drag: pan · right drag: window (across) and level (up and down) · double-click: zoom and pan reset",
+    ),
+    ("3D view", "left drag: rotate · right drag: pan · wheel: zoom · double-click: frame the volume"),
+    (
+        "Curves",
+        "click or drag: the threshold · wheel: zoom about the pointer (the value axis fits the curves in view) · double-click: the whole curve",
+    ),
+    (
+        "Tiles",
+        "drag a tab to move its view · drag an edge to resize · Maximise or double-click a tab: the view alone (Restore or Esc) · View > Reset layout",
+    ),
+];
+
+/// Help > Mouse and keys.
+fn help_menu(ui: &mut egui::Ui) {
+    ui.menu_button("Help", |ui| {
+        ui.menu_button("Mouse and keys", |ui| {
+            ui.set_max_width(420.0);
+            for (what, how) in MOUSE_HELP {
+                ui.label(egui::RichText::new(*what).strong());
+                ui.add(egui::Label::new(*how).wrap());
+            }
+        });
+    });
 }
 
 pub fn grf_window(app: &mut TopoApp, ctx: &egui::Context) {
