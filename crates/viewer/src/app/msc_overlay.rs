@@ -114,8 +114,10 @@ pub fn draw(
         let points = o.scene.polyline(i);
         let (color, width) = if highlit { (Color32::WHITE, 3.0) } else { (arc_color(kind), 1.5) };
         // On from a merged extremum to the one it stands for now, along the cancelled arcs
-        // (once per extremum: many arcs share a route), thin and faint.
+        // (once per extremum: many arcs share a route), thin and faint; within half the
+        // budget, so that the arcs themselves are drawn first.
         if let Some((route, _)) = o.scene.merged_route(i, o.level)
+            && segments < MAX_SEGMENTS / 2
             && routes.insert(std::sync::Arc::as_ptr(&route))
         {
             for piece in route.split(|p| dist(*p) > half).filter(|r| r.len() >= 2) {
@@ -131,10 +133,6 @@ pub fn draw(
                     decimate(&line, 0.5).into_iter().map(|p| Pos2::new(p[0] as f32, p[1] as f32)).collect();
                 segments += line.len() - 1;
                 painter.add(egui::Shape::line(line, Stroke::new(0.8, faded(color, 0.5 * fade(nearest)))));
-            }
-            if segments > MAX_SEGMENTS {
-                complete = false;
-                break 'arcs;
             }
         }
         // Runs of consecutive points inside the slab, each drawn faded by its nearest point.

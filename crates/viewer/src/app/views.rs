@@ -485,10 +485,12 @@ pub fn view(
         orientation_letters(&painter, image, letters);
     }
     // On a dark band, so it reads over any image (a pale map once hid it).
-    let galley = painter.layout_no_wrap(
+    // Wrapped to the view's width: a narrow view must not spill its caption over the next.
+    let galley = painter.layout(
         format!("{label}  zoom {:.2}x", nav.zoom),
         egui::FontId::monospace(11.0),
         Color32::from_gray(220),
+        (image.width() - 16.0).max(40.0),
     );
     let at = image.left_bottom() + Vec2::new(6.0, -6.0 - galley.size().y);
     painter.rect_filled(
