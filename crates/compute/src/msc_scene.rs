@@ -85,7 +85,7 @@ pub struct Level {
     routes: std::sync::Mutex<std::collections::HashMap<usize, Arc<Vec<[f64; 3]>>>>,
 }
 
-/// Points a merged extremum's route takes at most before it goes straight to the survivor.
+/// Points a merged extremum's route takes at most (past them it stops short of the survivor).
 const MAX_ROUTE_POINTS: usize = 50_000;
 
 /// Appends `line` to `route`, walked from its end nearer `route`'s last point (whose copy it
@@ -243,7 +243,7 @@ impl MscScene {
     /// saddle by an arc whose V-path reaches an extremum merged into `x` earlier (walked back to
     /// `x` first), and the saddle's other arc reaches an extremum that had merged into the
     /// survivor (walked on to it): so the route is made of V-paths end to end. `budget` bounds
-    /// the points, `depth` the nesting; past either the rest is left for a straight segment.
+    /// the points, `depth` the nesting; past either the route stops short.
     fn walk(&self, x: usize, steps: usize, route: &mut Vec<[f64; 3]>, budget: &mut usize, depth: usize) {
         const MAX_DEPTH: usize = 48;
         let (c, h) = (&self.analysis.complex, &self.analysis.hierarchy);
@@ -283,7 +283,7 @@ impl MscScene {
     /// (back to each cancelled saddle, then on to the extremum the saddle's other arc reaches),
     /// and whether the merged end is the polyline's first point. The viewer draws it where a
     /// straight segment would cut across the field (a fan from one survivor at high levels).
-    /// Cached per level; past [`MAX_ROUTE_POINTS`] the rest is straight.
+    /// Cached per level; past [`MAX_ROUTE_POINTS`] it stops short.
     pub fn merged_route(&self, i: usize, level: &Level) -> Option<(Arc<Vec<[f64; 3]>>, bool)> {
         let (extremum, first) = self.extremum_end(i)?;
         let rep = level.rep[extremum];
@@ -298,8 +298,11 @@ impl MscScene {
         let mut route = vec![c.critical[extremum].position];
         let mut budget = MAX_ROUTE_POINTS;
         self.walk(extremum, level.steps, &mut route, &mut budget, 0);
+        // A route cut short (its budget or nesting) ends where it was cut: a straight segment
+        // on to the survivor would cut across the field.
         let survivor = c.critical[rep as usize].position;
-        if route.last() != Some(&survivor) {
+        let near = |p: &[f64; 3]| (0..3).map(|k| (p[k] - survivor[k]).powi(2)).sum::<f64>() <= 1.0;
+        if route.last().is_some_and(near) && route.last() != Some(&survivor) {
             route.push(survivor);
         }
         let route = Arc::new(route);

@@ -12,7 +12,7 @@ use egui::{Color32, Pos2, Shape, Stroke};
 use topoview_compute::msc_scene::{ArcKind, Level, MscScene};
 
 /// Segments drawn per view at most: beyond it the overlay would cost more than a frame.
-const MAX_SEGMENTS: usize = 20_000;
+const MAX_SEGMENTS: usize = 60_000;
 
 /// What a slice view draws of the complex.
 #[derive(Clone, Copy)]
