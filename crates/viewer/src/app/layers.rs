@@ -381,7 +381,9 @@ fn panel(layers: &mut Layers, app: &mut TopoApp, ui: &mut egui::Ui) {
             .on_hover_text("A volume over the image, resampled to its grid")
             .clicked()
         {
-            super::actions::ask(app, super::file_dialog::Action::AddLayer, &ui.ctx().clone());
+            // Asked once this unit is back among the others: the desktop's dialog may answer at
+            // once, and the answer goes to the layers.
+            app.deferred_action = Some(super::file_dialog::Action::AddLayer);
         }
     });
     if empty {

@@ -140,6 +140,9 @@ pub struct TopoApp {
     pub dialogs: file_dialog::Dialogs,
     /// The volume of a 4D file asked for with the slider, while it loads.
     pub volume_requested: Option<usize>,
+    /// A file action a unit asked for, run after the frame's panels (its answer may go to a
+    /// unit, which must be in place).
+    deferred_action: Option<file_dialog::Action>,
     /// The central area's layouts, one per kind of data.
     pub layouts: tiles::Layouts,
     /// A field to show that a unit handed over (a layer made the image), taken at the next
@@ -267,6 +270,7 @@ impl TopoApp {
             dialogs: Default::default(),
             volume_requested: None,
             handed_over: None,
+            deferred_action: None,
             layouts: tiles::Layouts::load(cc.storage),
         };
         if let Some(s) = startup.session {
@@ -777,6 +781,9 @@ impl eframe::App for TopoApp {
         // A right-drag on a slice set window and level.
         if let (Some(w), Some(d)) = (self.views.window_dragged.take(), &mut self.data) {
             *d.window_mut() = w;
+        }
+        if let Some(a) = self.deferred_action.take() {
+            actions::ask(self, a, &ctx);
         }
         side::grf_window(self, &ctx);
         actions::shortcuts(self, &ctx);
