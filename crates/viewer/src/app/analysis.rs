@@ -114,7 +114,8 @@ impl std::fmt::Debug for Analyses {
 
 impl TopoApp {
     /// Runs `f` with the units beside the app (they are taken out for the call, so that a
-    /// unit can have the app mutably; nothing in `f` may reach `self.units`).
+    /// unit can have the app mutably). Meanwhile `self.units` is an empty stand-in: nothing in
+    /// `f` may reach a unit through it (what must is deferred to after the frame's panels).
     pub fn with_units<R>(&mut self, f: impl FnOnce(&mut Analyses, &mut TopoApp) -> R) -> R {
         let mut units = std::mem::take(&mut self.units);
         let r = f(&mut units, self);
