@@ -374,11 +374,14 @@ fn panel(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
         match &layer.shown {
             Some(e) if overlay(layer, app).is_some() => {
                 let p = &e.parts;
-                let plural =
-                    |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+                let group = super::msc_panel::group;
+                let plural = |n: u32, one: &str, many: &str| {
+                    format!("{} {}", group(n as usize), if n == 1 { one } else { many })
+                };
                 let voids =
                     if three_d { plural(p.voids, "void", "voids") } else { plural(p.voids, "hole", "holes") };
-                let largest = p.sizes[..p.components as usize].iter().max().copied().unwrap_or(0);
+                let largest =
+                    group(p.sizes[..p.components as usize].iter().max().copied().unwrap_or(0) as usize);
                 let stale = if e.threshold.to_bits() != t.to_bits() { " (updating)" } else { "" };
                 ui.small(format!(
                     "At {}: {} (largest {largest} voxels), {voids} (outlined){stale}; labelled in {:.0} ms",
