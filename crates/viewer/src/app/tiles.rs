@@ -147,17 +147,6 @@ impl Layouts {
         self.maximised.and_then(|id| tree.tiles.get_pane(&id)).copied()
     }
 
-    /// Maximises `pane` of `a`'s layout (for tests and the command line); false when it has none.
-    pub fn maximise(&mut self, a: Arrangement, pane: Pane) -> bool {
-        let id = self.tree(a).tiles.find_pane(&pane);
-        self.maximised = id;
-        id.is_some()
-    }
-
-    pub fn restore(&mut self) {
-        self.maximised = None;
-    }
-
     /// Where each pane of `a`'s layout was drawn last frame (panes in a tab behind another
     /// are left out).
     pub fn pane_rects(&self, a: Arrangement) -> Vec<(Pane, egui::Rect)> {
