@@ -326,7 +326,7 @@ fn the_morse_smale_complex_is_drawn_and_simplified_under_the_slider() {
     assert_eq!(at_start, hier.counts(c, m.level.steps));
     // Morse equality on a 2D box: minima - saddles + maxima = 1.
     assert_eq!(at_start[0] as i64 - at_start[1] as i64 + at_start[2] as i64, 1);
-    let grouped = topoview_viewer::app::msc_panel::group;
+    let grouped = topoview_viewer::app::numbers::group;
     h.get_by_label(&format!(
         "{} minima · {} saddles · {} maxima",
         grouped(at_start[0]),

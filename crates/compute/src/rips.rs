@@ -79,17 +79,46 @@ pub struct CloudError {
 /// draws them while their barcode computes. On the Rips lane (a new cloud supersedes it).
 pub struct CloudJob {
     pub source: CloudSource,
+    /// The edges a first barcode may keep, when one is wanted (see [`FirstBarcode`]).
+    pub first_edges: Option<usize>,
+}
+
+/// A cloud's points, and the threshold of its first barcode when one was asked for and the
+/// whole complex has more edges than that.
+pub struct CloudPoints {
+    pub cloud: Arc<Cloud>,
+    pub first: Option<FirstBarcode>,
+}
+
+/// A large cloud's first barcode: its edges up to `threshold` (`edges` of the `all` edges
+/// within the enclosing radius, past which the full barcode changes nothing).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FirstBarcode {
+    pub threshold: f32,
+    pub edges: usize,
+    pub all: usize,
+}
+
+impl FirstBarcode {
+    /// The first barcode of `d` keeping about `edges` edges; None when all of them are fewer.
+    /// Three passes over the distances: done on the worker, not where the points are shown.
+    pub fn of(d: &Distances, edges: usize) -> Option<FirstBarcode> {
+        let threshold = threshold_for_edges(d, edges)?;
+        Some(FirstBarcode { threshold, edges: d.within(threshold).0, all: d.within(d.enclosing_radius()).0 })
+    }
 }
 
 impl Job for CloudJob {
-    type Output = Arc<Cloud>;
+    type Output = CloudPoints;
 
     fn lane(&self) -> Lane {
         RIPS
     }
 
-    fn run(self, cx: &JobContext) -> Result<Arc<Cloud>, JobError> {
-        staged(cx, |ctl, set| take(self.source, ctl, set))
+    fn run(self, cx: &JobContext) -> Result<CloudPoints, JobError> {
+        let cloud = staged(cx, |ctl, set| take(self.source, ctl, set))?;
+        let first = self.first_edges.and_then(|e| FirstBarcode::of(&cloud.distances, e));
+        Ok(CloudPoints { cloud, first })
     }
 }
 

@@ -20,20 +20,9 @@ pub enum Owner {
     Unit(&'static str),
 }
 
-/// What kind of data arrived: defaults depend on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DataKind {
-    Image2d,
-    Volume,
-    /// A volume of a 4D file.
-    Series,
-    Cloud,
-}
-
-/// What the units hear when a dataset arrives.
+/// What the units hear when a field arrives (what kind it is, they read from `app.data`).
 #[derive(Clone, Copy, Debug)]
 pub struct Arrival {
-    pub kind: DataKind,
     /// Another volume of the series on screen, or a session's field: the user's analysis
     /// settings stay (results of the last field still go).
     pub keep_settings: bool,
@@ -60,8 +49,8 @@ impl std::fmt::Display for Stop {
 pub trait Analysis {
     /// Its name: the owner of its jobs, and how errors name it.
     fn name(&self) -> &'static str;
-    /// A dataset arrived: forget every result and overlay of the last one; set the defaults
-    /// that suit `arrival.kind` unless `arrival.keep_settings`.
+    /// A field arrived: forget every result and overlay of the last one; set the defaults that
+    /// suit it (`app.data`) unless `arrival.keep_settings`.
     fn arrived(&mut self, app: &mut TopoApp, arrival: Arrival);
     /// Asks the worker for what it shows and does not have yet (called every frame).
     fn request(&mut self, _app: &mut TopoApp) {}

@@ -4,15 +4,15 @@
 //! scatter ([`super::cloud_view`]) with the complex drawn at a chosen radius.
 
 use super::TopoApp;
-use super::analysis::{Analysis, Arrival, DataKind, Owner};
+use super::analysis::{Analysis, Arrival, Owner};
 use super::barcode_plot;
 pub use super::barcode_plot::PICKED;
-use super::numbers::short;
+use super::numbers::{duration, group, short};
 use crate::render::camera::Camera;
 use egui::RichText;
 use std::path::PathBuf;
 use std::sync::Arc;
-use topoview_compute::rips::{Cloud, CloudJob, CloudSource, RIPS, RipsJob, RipsResult, threshold_for_edges};
+use topoview_compute::rips::{CloudJob, CloudPoints, CloudSource, FirstBarcode, RIPS, RipsJob, RipsResult};
 use topoview_compute::{JobId, Outcome};
 use topoview_core::io::points::PointFormat;
 use topoview_core::topo::ecc::Filtration;
@@ -55,15 +55,6 @@ pub struct CloudState {
     /// When the barcode under way was asked for, and how long the last one took (s).
     asked_at: Option<std::time::Instant>,
     seconds: Option<f64>,
-}
-
-/// A large cloud's first barcode: its edges up to `threshold` (about `edges` of the `all`
-/// edges within the enclosing radius, past which the full barcode changes nothing).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FirstBarcode {
-    pub threshold: f32,
-    pub edges: usize,
-    pub all: usize,
 }
 
 /// Edges a cloud's first barcode keeps at most. On the 2-core VM, cyclooctane's 6,040 points
@@ -212,26 +203,25 @@ impl CloudState {
                 Some(what),
             );
         } else {
-            app.submit(Owner::Unit(self.name()), CloudJob { source }, Some(what));
+            // A first barcode of a few seconds, unless the user set a threshold.
+            let first_edges = self.threshold.is_none().then_some(FIRST_EDGES);
+            app.submit(Owner::Unit(self.name()), CloudJob { source, first_edges }, Some(what));
         }
         self.shown = true;
     }
 
-    /// A barcode arrived: shown, with the view framed on a new cloud.
     /// The points arrived: drawn at once, with no barcode yet, whose computation starts (with
-    /// a threshold that keeps it to a few seconds for a large cloud, unless the user set one).
-    fn points_arrived(&mut self, app: &mut TopoApp, cloud: Arc<Cloud>) {
+    /// the threshold of a first barcode when the job chose one).
+    fn points_arrived(&mut self, app: &mut TopoApp, p: CloudPoints) {
+        let CloudPoints { cloud, first } = p;
         let points = cloud.distances.len();
         let none = Barcode { maxdim: self.maxdim, points, bars: Vec::new() };
-        self.show_result(RipsResult { cloud: cloud.clone(), opts: self.options(), barcode: none });
+        self.show_result(RipsResult { cloud: cloud.clone(), opts: self.options(), barcode: none }, false);
         self.pending = true;
-        if self.threshold.is_none()
-            && let Some(t) = threshold_for_edges(&cloud.distances, FIRST_EDGES)
-        {
-            let (all, edges) =
-                (cloud.distances.within(cloud.distances.enclosing_radius()).0, cloud.distances.within(t).0);
-            self.threshold = Some(t);
-            self.first = Some(FirstBarcode { threshold: t, edges, all });
+        // A threshold the user typed while the points were read stands.
+        if let Some(f) = first.filter(|_| self.threshold.is_none()) {
+            self.threshold = Some(f.threshold);
+            self.first = Some(f);
         }
         let what = format!("Rips persistence of {} points", points);
         self.submit(app, CloudSource::Held(cloud), what);
@@ -243,12 +233,17 @@ impl CloudState {
         Some(self.seconds? * (f.all as f64 / f.edges.max(1) as f64).powf(TIME_EXPONENT))
     }
 
-    fn show_result(&mut self, r: RipsResult) {
+    /// A barcode (or the points without one) arrived: shown, with the view framed on a new cloud
+    /// and the radius where the bars say (`first_bars`: the points' own were shown before).
+    fn show_result(&mut self, r: RipsResult, first_bars: bool) {
         let c = self;
         let same = c.framed.as_ref().is_some_and(|old| Arc::ptr_eq(old, &r.cloud));
         c.framed = Some(r.cloud.clone());
         c.selected = None;
         c.version += 1;
+        if first_bars || !same {
+            c.radius = default_radius(&r);
+        }
         if !same {
             let dim = r.cloud.dim().unwrap_or(3);
             c.axes = [0, 1.min(dim - 1), 2.min(dim - 1)];
@@ -256,7 +251,6 @@ impl CloudState {
                 c.axes[2] = usize::MAX;
             }
             c.colour = ColourBy::Centroid;
-            c.radius = default_radius(&r);
             let (center, radius) = super::cloud_view::bounds(&r, c.axes);
             // Planar points and a matrix's placement (its first two axes hold the most) are seen
             // from above.
@@ -281,10 +275,7 @@ impl Analysis for CloudState {
 
     /// An image arrived: the cloud (a file's, or taken from the last image) goes, and the
     /// image is shown.
-    fn arrived(&mut self, app: &mut TopoApp, arrival: Arrival) {
-        if arrival.kind == DataKind::Cloud {
-            return;
-        }
+    fn arrived(&mut self, app: &mut TopoApp, _arrival: Arrival) {
         if app.jobs.contains_key(&RIPS) {
             app.cancel(RIPS);
         }
@@ -299,9 +290,9 @@ impl Analysis for CloudState {
     }
 
     fn accept(&mut self, app: &mut TopoApp, _id: JobId, outcome: Outcome) -> Result<(), Outcome> {
-        let outcome = match outcome.take::<Arc<Cloud>>() {
-            Ok(cloud) => {
-                self.points_arrived(app, cloud);
+        let outcome = match outcome.take::<CloudPoints>() {
+            Ok(p) => {
+                self.points_arrived(app, p);
                 return Ok(());
             }
             Err(o) => o,
@@ -309,13 +300,7 @@ impl Analysis for CloudState {
         let r = outcome.take::<RipsResult>()?;
         self.seconds = self.asked_at.take().map(|t| t.elapsed().as_secs_f64());
         let first_bars = std::mem::take(&mut self.pending);
-        self.show_result(r);
-        if first_bars && let Some(r) = &self.result {
-            self.radius = default_radius(r);
-            if r.opts.threshold.is_finite() {
-                self.radius = self.radius.min(r.opts.threshold);
-            }
-        }
+        self.show_result(r, first_bars);
         Ok(())
     }
 
@@ -400,12 +385,10 @@ pub fn cloud_panel(c: &mut CloudState, app: &mut TopoApp, ui: &mut egui::Ui) {
             "A first barcode: edges up to {} ({} of the {} that matter), so that it came in seconds; \
              classes alive at that length never die here.",
             short(f.threshold.into()),
-            super::msc_panel::group(f.edges),
-            super::msc_panel::group(f.all)
+            group(f.edges),
+            group(f.all)
         ));
-        let estimate = c
-            .full_estimate()
-            .map_or(String::new(), |s| format!(" (about {})", super::msc_panel::duration(s)));
+        let estimate = c.full_estimate().map_or(String::new(), |s| format!(" (about {})", duration(s)));
         if ui
             .add_enabled(!busy, egui::Button::new(format!("Compute the full barcode{estimate}")))
             .on_hover_text(

@@ -374,7 +374,7 @@ fn panel(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
         match &layer.shown {
             Some(e) if overlay(layer, app).is_some() => {
                 let p = &e.parts;
-                let group = super::msc_panel::group;
+                let group = super::numbers::group;
                 let plural = |n: u32, one: &str, many: &str| {
                     format!("{} {}", group(n as usize), if n == 1 { one } else { many })
                 };

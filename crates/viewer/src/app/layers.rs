@@ -6,6 +6,7 @@
 
 use super::TopoApp;
 use super::analysis::{Analysis, Arrival, Owner, Stop};
+use super::numbers::short;
 use crate::render::colormap::{Colormap, label_colour};
 use egui::Color32;
 use std::path::{Path, PathBuf};
@@ -460,8 +461,6 @@ fn intensity_controls(ui: &mut egui::Ui, l: &mut Layer) {
         }
     });
 }
-
-use super::numbers::short;
 
 #[cfg(test)]
 mod tests {

@@ -38,7 +38,7 @@ use crate::render::slice::SliceRenderer;
 use crate::render::transfer::TransferFunction;
 use crate::render::volume::{self, mask_threshold};
 use crate::render::volume3d::VolumeRenderer;
-use analysis::{Analyses, Arrival, DataKind, Owner, Stop};
+use analysis::{Analyses, Arrival, Owner, Stop};
 use crossbeam_channel::{Receiver, Sender};
 use dataset::Dataset;
 use settings::{Settings, View3dSettings};
@@ -516,11 +516,6 @@ impl TopoApp {
             self.settings.colormap = own;
         }
         self.message = load_message(&l.field.notes, l.summary.non_finite);
-        let kind = match (l.field.ndim(), l.field.series.is_some()) {
-            (3, true) => DataKind::Series,
-            (3, false) => DataKind::Volume,
-            _ => DataKind::Image2d,
-        };
         let mut data = Dataset::new(l);
         if data.labels && self.settings.colormap != Colormap::Labels {
             self.auto_colormap = Some(self.settings.colormap);
@@ -554,7 +549,7 @@ impl TopoApp {
         self.data = Some(data);
         self.error = self.deferred_error.take();
         self.pending_smoothed_window = None;
-        self.units_arrived(Arrival { kind, keep_settings });
+        self.units_arrived(Arrival { keep_settings });
         if let Some(v) = self.pending_view.take() {
             session::apply(self, v);
         }

@@ -5,6 +5,7 @@ use super::TopoApp;
 use super::analysis::{Analysis, Arrival, Owner};
 use super::dataset::MscView;
 use super::msc_overlay::{arc_color, point_color, point_name};
+use super::numbers::{duration, group, short};
 use egui_plot::{Line, Plot, PlotPoints, Points};
 use std::sync::Arc;
 use topoview_compute::jobs;
@@ -430,41 +431,4 @@ fn auto_setting(app: &mut TopoApp, ui: &mut egui::Ui) {
             app.settings.msc.auto_voxels = (mvox * 1e6) as usize;
         }
     });
-}
-
-/// 12345678 -> "12,345,678".
-pub fn group(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-use super::numbers::short;
-
-pub fn duration(seconds: f64) -> String {
-    if seconds < 1.0 {
-        "a second".into()
-    } else if seconds < 90.0 {
-        format!("{seconds:.0} s")
-    } else {
-        format!("{:.0} min", seconds / 60.0)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn counts_are_grouped_by_thousands() {
-        assert_eq!(super::group(0), "0");
-        assert_eq!(super::group(999), "999");
-        assert_eq!(super::group(1000), "1,000");
-        assert_eq!(super::group(46227), "46,227");
-        assert_eq!(super::group(12345678), "12,345,678");
-    }
 }

@@ -4,7 +4,6 @@
 use super::actions;
 use super::file_dialog::Action;
 use super::settings::{LabelOverlay, Layout};
-
 use super::views::VIEW_NAMES;
 use super::{DEMO_VOLUME, TopoApp, asset, curve_panel};
 use crate::render::colormap::Colormap;
