@@ -58,7 +58,8 @@ pub struct CloudState {
 }
 
 /// Edges a cloud's first barcode keeps at most. On the 2-core VM, cyclooctane's 6,040 points
-/// took 0.6 s at 0.7 M edges, 6.6 s at 3.0 M, 32 s at 9.0 M, and 99 s for all 18.2 M.
+/// took 0.6 s at 0.7 M edges, 6.6 s at 3.0 M and 32 s at 9.0 M; all 11.2 M took 99 s as #54
+/// reports it.
 const FIRST_EDGES: usize = 1_000_000;
 
 /// How the barcode's time grows with its edges (from the timings of [`FIRST_EDGES`]: 1.46
