@@ -349,7 +349,7 @@ fn the_morse_smale_complex_is_drawn_and_simplified_under_the_slider() {
     h.snapshot_options("coins_msc_30pct", &snapshot_options());
 
     // The basins at 30%, as translucent labels: one label per live minimum.
-    h.state_mut().settings.msc.labels = topoview_viewer::app::settings::LabelOverlay::Basins;
+    h.state_mut().units.msc.settings.labels = topoview_viewer::app::msc_panel::LabelOverlay::Basins;
     settle(&mut h);
     h.snapshot_options("coins_msc_30pct_basins", &snapshot_options());
 }
@@ -378,9 +378,9 @@ fn edges_between_pixels_are_drawn_on_the_cracks_and_follow_the_slice() {
         idle(a) && a.data.as_ref().is_some_and(|d| d.displayed_msc().is_some())
     });
     // The complex is off here so the edges are what the snapshot shows.
-    h.state_mut().settings.msc.show = false;
+    h.state_mut().units.msc.settings.show = false;
     // (The side panel scrolls; its checkbox is below the fold at this window size.)
-    h.state_mut().settings.cracks.show = true;
+    h.state_mut().units.cracks.settings.show = true;
     wait_for(&mut h, "the crack strengths of coins.png", |a| {
         a.jobs.is_empty() && a.units.cracks.slice.is_some()
     });
@@ -396,18 +396,18 @@ fn edges_between_pixels_are_drawn_on_the_cracks_and_follow_the_slice() {
     // What is drawn: the cracks at least 20% of the strongest as strong.
     let lowest = 0.2 * want.max_strength();
     let strong = want.strength.iter().flatten().filter(|&&x| x >= lowest).count();
-    assert_eq!(app.views.cracks_drawn, strong);
+    assert_eq!(app.units.cracks.drawn(), strong);
     h.snapshot_options("coins_cracks", &snapshot_options());
 
     // Closed curves only, by orientation, with the threshold set's boundary.
     {
-        let c = &mut h.state_mut().settings.cracks;
+        let c = &mut h.state_mut().units.cracks.settings;
         c.closed = true;
         c.set_boundary = true;
-        c.color = topoview_viewer::app::settings::CrackColor::Orientation;
+        c.color = topoview_viewer::app::crack_layer::CrackColor::Orientation;
     }
     settle(&mut h);
-    let drawn = h.state().views.cracks_drawn;
+    let drawn = h.state().units.cracks.drawn();
     assert!(drawn > 0 && drawn != strong, "{drawn} cracks drawn");
     h.snapshot_options("coins_cracks_closed", &snapshot_options());
 }
@@ -416,7 +416,7 @@ fn edges_between_pixels_are_drawn_on_the_cracks_and_follow_the_slice() {
 fn edges_between_pixels_follow_the_axial_slice_of_a_volume() {
     let mut h = harness("pydicom_emri_small.nii.gz");
     wait_for(&mut h, "the emri volume", idle);
-    h.state_mut().settings.cracks.show = true;
+    h.state_mut().units.cracks.settings.show = true;
     wait_for(&mut h, "the first slice's cracks", |a| a.jobs.is_empty() && a.units.cracks.slice.is_some());
     let z0 = h.state().units.cracks.slice.as_ref().unwrap().z;
     assert_eq!(z0, h.state().views.cursor[2]);
@@ -424,7 +424,7 @@ fn edges_between_pixels_follow_the_axial_slice_of_a_volume() {
     wait_for(&mut h, "the next slice's cracks", |a| {
         a.jobs.is_empty() && a.units.cracks.slice.as_ref().is_some_and(|s| s.z == z0 + 1)
     });
-    assert!(h.state().views.cracks_drawn > 0);
+    assert!(h.state().units.cracks.drawn() > 0);
 }
 
 #[test]
@@ -433,7 +433,7 @@ fn betti_numbers_and_the_parts_of_the_set_follow_the_threshold() {
     use topoview_core::topo::ecc::{Construction, Filtration};
     let mut h = harness("coins.png");
     wait_for(&mut h, "coins.png", idle);
-    h.state_mut().settings.msc.show = false;
+    h.state_mut().units.msc.settings.show = false;
     h.get_by_label("Betti curves").click();
     h.get_by_label("Components and holes").click();
     let explained = |t: f64| {
@@ -473,7 +473,7 @@ fn the_tunnels_alive_at_the_threshold_are_b1_and_listed() {
     use topoview_core::topo::betti::betti;
     let mut h = harness("pydicom_emri_small.nii.gz");
     wait_for(&mut h, "the EMRI volume", idle);
-    h.state_mut().settings.msc.show = false;
+    h.state_mut().units.msc.settings.show = false;
     h.get_by_label("Betti curves").click();
     h.get_by_label("Components and voids").click();
     wait_for(&mut h, "the tunnels", |a| {
@@ -501,10 +501,10 @@ fn the_scale_space_is_drawn_and_a_click_sets_threshold_and_sigma() {
     use topoview_viewer::app::scale_space::HEAT_MAP;
     let mut h = harness("coins.png");
     wait_for(&mut h, "coins.png", idle);
-    h.state_mut().settings.msc.show = false;
+    h.state_mut().units.msc.settings.show = false;
     h.get_by_label("ECC scale-space (χ over threshold and σ)").click();
     settle(&mut h);
-    let s = &mut h.state_mut().settings.scale_space;
+    let s = &mut h.state_mut().units.scale_space.settings;
     (s.sigma_max, s.step, s.thresholds) = (4.0, 0.5, 64);
     settle(&mut h);
     h.get_by_label("Compute 9 scales").click();
@@ -580,7 +580,7 @@ fn a_session_round_trips_and_one_whose_file_moved_says_which() {
         a.settings.layout = Layout::Grid;
         a.settings.view3d.camera.yaw = 33.0;
         a.settings.view3d.camera.pitch = -12.5;
-        a.settings.explain.betti = true;
+        a.units.explain.settings.betti = true;
         a.views.cursor = [20, 30, 4];
         a.views.nav[1].zoom = 2.5;
         a.views.nav[1].pan = [3.0, -4.0];
@@ -664,7 +664,7 @@ fn the_components_are_coloured_in_the_3d_voxels_mode() {
     wait_for(&mut h, "the EMRI volume", idle);
     {
         let a = h.state_mut();
-        a.settings.msc.show = false;
+        a.units.msc.settings.show = false;
         a.settings.layout = Layout::Volume;
         a.settings.view3d.mode = Mode::ThresholdVoxels;
     }
@@ -1250,7 +1250,10 @@ fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
     // A click in the barcode picks the bar under it (near the radius axis's 0, in the H0
     // rows, which all start there) and moves the radius into it.
     let panes = h.state().layouts.pane_rects(h.state().arrangement());
-    let (_, barcode) = panes.iter().find(|(p, _)| *p == topoview_viewer::app::tiles::Pane::Barcode).unwrap();
+    let (_, barcode) = panes
+        .iter()
+        .find(|(p, _)| *p == topoview_viewer::app::tiles::Pane::of("point cloud", "Barcode"))
+        .unwrap();
     click_at(&mut h, egui::pos2(barcode.left() + 31.0, barcode.top() + 40.0));
     settle(&mut h);
     let c = &h.state().units.cloud;

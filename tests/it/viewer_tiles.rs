@@ -114,7 +114,7 @@ fn nothing_is_clipped_at_common_sizes_and_a_projectors_scale() {
 /// complex's labels, layers, the opacity curve) and keeps the user's preferences (the colormap).
 #[test]
 fn a_new_file_keeps_nothing_of_the_last_but_the_users_preferences() {
-    use topoview_viewer::app::settings::LabelOverlay;
+    use topoview_viewer::app::msc_panel::LabelOverlay;
     let mut h = harness("coins.png");
     wait_for(&mut h, "coins.png", idle);
     h.state_mut().settings.colormap = Colormap::Viridis;
@@ -132,20 +132,20 @@ fn a_new_file_keeps_nothing_of_the_last_but_the_users_preferences() {
         idle(a) && a.data.as_ref().is_some_and(|d| d.smoothed.is_some())
     });
     let a = h.state();
-    assert!(a.units.cracks.slice.is_some(), "edges: shown {}", a.settings.cracks.show);
+    assert!(a.units.cracks.slice.is_some(), "edges: shown {}", a.units.cracks.settings.show);
     assert!(a.units.explain.lines.is_some(), "Betti curves");
     assert!(a.units.explain.shown.is_some(), "parts");
-    assert_eq!(h.state().settings.msc.labels, LabelOverlay::Basins);
+    assert_eq!(h.state().units.msc.settings.labels, LabelOverlay::Basins);
     let stack = crate::common::data("pydicom_emri_small_stack_uint16.tif");
     h.state_mut().open(stack, Default::default());
     wait_for(&mut h, "the TIFF stack", |a| idle(a) && a.data.as_ref().is_some_and(|d| d.field.ndim() == 3));
     let a = h.state();
-    assert!(!a.settings.cracks.show && a.units.cracks.slice.is_none(), "no edges");
-    assert!(!a.settings.explain.betti && !a.settings.explain.parts, "no Betti curves, no parts");
+    assert!(!a.units.cracks.settings.show && a.units.cracks.slice.is_none(), "no edges");
+    assert!(!a.units.explain.settings.betti && !a.units.explain.settings.parts, "no Betti curves, no parts");
     assert!(a.units.explain.lines.is_none() && a.units.explain.shown.is_none());
     assert_eq!(a.sigma, 0.0);
     assert!(a.data.as_ref().is_some_and(|d| d.smoothed.is_none()));
-    assert_eq!(a.settings.msc.labels, LabelOverlay::None);
+    assert_eq!(a.units.msc.settings.labels, LabelOverlay::None);
     assert!(a.units.layers.list.is_empty());
     assert_eq!(a.settings.view3d.transfer, Default::default(), "the opacity curve starts afresh");
     assert_eq!(a.settings.colormap, Colormap::Viridis, "the user's colormap stays");
@@ -205,7 +205,7 @@ fn gestures_at_two_frames_a_second_end_where_the_pointer_was_released() {
     // A double-click on the image, its clicks a frame (0.5 s) apart, resets the zoom.
     h.state_mut().views.nav[2].zoom = 3.0;
     let image = h.state().layouts.pane_rects(h.state().arrangement());
-    let (_, r) = image.iter().find(|(p, _)| *p == Pane::Slice(2)).copied().unwrap();
+    let (_, r) = image.iter().find(|(p, _)| *p == Pane::Slice(2)).cloned().unwrap();
     // Each click's press and release in one frame, the two clicks a frame apart.
     for _ in 0..2 {
         one_frame(
@@ -247,7 +247,14 @@ fn the_default_layout_of_a_volume() {
     wait_for(&mut h, "the MNI volume", idle);
     let panes: Vec<Pane> =
         h.state().layouts.pane_rects(h.state().arrangement()).into_iter().map(|p| p.0).collect();
-    for p in [Pane::Slice(0), Pane::Slice(1), Pane::Slice(2), Pane::View3d, Pane::Curve, Pane::Diagram] {
+    for p in [
+        Pane::Slice(0),
+        Pane::Slice(1),
+        Pane::Slice(2),
+        Pane::View3d,
+        Pane::Curve,
+        Pane::of("Morse-Smale complex", "Diagram"),
+    ] {
         assert!(panes.contains(&p), "{p:?} in {panes:?}");
     }
     h.snapshot_options("layout_volume", &snapshot_options());
@@ -261,7 +268,14 @@ fn the_default_layout_of_an_image_and_the_maximised_diagram() {
     wait_for(&mut h, "the coins", |a| idle(a) && a.data.as_ref().is_some_and(|d| d.msc.is_some()));
     h.snapshot_options("layout_image", &snapshot_options());
     let a = h.state().arrangement();
-    let diagram = h.state().layouts.pane_rects(a).into_iter().find(|p| p.0 == Pane::Diagram).unwrap().1;
+    let diagram = h
+        .state()
+        .layouts
+        .pane_rects(a)
+        .into_iter()
+        .find(|p| p.0 == Pane::of("Morse-Smale complex", "Diagram"))
+        .unwrap()
+        .1;
     // The Maximise button of the diagram's tab bar (the one above it).
     let button = h
         .get_all_by_label("Maximise")
@@ -273,7 +287,7 @@ fn the_default_layout_of_an_image_and_the_maximised_diagram() {
         .unwrap();
     click_at(&mut h, button.center());
     settle(&mut h);
-    assert_eq!(h.state().layouts.maximised(a), Some(Pane::Diagram));
+    assert_eq!(h.state().layouts.maximised(a), Some(Pane::of("Morse-Smale complex", "Diagram")));
     h.snapshot_options("coins_diagram_maximised", &snapshot_options());
     h.get_by_label("Restore").click();
     settle(&mut h);

@@ -21,8 +21,6 @@ pub const CURVE: Lane = Lane("curve");
 pub const SMOOTH: Lane = Lane("smooth");
 /// The Morse-Smale complex of the field on screen.
 pub const MSC: Lane = Lane("msc");
-/// Edges between pixels on the slice on screen.
-pub const CRACKS: Lane = Lane("cracks");
 
 /// A field ready to show, with what the views need to know about it.
 pub struct Loaded {
@@ -191,46 +189,6 @@ impl Job for Msc {
         let (analysis, ran) = cx.backend.msc(&self.field, &cx.control(&progress), self.max_bytes)?;
         cx.note(ran.fallback);
         Ok(MscScene::new(self.field, analysis))
-    }
-}
-
-/// The crack strengths of one axial slice of a field (a 2D field is its own slice).
-pub struct Cracks {
-    pub field: Arc<ScalarField>,
-    pub z: usize,
-    pub opts: topoview_core::topo::cracks::CrackOptions,
-}
-
-/// A slice's crack strengths, with what they were computed from.
-pub struct CrackSlice {
-    pub field: Arc<ScalarField>,
-    pub z: usize,
-    pub opts: topoview_core::topo::cracks::CrackOptions,
-    pub map: Arc<topoview_core::topo::cracks::CrackMap>,
-    /// The slice's values, for the boundary of the threshold set on the cracks.
-    pub values: Arc<Vec<f32>>,
-}
-
-impl Job for Cracks {
-    type Output = CrackSlice;
-
-    fn lane(&self) -> Lane {
-        CRACKS
-    }
-
-    fn run(self, cx: &JobContext) -> Result<CrackSlice, JobError> {
-        use topoview_core::field::Sample;
-        let [w, h, _] = self.field.dims();
-        let plane = w * h;
-        let start = self.z * plane;
-        let values: Vec<f32> = topoview_core::with_samples!(self.field.samples(), v => v[start..start + plane].iter().map(|x| x.to_f32()).collect());
-        let img = topoview_core::topo::cracks::Image::grey(w, h, values);
-        let total = (2 * plane * self.opts.scales.len()) as u64;
-        let progress = |n: u64| cx.report("edges between pixels", n, total);
-        let (map, ran) = cx.backend.cracks(&img, &self.opts, &cx.control(&progress))?;
-        cx.note(ran.fallback);
-        let values = Arc::new(img.channels.into_iter().next().unwrap_or_default());
-        Ok(CrackSlice { field: self.field, z: self.z, opts: self.opts, map: Arc::new(map), values })
     }
 }
 

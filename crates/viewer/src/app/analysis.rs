@@ -6,10 +6,19 @@
 //! dataset arrives. The app keeps them in [`Analyses`] and routes each finished job to the
 //! unit that submitted it; a result no unit takes is reported as an error, never dropped.
 //!
-//! A new analysis is its algorithm (core, and a job in compute), its unit (a module here), and
-//! one field in [`Analyses`] with its entry in [`Analyses::all_mut`].
+//! A unit also draws over the slices ([`Analysis::draw_slice`]) and the 3D view
+//! ([`Analysis::draw_volume`]), adds curves to the ECC plot ([`Analysis::plot_curves`]) and its
+//! own panes to the central tiles ([`Analysis::panes`]),
+//! and keeps its settings between runs and in sessions ([`Analysis::settings`]).
+//!
+//! A new analysis is its algorithm (in core), its unit (a module here, with its job when the
+//! worker runs it), and one line in the `analyses!` list below.
 
 use super::TopoApp;
+use super::curve_panel::PlotCurve;
+use super::tiles::PaneSpec;
+use super::view3d::VolumeCanvas;
+use super::views::SliceCanvas;
 use topoview_compute::{JobId, Outcome};
 
 /// Who submitted a job: the app itself (the field, its curve, its smoothing) or a unit, by
@@ -63,35 +72,114 @@ pub trait Analysis {
     fn panel(&mut self, app: &mut TopoApp, ui: &mut egui::Ui);
     /// Clears what it draws over the views (File > Clear overlays); results stay.
     fn clear_overlays(&mut self, _app: &mut TopoApp) {}
+    /// Draws its part of `depth` over one slice view (each unit in turn, once per depth).
+    fn draw_slice(&mut self, _app: &mut TopoApp, _canvas: &mut SliceCanvas, _depth: Depth) {}
+    /// Offers what the 3D view draws of it (the view draws the first marks and the first
+    /// voxel colours offered).
+    fn draw_volume(&mut self, _app: &TopoApp, _canvas: &mut VolumeCanvas) {}
+    /// Curves it adds to the ECC plot, beside χ.
+    fn plot_curves(&self, _app: &TopoApp) -> Vec<PlotCurve<'_>> {
+        Vec::new()
+    }
+    /// The panes it adds to the central tiles.
+    fn panes(&self) -> &'static [PaneSpec] {
+        &[]
+    }
+    /// Draws its pane `id` (one of [`Analysis::panes`]).
+    fn pane(&mut self, _app: &mut TopoApp, _ui: &mut egui::Ui, _id: &str) {}
+    /// Its settings to keep between runs and in sessions, under its key (see
+    /// [`kept_settings`]); None when it has none.
+    fn settings(&self) -> Option<(&'static str, serde_json::Value)> {
+        None
+    }
+    /// Takes back settings kept under its key (from an older or edited file too: what does not
+    /// read keeps its default).
+    fn restore_settings(&mut self, _kept: &serde_json::Value) {}
 }
 
-/// The viewer's analyses, in the order of their panels.
-#[derive(Default)]
-pub struct Analyses {
-    pub explain: super::explain::ExplainLayer,
-    pub scale_space: super::scale_space::ScaleSpaceLayer,
-    pub msc: super::msc_panel::MscUnit,
-    pub cracks: super::crack_layer::CrackLayer,
-    pub layers: super::layers::Layers,
-    pub cloud: super::cloud::CloudState,
+/// What a slice view draws, in this order: the field, then each depth's overlays of every
+/// unit, then the crosshair and the caption.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Whole volumes over the field (layers).
+    Volumes,
+    /// Translucent colourings of regions (manifolds, components).
+    Regions,
+    /// Lines and points (critical points and arcs, edges, tunnels).
+    Marks,
+}
+
+impl Depth {
+    pub const ALL: [Depth; 3] = [Depth::Volumes, Depth::Regions, Depth::Marks];
+}
+
+/// A unit's settings as kept: `(key, value)` for [`Analysis::settings`].
+pub fn kept_settings<T: serde::Serialize>(
+    key: &'static str,
+    settings: &T,
+) -> Option<(&'static str, serde_json::Value)> {
+    // Plain data: serialising cannot fail (a failure keeps nothing rather than aborting).
+    serde_json::to_value(settings).ok().map(|v| (key, v))
+}
+
+/// Settings kept as `kept`, or the defaults when they do not read (fields missing from them
+/// take their defaults through `#[serde(default)]`).
+pub fn restored<T: serde::de::DeserializeOwned + Default>(kept: &serde_json::Value) -> T {
+    serde_json::from_value(kept.clone()).unwrap_or_default()
+}
+
+/// Declares [`Analyses`] from one list of `field: Type` (see the foot of this file).
+macro_rules! analyses {
+    ($($field:ident: $unit:ty),* $(,)?) => {
+        /// The viewer's analyses, in the order of their panels.
+        #[derive(Default)]
+        pub struct Analyses {
+            $(pub $field: $unit,)*
+        }
+
+        impl Analyses {
+            /// Every unit, for what the app does to all of them.
+            pub fn all_mut(&mut self) -> Vec<&mut dyn Analysis> {
+                vec![$(&mut self.$field as &mut dyn Analysis),*]
+            }
+
+            /// Every unit, to read.
+            pub fn all(&self) -> Vec<&dyn Analysis> {
+                vec![$(&self.$field as &dyn Analysis),*]
+            }
+        }
+    };
+}
+
+analyses! {
+    explain: super::explain::ExplainLayer,
+    msc: super::msc_panel::MscUnit,
+    scale_space: super::scale_space::ScaleSpaceLayer,
+    cracks: super::crack_layer::CrackLayer,
+    layers: super::layers::Layers,
+    cloud: super::cloud::CloudState,
 }
 
 impl Analyses {
-    /// Every unit, for what the app does to all of them.
-    pub fn all_mut(&mut self) -> [&mut dyn Analysis; 6] {
-        [
-            &mut self.explain,
-            &mut self.scale_space,
-            &mut self.msc,
-            &mut self.cracks,
-            &mut self.layers,
-            &mut self.cloud,
-        ]
-    }
-
     /// The unit called `name`.
     pub fn named(&mut self, name: &str) -> Option<&mut dyn Analysis> {
         self.all_mut().into_iter().find(|u| u.name() == name)
+    }
+
+    /// Every unit's settings, by key.
+    pub fn settings(&self) -> std::collections::BTreeMap<String, serde_json::Value> {
+        self.all().into_iter().filter_map(|u| u.settings()).map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
+    /// Gives each unit its settings kept in `kept` (a unit whose key is missing keeps its own).
+    pub fn restore_settings(&mut self, kept: &std::collections::BTreeMap<String, serde_json::Value>) {
+        for u in self.all_mut() {
+            if let Some((key, _)) = u.settings()
+                && let Some(v) = kept.get(key)
+            {
+                u.restore_settings(v);
+            }
+        }
     }
 }
 
@@ -148,5 +236,60 @@ impl TopoApp {
                 }
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::crack_layer::CrackColor;
+    use crate::app::msc_panel::LabelOverlay;
+    use crate::app::settings::Settings;
+
+    /// The units' settings go out with the others and come back to fresh units, through RON
+    /// (eframe's storage) and JSON (sessions) alike.
+    #[test]
+    fn the_units_settings_come_back_through_ron_and_json() {
+        let mut units = Analyses::default();
+        units.msc.settings.labels = LabelOverlay::Basins;
+        units.msc.settings.auto_voxels = 12_345;
+        units.cracks.settings.scales = vec![0.5, 3.0];
+        units.cracks.settings.color = CrackColor::Orientation;
+        units.explain.settings.betti = true;
+        units.scale_space.settings.thresholds = 100;
+        let kept = Settings { analyses: units.settings(), ..Settings::default() };
+        let keys: Vec<&str> = kept.analyses.keys().map(|k| k.as_str()).collect();
+        assert_eq!(keys, ["cracks", "explain", "msc", "scale_space"]);
+        let ron_text = ron::ser::to_string_pretty(&kept, ron::ser::PrettyConfig::default()).unwrap();
+        let json_text = serde_json::to_string(&kept).unwrap();
+        for back in [ron::from_str::<Settings>(&ron_text).unwrap(), serde_json::from_str(&json_text).unwrap()]
+        {
+            let mut fresh = Analyses::default();
+            fresh.restore_settings(&back.analyses);
+            assert_eq!(fresh.msc.settings, units.msc.settings);
+            assert_eq!(fresh.cracks.settings, units.cracks.settings);
+            assert_eq!(fresh.explain.settings, units.explain.settings);
+            assert_eq!(fresh.scale_space.settings, units.scale_space.settings);
+        }
+    }
+
+    /// Settings that do not read leave the defaults; missing fields take theirs; values out of
+    /// range are brought back into it.
+    #[test]
+    fn unreadable_settings_leave_the_defaults() {
+        let mut units = Analyses::default();
+        let kept = serde_json::json!({
+            "msc": "not an object",
+            "cracks": {"orientations": 4},
+            "scale_space": {"thresholds": 1_000_000, "step": -1.0},
+        });
+        let kept = kept.as_object().unwrap().clone().into_iter().collect();
+        units.restore_settings(&kept);
+        let defaults = Analyses::default();
+        assert_eq!(units.msc.settings, defaults.msc.settings);
+        assert_eq!(units.cracks.settings.orientations, 4);
+        assert_eq!(units.cracks.settings.scales, defaults.cracks.settings.scales);
+        assert_eq!(units.scale_space.settings.thresholds, 4096);
+        assert_eq!(units.scale_space.settings.step, 0.25);
     }
 }

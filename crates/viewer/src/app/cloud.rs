@@ -8,6 +8,7 @@ use super::analysis::{Analysis, Arrival, Owner};
 use super::barcode_plot;
 pub use super::barcode_plot::PICKED;
 use super::numbers::{duration, group, short};
+use super::tiles::{Column, PaneData, PaneSpec};
 use crate::render::camera::Camera;
 use egui::RichText;
 use std::path::PathBuf;
@@ -309,6 +310,25 @@ impl Analysis for CloudState {
     fn panel(&mut self, app: &mut TopoApp, ui: &mut egui::Ui) {
         image_section(self, app, ui);
     }
+
+    fn panes(&self) -> &'static [PaneSpec] {
+        &[
+            PaneSpec { id: "Point cloud", data: PaneData::Cloud, column: Column::Views },
+            PaneSpec { id: "Barcode", data: PaneData::Cloud, column: Column::Plots },
+            PaneSpec { id: "Diagram", data: PaneData::Cloud, column: Column::Plots },
+        ]
+    }
+
+    fn pane(&mut self, app: &mut TopoApp, ui: &mut egui::Ui, id: &str) {
+        match id {
+            "Point cloud" => super::cloud_view::show(app, self, ui),
+            "Barcode" => barcode_pane(self, ui),
+            "Diagram" => diagram_pane(self, ui),
+            other => {
+                ui.label(format!("The point cloud has no view called {other}."));
+            }
+        }
+    }
 }
 
 /// Where the complex is first drawn: in the middle of the longest bar of the highest
@@ -450,7 +470,7 @@ pub fn cloud_panel(c: &mut CloudState, app: &mut TopoApp, ui: &mut egui::Ui) {
 }
 
 /// The barcode as a pane of the central area.
-pub fn barcode_pane(c: &mut CloudState, ui: &mut egui::Ui) {
+fn barcode_pane(c: &mut CloudState, ui: &mut egui::Ui) {
     let Some(r) = &c.result else {
         ui.label("No barcode yet.");
         return;
@@ -459,7 +479,7 @@ pub fn barcode_pane(c: &mut CloudState, ui: &mut egui::Ui) {
 }
 
 /// The persistence diagram of the barcode as a pane of the central area.
-pub fn diagram_pane(c: &mut CloudState, ui: &mut egui::Ui) {
+fn diagram_pane(c: &mut CloudState, ui: &mut egui::Ui) {
     let Some(r) = &c.result else {
         ui.label("No barcode yet.");
         return;

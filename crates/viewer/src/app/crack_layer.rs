@@ -4,15 +4,104 @@
 //! threshold set, which lies exactly on cracks.
 
 use super::TopoApp;
-use super::analysis::{Analysis, Arrival, Owner, Stop};
-use super::settings::CrackColor;
+use super::analysis::{Analysis, Arrival, Depth, Owner, Stop, kept_settings, restored};
+use super::views::SliceCanvas;
 use egui::{Color32, Pos2, Rect};
 use std::sync::Arc;
-use topoview_compute::jobs::{self, CrackSlice, Cracks};
-use topoview_compute::{JobId, Outcome};
+use topoview_compute::{Job, JobContext, JobError, JobId, Lane, Outcome};
 use topoview_core::field::ScalarField;
 use topoview_core::topo::cracks::boundaries::{self, Kept};
 use topoview_core::topo::cracks::{CrackOptions, Family};
+
+/// The "edges between pixels" layer over the slice views (a 2D image, or a volume's axial
+/// slices).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct CrackSettings {
+    pub show: bool,
+    pub scales: Vec<f64>,
+    pub orientations: usize,
+    /// Cracks at least this strong are drawn, as a fraction of the slice's strongest.
+    pub min_fraction: f32,
+    pub color: CrackColor,
+    /// Only the cracks on closed curves (dangling branches pruned).
+    pub closed: bool,
+    /// The boundary of the threshold set, on the cracks.
+    pub set_boundary: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum CrackColor {
+    Strength,
+    Orientation,
+}
+
+impl Default for CrackSettings {
+    fn default() -> Self {
+        CrackSettings {
+            show: false,
+            scales: vec![1.0, 2.0, 4.0],
+            orientations: 8,
+            min_fraction: 0.2,
+            color: CrackColor::Strength,
+            closed: false,
+            set_boundary: false,
+        }
+    }
+}
+
+impl CrackSettings {
+    pub fn options(&self) -> topoview_core::topo::cracks::CrackOptions {
+        topoview_core::topo::cracks::CrackOptions {
+            scales: self.scales.clone(),
+            orientations: self.orientations,
+            ..Default::default()
+        }
+    }
+}
+
+/// The worker's lane for the strengths of the slice on screen.
+pub const CRACKS: Lane = Lane("cracks");
+
+/// The crack strengths of one axial slice of a field (a 2D field is its own slice).
+pub struct Cracks {
+    pub field: Arc<ScalarField>,
+    pub z: usize,
+    pub opts: topoview_core::topo::cracks::CrackOptions,
+}
+
+/// A slice's crack strengths, with what they were computed from.
+pub struct CrackSlice {
+    pub field: Arc<ScalarField>,
+    pub z: usize,
+    pub opts: topoview_core::topo::cracks::CrackOptions,
+    pub map: Arc<topoview_core::topo::cracks::CrackMap>,
+    /// The slice's values, for the boundary of the threshold set on the cracks.
+    pub values: Arc<Vec<f32>>,
+}
+
+impl Job for Cracks {
+    type Output = CrackSlice;
+
+    fn lane(&self) -> Lane {
+        CRACKS
+    }
+
+    fn run(self, cx: &JobContext) -> Result<CrackSlice, JobError> {
+        use topoview_core::field::Sample;
+        let [w, h, _] = self.field.dims();
+        let plane = w * h;
+        let start = self.z * plane;
+        let values: Vec<f32> = topoview_core::with_samples!(self.field.samples(), v => v[start..start + plane].iter().map(|x| x.to_f32()).collect());
+        let img = topoview_core::topo::cracks::Image::grey(w, h, values);
+        let total = (2 * plane * self.opts.scales.len()) as u64;
+        let progress = |n: u64| cx.report("edges between pixels", n, total);
+        let (map, ran) = cx.backend.cracks(&img, &self.opts, &cx.control(&progress))?;
+        cx.note(ran.fallback);
+        let values = Arc::new(img.channels.into_iter().next().unwrap_or_default());
+        Ok(CrackSlice { field: self.field, z: self.z, opts: self.opts, map: Arc::new(map), values })
+    }
+}
 
 /// The most crack segments drawn in one view (beyond that, zoom in or raise the threshold).
 const MAX_SEGMENTS: usize = 400_000;
@@ -30,6 +119,10 @@ pub struct CrackLayer {
     boundary: Option<((usize, u64, bool), Arc<Kept>)>,
     /// The scales as being typed (applied on Enter or when the field loses focus).
     scales_text: Option<String>,
+    /// How many cracks the last frame drew.
+    drawn: usize,
+    /// The layer's settings (kept between runs).
+    pub settings: CrackSettings,
 }
 
 impl std::fmt::Debug for CrackLayer {
@@ -39,6 +132,11 @@ impl std::fmt::Debug for CrackLayer {
 }
 
 impl CrackLayer {
+    /// How many cracks the last frame drew.
+    pub fn drawn(&self) -> usize {
+        self.drawn
+    }
+
     /// Whether the strengths on screen are those of `field` at slice `z` with `opts`.
     fn shows(&self, field: &Arc<ScalarField>, z: usize, opts: &CrackOptions) -> bool {
         self.slice.as_ref().is_some_and(|s| Arc::ptr_eq(&s.field, field) && s.z == z && &s.opts == opts)
@@ -50,17 +148,17 @@ impl Analysis for CrackLayer {
         "edges between pixels"
     }
 
-    fn arrived(&mut self, app: &mut TopoApp, arrival: Arrival) {
-        *self = CrackLayer::default();
+    fn arrived(&mut self, _app: &mut TopoApp, arrival: Arrival) {
+        *self = CrackLayer { settings: self.settings.clone(), ..CrackLayer::default() };
         if !arrival.keep_settings {
-            app.settings.cracks.show = false;
+            self.settings.show = false;
         }
     }
 
     /// Asks the worker for the strengths of the slice on screen when the layer is on and they
     /// are not there yet (a newer request supersedes an older one on the lane).
     fn request(&mut self, app: &mut TopoApp) {
-        if !app.settings.cracks.show {
+        if !self.settings.show {
             return;
         }
         let Some(d) = &app.data else { return };
@@ -69,7 +167,7 @@ impl Analysis for CrackLayer {
             return;
         }
         let z = slice_of(app, &field);
-        let opts = app.settings.cracks.options();
+        let opts = self.settings.options();
         if opts.check().is_err() || self.shows(&field, z, &opts) {
             return;
         }
@@ -100,8 +198,38 @@ impl Analysis for CrackLayer {
         panel(self, app, ui);
     }
 
-    fn clear_overlays(&mut self, app: &mut TopoApp) {
-        app.settings.cracks.show = false;
+    fn clear_overlays(&mut self, _app: &mut TopoApp) {
+        self.settings.show = false;
+    }
+
+    /// Draws the cracks over the axial view of the slice they were computed for.
+    fn draw_slice(&mut self, app: &mut TopoApp, canvas: &mut SliceCanvas, depth: Depth) {
+        if depth != Depth::Marks || canvas.w != 2 {
+            return;
+        }
+        let Some(o) = overlay(self, app).filter(|o| canvas.ndim < 3 || o.slice_z == canvas.slice) else {
+            return;
+        };
+        // The layer is in voxel x and y; the view may show y across (u = 1).
+        let r = canvas.rect();
+        let [a, b] = [canvas.to_plane(r.left_top()), canvas.to_plane(r.right_bottom())];
+        let (xs, ys) = if canvas.u == 0 { (0, 1) } else { (1, 0) };
+        let visible = [a[xs].min(b[xs]), a[xs].max(b[xs]), a[ys].min(b[ys]), a[ys].max(b[ys])];
+        let across = canvas.u == 0;
+        let to_screen = |x: f32, y: f32| if across { canvas.to_screen(x, y) } else { canvas.to_screen(y, x) };
+        let (drawn, all) = draw(&canvas.painter, &o, to_screen, visible);
+        self.drawn = drawn;
+        if !all {
+            canvas.note("edges: too many here, zoom in or raise the strength");
+        }
+    }
+
+    fn settings(&self) -> Option<(&'static str, serde_json::Value)> {
+        kept_settings("cracks", &self.settings)
+    }
+
+    fn restore_settings(&mut self, kept: &serde_json::Value) {
+        self.settings = restored(kept);
     }
 }
 
@@ -112,7 +240,7 @@ fn slice_of(app: &TopoApp, field: &ScalarField) -> usize {
 
 /// What one view draws of the layer.
 #[derive(Clone)]
-pub struct Overlay {
+struct Overlay {
     pub slice_z: usize,
     pub width: usize,
     pub height: usize,
@@ -127,8 +255,8 @@ pub struct Overlay {
 
 /// The overlay for the field on screen at its current settings, if the layer is on and its
 /// strengths are those of this field.
-pub fn overlay(layer: &mut CrackLayer, app: &TopoApp) -> Option<Overlay> {
-    let c = &app.settings.cracks;
+fn overlay(layer: &mut CrackLayer, app: &TopoApp) -> Option<Overlay> {
+    let c = &layer.settings;
     if !c.show {
         return None;
     }
@@ -202,7 +330,7 @@ fn color(o: &Overlay, s: f32, angle: f32) -> Color32 {
 /// Draws the layer on a view of the slice: `to_screen(u, v)` maps plane coordinates (pixel
 /// `x` spans `u` from `x` to `x + 1`) onto the view, `visible` is the part of the plane on
 /// screen. Returns the number of cracks drawn and whether all of them were.
-pub fn draw(
+fn draw(
     painter: &egui::Painter,
     o: &Overlay,
     to_screen: impl Fn(f32, f32) -> Pos2,
@@ -265,7 +393,7 @@ pub fn draw(
 /// The layer's controls, in the side panel.
 fn panel(layer: &mut CrackLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
     ui.heading("Edges between pixels");
-    let c = &mut app.settings.cracks;
+    let c = &mut layer.settings;
     ui.checkbox(&mut c.show, "Show edges on the cracks between pixels").on_hover_text(
         "Steered Gaussian derivative filters at each crack between two pixels (topoview cracks); \
          on a volume, the axial slice through the crosshair",
@@ -307,14 +435,14 @@ fn panel(layer: &mut CrackLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
         ui.add(egui::DragValue::new(&mut c.orientations).range(2..=32).speed(0.1).prefix("orientations "));
         c.orientations = (c.orientations / 2 * 2).max(2);
     });
-    let working = app.jobs.contains_key(&jobs::CRACKS);
+    let working = app.jobs.contains_key(&CRACKS);
     match &layer.slice {
         Some(s) => {
             let z = if s.field.ndim() == 3 { format!("slice z = {}: ", s.z) } else { String::new() };
             ui.label(format!(
                 "{z}strongest {:.4}; {} cracks drawn{}",
                 s.map.max_strength(),
-                app.views.cracks_drawn,
+                layer.drawn,
                 if working { " (updating…)" } else { "" }
             ));
         }

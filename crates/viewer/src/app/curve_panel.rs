@@ -114,14 +114,13 @@ pub fn ranges_differ(scales: &[f64]) -> Option<f64> {
 pub fn plot(
     ui: &mut egui::Ui,
     data: &mut Dataset,
-    betti: Option<&topoview_compute::betti_jobs::BettiLines>,
+    extra: &[PlotCurve],
     height: f32,
     normalise: &mut bool,
 ) -> bool {
     let sigma = data.smoothed.as_ref().map(|s| s.sigma);
     let shown = data.displayed_curve().map(|c| (&c.crossings, c.suggested));
     let (threshold, chosen) = (data.threshold, data.threshold_chosen);
-    let n_betti = if data.displayed().ndim() == 3 { 3 } else { 2 };
 
     let mut lines: Vec<(String, Color32, &[[f64; 2]])> = Vec::new();
     if let Some(c) = &data.curve {
@@ -130,10 +129,8 @@ pub fn plot(
     if let (Some(s), Some(sigma)) = (&data.smoothed, sigma) {
         lines.push((format!("σ = {sigma}"), SMOOTHED, &s.curve.points));
     }
-    if let Some(b) = betti {
-        for (k, points) in b.points.iter().enumerate().take(n_betti) {
-            lines.push((format!("β{k}"), super::explain::BETTI_COLOURS[k], points));
-        }
+    for c in extra {
+        lines.push((c.name.clone(), c.colour, c.points));
     }
     let scales: Vec<f64> = lines.iter().map(|l| scale_of(l.2)).collect();
     let differ = ranges_differ(&scales);
@@ -162,10 +159,16 @@ pub fn plot(
     legend(ui, &keys);
 
     // The axis names what is drawn.
-    let y_label = match (norm, betti.is_some()) {
-        (true, _) => "each curve / its largest |value|",
-        (false, true) => "χ and Betti numbers β",
-        (false, false) => "Euler characteristic χ",
+    let mut quantities: Vec<&str> = Vec::new();
+    for c in extra {
+        if !quantities.contains(&c.quantity) {
+            quantities.push(c.quantity);
+        }
+    }
+    let y_label = match (norm, quantities.is_empty()) {
+        (true, _) => "each curve / its largest |value|".to_string(),
+        (false, true) => "Euler characteristic χ".to_string(),
+        (false, false) => format!("χ and {}", quantities.join(" and ")),
     };
     let displayed_ecc = data.displayed_curve().map(|c| c.ecc.clone());
     let resp = Plot::new("ecc plot")
@@ -232,7 +235,7 @@ pub fn plot(
         });
     let r = &resp.response;
     let text = match resp.inner {
-        Some(t) => hover_readout(ui, data, betti, t, n_betti),
+        Some(t) => hover_readout(ui, data, extra, t),
         None => egui::RichText::new("hover the plot to read the curves at a threshold").weak().into(),
     };
     // Always one row under the plot, so nothing moves as the pointer comes and goes.
@@ -286,14 +289,24 @@ fn values_in<'a>(
     range
 }
 
-/// The curve plot as a pane of the central area: as large as the pane.
+/// A curve an analysis adds to the ECC plot ([`super::analysis::Analysis::plot_curves`]), over
+/// the same thresholds as χ.
+pub struct PlotCurve<'a> {
+    pub name: String,
+    pub colour: Color32,
+    /// What it counts, for the value axis's name ("Betti numbers β").
+    pub quantity: &'static str,
+    /// Its points as drawn (x: the threshold).
+    pub points: &'a [[f64; 2]],
+    /// Its exact value at a threshold, for the hover readout.
+    pub value_at: Box<dyn Fn(f64) -> String + 'a>,
+}
+
+/// The curve plot as a pane of the central area: as large as the pane, with the analyses'
+/// curves beside χ.
 pub fn pane(app: &mut super::TopoApp, units: &super::analysis::Analyses, ui: &mut egui::Ui) {
-    let lines = match &app.data {
-        Some(d) if app.settings.explain.betti => {
-            d.displayed_curve().and_then(|c| units.explain.lines_for(&c.ecc)).cloned()
-        }
-        _ => None,
-    };
+    let units = units.all();
+    let extra: Vec<PlotCurve> = units.iter().flat_map(|u| u.plot_curves(app)).collect();
     let Some(d) = &mut app.data else {
         ui.label("No field loaded.");
         return;
@@ -309,17 +322,11 @@ pub fn pane(app: &mut super::TopoApp, units: &super::analysis::Analyses, ui: &mu
     // Rows above and below the plot: the normalise switch, the legend, the hover readout.
     let rows = 3.0 * (ui.spacing().interact_size.y + ui.spacing().item_spacing.y);
     let height = (ui.available_height() - rows).max(60.0);
-    plot(ui, d, lines.as_deref(), height, &mut app.settings.normalise_curves);
+    plot(ui, d, &extra, height, &mut app.settings.normalise_curves);
 }
 
 /// "threshold t: χ = .. (σ: χ = ..) β0 = .." in the curves' colours, for the hovered threshold.
-fn hover_readout(
-    ui: &egui::Ui,
-    data: &Dataset,
-    betti: Option<&topoview_compute::betti_jobs::BettiLines>,
-    t: f64,
-    n_betti: usize,
-) -> egui::WidgetText {
+fn hover_readout(ui: &egui::Ui, data: &Dataset, extra: &[PlotCurve], t: f64) -> egui::WidgetText {
     let font = egui::TextStyle::Body.resolve(ui.style());
     let mut job = egui::text::LayoutJob::default();
     let mut add = |text: String, colour: Color32| {
@@ -333,12 +340,8 @@ fn hover_readout(
     if let Some(s) = &data.smoothed {
         add(format!("  σ = {}: χ = {}", s.sigma, s.curve.chi_at(t)), SMOOTHED);
     }
-    if let Some(b) = betti {
-        let n = topoview_compute::curve::passed(&b.ecc, t);
-        for (k, v) in [&b.betti.b0, &b.betti.b1, &b.betti.b2].into_iter().take(n_betti).enumerate() {
-            let value = if n == 0 { 0 } else { v[n - 1] };
-            add(format!("  β{k} = {value}"), super::explain::BETTI_COLOURS[k]);
-        }
+    for c in extra {
+        add(format!("  {} = {}", c.name, (c.value_at)(t)), c.colour);
     }
     job.into()
 }

@@ -2,7 +2,7 @@
 //! its curve, and the threshold the user picked.
 
 use super::msc_labels::LabelMap;
-use super::settings::LabelOverlay;
+use super::msc_panel::LabelOverlay;
 use std::path::PathBuf;
 use std::sync::Arc;
 use topoview_compute::msc_scene::Level;

@@ -4,7 +4,10 @@
 //! alive at the threshold marked where they are born (lane `tunnels`, once per field).
 
 use super::TopoApp;
-use super::analysis::{Analysis, Arrival, Owner, Stop};
+use super::analysis::{Analysis, Arrival, Depth, Owner, Stop, kept_settings, restored};
+use super::curve_panel::PlotCurve;
+use super::view3d::VolumeCanvas;
+use super::views::{SliceCanvas, SliceTextures};
 use egui::Color32;
 use std::sync::Arc;
 use topoview_compute::betti_jobs::{BettiCurves, BettiLines, Explain, Explained, TunnelList, Tunnels};
@@ -12,6 +15,16 @@ use topoview_compute::{JobId, Outcome};
 use topoview_core::topo::betti::parts::{NO_PART, Parts};
 use topoview_core::topo::betti::tunnels::Tunnel;
 use topoview_core::topo::ecc::{Construction, Ecc, Filtration};
+
+/// What the ECC panel shows of why χ changes.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ExplainSettings {
+    /// β0, β1, β2 beside χ in the plot and the readout.
+    pub betti: bool,
+    /// The components and voids of the threshold set coloured on the slices.
+    pub parts: bool,
+}
 
 /// Colours of β0, β1, β2 in the plot and the readout.
 pub const BETTI_COLOURS: [Color32; 3] =
@@ -54,7 +67,21 @@ pub struct ExplainLayer {
     tunnels_asked: Option<(usize, Construction, Filtration)>,
     /// A field (by address) larger than [`TUNNEL_VOXELS`] whose tunnels the user asked for.
     tunnels_wanted: Option<usize>,
+    /// The parts' image of the plane in each view, for the parts, plane, slice and mask colour.
+    textures: SliceTextures<PartKey>,
+    /// The parts' colours per texel of the 3D view, for the parts and stride, with their
+    /// version.
+    texels: Option<PartTexels>,
+    /// What the panel shows (kept between runs).
+    pub settings: ExplainSettings,
 }
+
+/// The parts' colours per texel of the 3D view: the parts and stride, a version, the colours.
+type PartTexels = (Arc<Parts>, usize, u64, Arc<Vec<u8>>);
+
+/// What a view's image of the parts shows: the parts (held, so their address cannot be reused
+/// while cached), plane, slice and the mask's colour it keeps clear of.
+type PartKey = (Arc<Parts>, usize, usize, [u8; 3]);
 
 /// Fields up to this many voxels get their tunnels found on their own; larger ones on request
 /// (the persistence diagram behind them took 9 to 37 s and 2.5 GiB for the 8.7 M voxels of the
@@ -79,12 +106,10 @@ impl Analysis for ExplainLayer {
         "Betti numbers and parts"
     }
 
-    fn arrived(&mut self, app: &mut TopoApp, arrival: Arrival) {
+    fn arrived(&mut self, _app: &mut TopoApp, arrival: Arrival) {
         // What the layer holds of the last field (its fields included) goes with it.
-        *self = ExplainLayer::default();
-        if !arrival.keep_settings {
-            app.settings.explain = Default::default();
-        }
+        let settings = if arrival.keep_settings { self.settings.clone() } else { Default::default() };
+        *self = ExplainLayer { settings, ..ExplainLayer::default() };
     }
 
     /// Asks the worker for what the panel shows and does not have: the Betti curves of the
@@ -92,7 +117,7 @@ impl Analysis for ExplainLayer {
     /// supersedes an older one on each lane).
     fn request(&mut self, app: &mut TopoApp) {
         let Some(d) = &app.data else { return };
-        let on = &app.settings.explain;
+        let on = &self.settings;
         let me = Owner::Unit(self.name());
         if on.betti
             && let Some(c) = d.displayed_curve()
@@ -106,7 +131,7 @@ impl Analysis for ExplainLayer {
             }
         }
         let Some(d) = &app.data else { return };
-        if app.settings.explain.parts {
+        if self.settings.parts {
             let field = d.displayed().clone();
             let (construction, filtration) = (app.settings.construction, app.settings.filtration());
             let key = (Arc::as_ptr(&field) as usize, d.threshold.to_bits(), construction, filtration);
@@ -171,8 +196,66 @@ impl Analysis for ExplainLayer {
         panel(self, app, ui);
     }
 
-    fn clear_overlays(&mut self, app: &mut TopoApp) {
-        app.settings.explain.parts = false;
+    fn clear_overlays(&mut self, _app: &mut TopoApp) {
+        self.settings.parts = false;
+    }
+
+    /// The components coloured and the voids outlined; the tunnels alive ringed where they
+    /// are born.
+    fn draw_slice(&mut self, app: &mut TopoApp, canvas: &mut SliceCanvas, depth: Depth) {
+        let (axes, slice, mask) = ((canvas.u, canvas.v, canvas.w), canvas.slice, canvas.mask_rgb);
+        match depth {
+            Depth::Regions => {
+                let Some(parts) = overlay(self, app) else { return };
+                let key = (parts.clone(), canvas.w, slice, mask);
+                let same =
+                    |a: &PartKey, b: &PartKey| Arc::ptr_eq(&a.0, &b.0) && (a.1, a.2, a.3) == (b.1, b.2, b.3);
+                self.textures.draw(canvas, key, same, || parts_image(&parts, axes, slice, mask), 0.0);
+            }
+            Depth::Marks => {
+                let tunnels = alive_tunnels(self, app);
+                draw_tunnels(&canvas.painter, &tunnels, canvas.w, slice, |p| canvas.voxel_to_screen(p));
+            }
+            Depth::Volumes => {}
+        }
+    }
+
+    /// β0, β1 (and β2 in 3D) beside χ.
+    fn plot_curves(&self, app: &TopoApp) -> Vec<PlotCurve<'_>> {
+        let Some(d) = app.data.as_ref().filter(|_| self.settings.betti) else { return Vec::new() };
+        let Some(lines) = d.displayed_curve().and_then(|c| self.lines_for(&c.ecc)) else { return Vec::new() };
+        let n = if d.displayed().ndim() == 3 { 3 } else { 2 };
+        (0..n)
+            .map(|k| PlotCurve {
+                name: format!("β{k}"),
+                colour: BETTI_COLOURS[k],
+                quantity: "Betti numbers β",
+                points: &lines.points[k],
+                value_at: Box::new(move |t| lines.at(t)[k].to_string()),
+            })
+            .collect()
+    }
+
+    /// The components' colours, in the 3D view's threshold voxels.
+    fn draw_volume(&mut self, app: &TopoApp, canvas: &mut VolumeCanvas) {
+        if !canvas.colours_shown || canvas.colours.is_some() {
+            return;
+        }
+        let Some(parts) = overlay(self, app) else { return };
+        let stride = canvas.stride;
+        if self.texels.as_ref().is_none_or(|(p, s, ..)| !Arc::ptr_eq(p, &parts) || *s != stride) {
+            let texels = Arc::new(parts_texels(&parts, stride));
+            self.texels = Some((parts, stride, super::view3d::next_version(), texels));
+        }
+        canvas.colours = self.texels.as_ref().map(|(_, _, v, t)| (*v, t.clone()));
+    }
+
+    fn settings(&self) -> Option<(&'static str, serde_json::Value)> {
+        kept_settings("explain", &self.settings)
+    }
+
+    fn restore_settings(&mut self, kept: &serde_json::Value) {
+        self.settings = restored(kept);
     }
 }
 
@@ -183,7 +266,7 @@ pub fn alive_tunnels(layer: &ExplainLayer, app: &TopoApp) -> Vec<Tunnel> {
     let same = Arc::ptr_eq(&l.field, d.displayed())
         && l.construction == app.settings.construction
         && l.filtration == app.settings.filtration();
-    if !app.settings.explain.parts || !same {
+    if !layer.settings.parts || !same {
         return Vec::new();
     }
     let t = d.threshold;
@@ -215,8 +298,8 @@ pub fn draw_tunnels(
 
 /// The parts to draw over the slices: those of the field on screen with the current
 /// construction and filtration (at the last threshold labelled, while a newer one is under way).
-pub fn overlay(layer: &ExplainLayer, app: &TopoApp) -> Option<Arc<Parts>> {
-    if !app.settings.explain.parts {
+fn overlay(layer: &ExplainLayer, app: &TopoApp) -> Option<Arc<Parts>> {
+    if !layer.settings.parts {
         return None;
     }
     let d = app.data.as_ref()?;
@@ -327,7 +410,7 @@ pub fn parts_texels(parts: &Parts, stride: usize) -> Vec<u8> {
 /// The panel's controls and readouts, under the ECC plot.
 fn panel(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
     let three_d = app.data.as_ref().is_some_and(|d| d.displayed().ndim() == 3);
-    let s = &mut app.settings.explain;
+    let s = &mut layer.settings;
     ui.horizontal_wrapped(|ui| {
         ui.checkbox(&mut s.betti, "Betti curves").on_hover_text(
             "β0 components, β1 tunnels (holes in 2D), β2 voids: χ = β0 − β1 + β2 at every threshold",
@@ -339,7 +422,7 @@ fn panel(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
     });
     let Some(d) = &app.data else { return };
     let t = d.threshold;
-    if app.settings.explain.betti {
+    if layer.settings.betti {
         match d.displayed_curve().and_then(|c| layer.lines_for(&c.ecc)) {
             Some(l) => {
                 let b = l.at(t);
@@ -370,7 +453,7 @@ fn panel(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
             },
         }
     }
-    if app.settings.explain.parts {
+    if layer.settings.parts {
         match &layer.shown {
             Some(e) if overlay(layer, app).is_some() => {
                 let p = &e.parts;

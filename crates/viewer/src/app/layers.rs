@@ -5,8 +5,9 @@
 //! stay on the image; the layer list says so, and "Analyse" swaps a layer with the image.
 
 use super::TopoApp;
-use super::analysis::{Analysis, Arrival, Owner, Stop};
+use super::analysis::{Analysis, Arrival, Depth, Owner, Stop};
 use super::numbers::short;
+use super::views::{SliceCanvas, SliceTextures};
 use crate::render::colormap::{Colormap, label_colour};
 use egui::Color32;
 use std::path::{Path, PathBuf};
@@ -154,7 +155,13 @@ pub struct Layers {
     sent_for: Option<Arc<ScalarField>>,
     sent_id: Option<topoview_compute::JobId>,
     next_id: u64,
+    /// Each layer's image of the plane in each view, by layer id.
+    textures: std::collections::HashMap<u64, SliceTextures<LayerKey>>,
 }
+
+/// What a layer's image shows: its samples (held, so their address cannot be reused while
+/// cached), plane, slice and style.
+type LayerKey = (Arc<ScalarField>, usize, usize, LayerStyle);
 
 impl std::fmt::Debug for Layers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -323,6 +330,23 @@ impl Analysis for Layers {
 
     fn panel(&mut self, app: &mut TopoApp, ui: &mut egui::Ui) {
         panel(self, app, ui);
+    }
+
+    /// Draws the visible layers' planes over the field, the last on top; forgets the images
+    /// of layers gone.
+    fn draw_slice(&mut self, _app: &mut TopoApp, canvas: &mut SliceCanvas, depth: Depth) {
+        if depth != Depth::Volumes {
+            return;
+        }
+        self.textures.retain(|id, _| self.list.iter().any(|l| l.id == *id));
+        let (axes, slice) = ((canvas.u, canvas.v, canvas.w), canvas.slice);
+        for l in self.list.iter().filter(|l| l.style.visible) {
+            let key = (l.field.clone(), canvas.w, slice, l.style);
+            let same =
+                |a: &LayerKey, b: &LayerKey| Arc::ptr_eq(&a.0, &b.0) && (a.1, a.2, a.3) == (b.1, b.2, b.3);
+            let textures = self.textures.entry(l.id).or_default();
+            textures.draw(canvas, key, same, || l.slice_image(axes, slice), 0.0);
+        }
     }
 
     fn clear_overlays(&mut self, _app: &mut TopoApp) {

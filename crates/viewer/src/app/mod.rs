@@ -11,7 +11,7 @@ pub mod analysis;
 mod barcode_plot;
 pub mod cloud;
 mod cloud_view;
-mod crack_layer;
+pub mod crack_layer;
 mod curve_panel;
 pub mod dataset;
 pub mod explain;
@@ -213,7 +213,6 @@ impl TopoApp {
         let mut settings: Settings =
             cc.storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)).unwrap_or_default();
         settings.view3d.transfer.sanitize();
-        settings.scale_space.sanitize();
         install_fonts(&cc.egui_ctx);
         let mut no_3d = None;
         let has_renderer = cc
@@ -273,6 +272,7 @@ impl TopoApp {
             deferred_action: None,
             layouts: tiles::Layouts::load(cc.storage),
         };
+        app.units.restore_settings(&app.settings.analyses);
         if let Some(s) = startup.session {
             match session::open(&mut app, &s) {
                 Ok(()) => return app,
@@ -680,16 +680,14 @@ impl TopoApp {
         }
     }
 
-    /// What the slice views draw with (a function of the fields it reads, so the views' own
-    /// state can be borrowed beside it).
-    fn look<'a>(
-        settings: &'a Settings,
-        mask_on: bool,
-        d: &'a Dataset,
-        labels: Option<&'a Arc<msc_labels::LabelMap>>,
-        cracks: Option<crack_layer::Overlay>,
-        layers: &'a [layers::Layer],
-    ) -> views::Look<'a> {
+    /// The settings to keep, the units' own among them.
+    pub fn settings_to_keep(&self) -> Settings {
+        Settings { analyses: self.units.settings(), ..self.settings.clone() }
+    }
+
+    /// What the slice views draw the field with (a function of the fields it reads, so the
+    /// views' own state can be borrowed beside it).
+    fn look(settings: &Settings, mask_on: bool, d: &Dataset) -> views::Look {
         let (_, class) = volume::texel_format(d.displayed().dtype());
         // No threshold set over label ids (nothing is analysed there unless asked).
         let (mut mode, bits) = if mask_on && d.analysed() {
@@ -709,16 +707,6 @@ impl TopoApp {
             threshold_bits: bits,
             mask_color: [r, g, b, settings.mask_opacity],
             radiological: settings.radiological,
-            cracks,
-            msc: d.displayed_msc().filter(|_| settings.msc.show).map(|m| msc_overlay::SliceOverlay {
-                scene: &m.scene,
-                level: &m.level,
-                settings: &settings.msc,
-                labels,
-            }),
-            parts: None,
-            tunnels: Vec::new(),
-            layers,
         }
     }
 }
@@ -789,7 +777,7 @@ impl eframe::App for TopoApp {
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        let mut saved = self.settings.clone();
+        let mut saved = self.settings_to_keep();
         if let Some(own) = self.auto_colormap {
             saved.colormap = own;
         }

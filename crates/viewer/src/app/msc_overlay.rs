@@ -6,7 +6,7 @@
 //! along the arcs of the cancellations that merged it ([`MscScene::merged_route`]; a straight
 //! segment there fanned across the image from one survivor at high levels).
 
-use super::settings::MscSettings;
+use super::msc_panel::MscSettings;
 use crate::render::overlay3d::{LineVertex, Marks, PointMark};
 use egui::{Color32, Pos2, Shape, Stroke};
 use topoview_compute::msc_scene::{ArcKind, Level, MscScene};
@@ -20,8 +20,6 @@ pub struct SliceOverlay<'a> {
     pub scene: &'a MscScene,
     pub level: &'a Level,
     pub settings: &'a MscSettings,
-    /// The manifolds at the level as labels, when the slices show them.
-    pub labels: Option<&'a std::sync::Arc<super::msc_labels::LabelMap>>,
 }
 
 impl SliceOverlay<'_> {
@@ -310,7 +308,7 @@ mod tests {
         let scene = MscScene::new(Arc::new(f), a);
         let level = scene.level(0.1 * (scene.range.1 - scene.range.0));
         let settings = MscSettings::default();
-        let o = SliceOverlay { scene: &scene, level: &level, settings: &settings, labels: None };
+        let o = SliceOverlay { scene: &scene, level: &level, settings: &settings };
         let to_screen = |p: [f64; 3]| Pos2::new(10.0 * p[0] as f32, 10.0 * p[1] as f32);
         let live: Vec<usize> =
             (0..scene.analysis.complex.critical.len()).filter(|&i| scene.alive(i, &level)).collect();

@@ -2,15 +2,66 @@
 //! slider with live counts, what is drawn, and the persistence diagram with the threshold.
 
 use super::TopoApp;
-use super::analysis::{Analysis, Arrival, Owner};
+use super::analysis::{Analysis, Arrival, Depth, Owner, kept_settings, restored};
 use super::dataset::MscView;
-use super::msc_overlay::{arc_color, point_color, point_name};
+use super::msc_overlay::{SliceOverlay, arc_color, draw, point_color, point_name, point_near};
 use super::numbers::{duration, group, short};
+use super::tiles::{Column, PaneData, PaneSpec};
+use super::view3d::VolumeCanvas;
+use super::views::{SliceCanvas, SliceTextures};
+use crate::render::overlay3d::Marks;
 use egui_plot::{Line, Plot, PlotPoints, Points};
 use std::sync::Arc;
 use topoview_compute::jobs;
 use topoview_compute::msc_scene::ArcKind;
 use topoview_compute::{JobId, MscScene, Outcome};
+
+/// How the Morse-Smale complex is drawn over the views.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct MscSettings {
+    /// Whether the complex is drawn over the views at all.
+    pub show: bool,
+    /// Critical points shown, by index (minima, 1-saddles, 2-saddles, maxima; in 2D the
+    /// maxima are index 2).
+    pub points: [bool; 4],
+    /// Arcs shown, in the order of [`topoview_compute::msc_scene::ArcKind::ALL`].
+    pub arcs: [bool; 3],
+    /// On a slice: what lies within this many slices of it, fading with distance.
+    pub slab: usize,
+    /// The simplification slider in percent of the value range (else in values).
+    pub relative: bool,
+    /// Fields of up to this many voxels get their complex as soon as they are on screen.
+    pub auto_voxels: usize,
+    /// Manifolds drawn as translucent labels over the slices.
+    pub labels: LabelOverlay,
+}
+
+/// Which manifolds of the complex the slices show as labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum LabelOverlay {
+    None,
+    /// Basins: the ascending manifolds of the minima (a label per voxel).
+    Basins,
+    /// Mountains: the descending manifolds of the maxima (a label per top cell).
+    Mountains,
+    /// 2D fields: the Morse-Smale cells, a label per pair of basin and mountain (per square).
+    Cells,
+}
+
+impl Default for MscSettings {
+    fn default() -> Self {
+        MscSettings {
+            show: true,
+            points: [true; 4],
+            arcs: [true; 3],
+            slab: 2,
+            relative: true,
+            auto_voxels: 1 << 21,
+            labels: LabelOverlay::None,
+        }
+    }
+}
 
 /// Voxels a second per thread the complex is computed at (MNI template: 8.7M voxels in 5.9 s on
 /// 2 threads of the developer VM), for the estimate on the button.
@@ -30,7 +81,20 @@ pub struct MscUnit {
     /// A session's simplification level, applied when the complex of the field it was saved
     /// for arrives (true: the smoothed field's).
     pub pending_level: Option<(f64, bool)>,
+    /// The manifolds' image of the plane in each view, for the labels, plane and slice.
+    textures: SliceTextures<LabelKey>,
+    /// The marks of the 3D view, what they were built from, and whether every arc shown fit.
+    marks: Option<(MarksKey, Arc<Marks>, bool)>,
+    /// What is drawn, and when the complex is computed on its own (kept between runs).
+    pub settings: MscSettings,
 }
+
+/// What a view's label image shows: the labels (held, so their address cannot be reused while
+/// cached), its plane and slice.
+type LabelKey = (Arc<super::msc_labels::LabelMap>, usize, usize);
+
+/// What the 3D marks show: the complex (by address), the threshold, the kinds shown.
+type MarksKey = (usize, u64, [bool; 4], [bool; 3]);
 
 impl MscUnit {
     /// Starts the Morse-Smale job for the field on screen (superseding one under way).
@@ -48,13 +112,13 @@ impl Analysis for MscUnit {
         "Morse-Smale complex"
     }
 
-    fn arrived(&mut self, app: &mut TopoApp, arrival: Arrival) {
+    fn arrived(&mut self, _app: &mut TopoApp, arrival: Arrival) {
         let level = self.pending_level.take();
-        *self = MscUnit { pending_level: level, ..MscUnit::default() };
+        *self = MscUnit { pending_level: level, settings: self.settings.clone(), ..MscUnit::default() };
         if !arrival.keep_settings {
-            let s = &mut app.settings.msc;
+            let s = &mut self.settings;
             // What is drawn is the user's taste; which manifolds, of this field.
-            s.labels = super::settings::LabelOverlay::None;
+            s.labels = LabelOverlay::None;
             s.show = true;
         }
     }
@@ -69,7 +133,7 @@ impl Analysis for MscUnit {
             return;
         }
         self.auto_for = Some(key);
-        let small = f.len() <= app.settings.msc.auto_voxels;
+        let small = f.len() <= self.settings.auto_voxels;
         if small && d.displayed_msc().is_none() && topoview_core::topo::msc::check_field(f).is_ok() {
             self.run(app);
         }
@@ -99,8 +163,94 @@ impl Analysis for MscUnit {
         panel(self, app, ui);
     }
 
-    fn clear_overlays(&mut self, app: &mut TopoApp) {
-        app.settings.msc.show = false;
+    fn clear_overlays(&mut self, _app: &mut TopoApp) {
+        self.settings.show = false;
+    }
+
+    /// The manifolds as labels, then the points and arcs near the plane; a click on a
+    /// critical point picks it and puts the crosshair on it.
+    fn draw_slice(&mut self, app: &mut TopoApp, canvas: &mut SliceCanvas, depth: Depth) {
+        let kind = self.settings.labels;
+        if !self.settings.show || app.data.as_ref().and_then(|d| d.displayed_msc()).is_none() {
+            return;
+        }
+        let (axes, slice) = ((canvas.u, canvas.v, canvas.w), canvas.slice);
+        match depth {
+            Depth::Regions if kind != LabelOverlay::None => {
+                let Some(d) = app.data.as_mut() else { return };
+                let dims = d.displayed().dims();
+                let Some(labels) = d.displayed_msc_mut().and_then(|m| m.labels(kind)) else { return };
+                let key = (labels.clone(), canvas.w, slice);
+                let same = |a: &LabelKey, b: &LabelKey| Arc::ptr_eq(&a.0, &b.0) && (a.1, a.2) == (b.1, b.2);
+                let off = if labels.on_cells { 0.5 } else { 0.0 };
+                let image = || super::msc_labels::label_image(&labels, dims, axes, slice);
+                self.textures.draw(canvas, key, same, image, off);
+            }
+            Depth::Marks => {
+                let Some(m) = app.data.as_ref().and_then(|d| d.displayed_msc()) else { return };
+                let o = SliceOverlay { scene: &m.scene, level: &m.level, settings: &self.settings };
+                let scene = Arc::as_ptr(&m.scene) as usize;
+                let to_screen = |p: [f64; 3]| canvas.voxel_to_screen(p);
+                let near = canvas.click().and_then(|p| point_near(o, canvas.w, slice, p, to_screen));
+                let picked = match (near, &app.views.picked) {
+                    (Some(i), _) => vec![i],
+                    (None, Some((s, ids))) if *s == scene => ids.clone(),
+                    _ => Vec::new(),
+                };
+                let complete = draw(&canvas.painter, o, canvas.w, slice, &picked, to_screen);
+                if !complete {
+                    canvas.note("complex: too many arcs here, raise the persistence");
+                }
+                if let Some(i) = near {
+                    let dims = app.data.as_ref().map_or([1; 3], |d| d.displayed().dims());
+                    app.views.cursor =
+                        super::views::voxel_at(m.scene.analysis.complex.critical[i].position, dims);
+                    app.views.picked = Some((scene, vec![i]));
+                    canvas.take_click();
+                    canvas.ctx.request_repaint();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The points and arcs shown, as marks of the 3D view.
+    fn draw_volume(&mut self, app: &TopoApp, canvas: &mut VolumeCanvas) {
+        let Some(m) = app.data.as_ref().and_then(|d| d.displayed_msc()).filter(|_| self.settings.show) else {
+            return;
+        };
+        if canvas.marks.is_some() {
+            return;
+        }
+        let s = &self.settings;
+        let key = (Arc::as_ptr(&m.scene) as usize, m.level.threshold.to_bits(), s.points, s.arcs);
+        if self.marks.as_ref().is_none_or(|k| k.0 != key) {
+            let o = SliceOverlay { scene: &m.scene, level: &m.level, settings: s };
+            let (marks, complete) = super::msc_overlay::marks(o, super::view3d::next_version());
+            self.marks = Some((key, Arc::new(marks), complete));
+        }
+        if let Some((_, marks, complete)) = &self.marks {
+            canvas.marks = Some(marks.clone());
+            if !complete {
+                canvas.notes.push("complex: too many arcs to draw, raise the persistence".into());
+            }
+        }
+    }
+
+    fn panes(&self) -> &'static [PaneSpec] {
+        &[PaneSpec { id: "Diagram", data: PaneData::Field, column: Column::Plots }]
+    }
+
+    fn pane(&mut self, app: &mut TopoApp, ui: &mut egui::Ui, _id: &str) {
+        diagram_pane(app, ui);
+    }
+
+    fn settings(&self) -> Option<(&'static str, serde_json::Value)> {
+        kept_settings("msc", &self.settings)
+    }
+
+    fn restore_settings(&mut self, kept: &serde_json::Value) {
+        self.settings = restored(kept);
     }
 }
 
@@ -142,11 +292,11 @@ fn panel(unit: &mut MscUnit, app: &mut TopoApp, ui: &mut egui::Ui) {
         if start {
             unit.run(app);
         }
-        auto_setting(app, ui);
+        auto_setting(&mut unit.settings, ui);
         return;
     }
     let Some(m) = d.msc.as_mut() else { return };
-    let s = &mut app.settings.msc;
+    let s = &mut unit.settings;
     let span = (m.scene.range.1 - m.scene.range.0).max(f64::MIN_POSITIVE);
     let ndim = m.scene.analysis.complex.grid.ndim;
 
@@ -209,7 +359,6 @@ fn panel(unit: &mut MscUnit, app: &mut TopoApp, ui: &mut egui::Ui) {
         ui.add(egui::Slider::new(&mut s.slab, 0..=20).text("slices either side"));
     }
     ui.horizontal_wrapped(|ui| {
-        use super::settings::LabelOverlay;
         ui.label("Labels");
         ui.radio_value(&mut s.labels, LabelOverlay::None, "none");
         ui.radio_value(&mut s.labels, LabelOverlay::Basins, "basins")
@@ -224,7 +373,7 @@ fn panel(unit: &mut MscUnit, app: &mut TopoApp, ui: &mut egui::Ui) {
     for i in picked(&app.views, m) {
         ui.small(describe(m, i));
     }
-    auto_setting(app, ui);
+    auto_setting(&mut unit.settings, ui);
 }
 
 /// The critical points picked, if they are of this complex (the picked list names the complex
@@ -239,7 +388,7 @@ fn picked(views: &super::views::ViewState, m: &MscView) -> Vec<usize> {
 /// The persistence diagram and the persistence curves of the complex on screen, as a pane of
 /// the central area: the diagram square and as large as the pane leaves room for, the curves
 /// below it. A click on a diagram point picks its pair; a click on the curves sets the level.
-pub fn diagram_pane(app: &mut TopoApp, ui: &mut egui::Ui) {
+fn diagram_pane(app: &mut TopoApp, ui: &mut egui::Ui) {
     let Some(d) = &mut app.data else { return };
     let Some(m) = d.displayed_msc_mut() else {
         ui.label("No Morse-Smale complex yet: compute it in the side panel (Morse-Smale complex).");
@@ -422,13 +571,13 @@ fn persistence_curve(ui: &mut egui::Ui, m: &MscView, size: egui::Vec2) -> Option
     response.response.clicked().then_some(response.inner).flatten()
 }
 
-fn auto_setting(app: &mut TopoApp, ui: &mut egui::Ui) {
-    let mut mvox = app.settings.msc.auto_voxels as f64 / 1e6;
+fn auto_setting(settings: &mut MscSettings, ui: &mut egui::Ui) {
+    let mut mvox = settings.auto_voxels as f64 / 1e6;
     ui.horizontal_wrapped(|ui| {
         ui.label("Compute at once for fields up to");
         if ui.add(egui::DragValue::new(&mut mvox).range(0.0..=1000.0).speed(0.1).suffix(" Mvoxels")).changed()
         {
-            app.settings.msc.auto_voxels = (mvox * 1e6) as usize;
+            settings.auto_voxels = (mvox * 1e6) as usize;
         }
     });
 }

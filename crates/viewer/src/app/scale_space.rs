@@ -4,12 +4,40 @@
 //! threshold and σ (and shows the smoothed field).
 
 use super::TopoApp;
-use super::analysis::{Analysis, Arrival, Owner, Stop};
+use super::analysis::{Analysis, Arrival, Owner, Stop, kept_settings, restored};
+use super::tiles::{Column, PaneData, PaneSpec};
 use crate::render::colormap::Colormap;
 use egui::{Color32, Pos2, Rect, Stroke};
 use std::sync::Arc;
 use topoview_compute::scale_space::{SCALE_SPACE, ScaleSpaceJob, ScaleSpaceMap, sigmas, threshold_grid};
 use topoview_compute::{JobId, Outcome};
+
+/// The scales and thresholds of the ECC scale-space heat map.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ScaleSpaceSettings {
+    /// The largest σ (voxels); scales run from 0 in steps of `step`.
+    pub sigma_max: f64,
+    pub step: f64,
+    /// Thresholds across the field's value range.
+    pub thresholds: usize,
+}
+
+impl ScaleSpaceSettings {
+    /// Back within the panel's ranges (settings files and sessions can hold anything).
+    pub fn sanitize(&mut self) {
+        let finite_or = |v: f64, d: f64| if v.is_finite() { v } else { d };
+        self.sigma_max = finite_or(self.sigma_max, 8.0).clamp(0.5, 8.0);
+        self.step = finite_or(self.step, 0.25).clamp(0.25, 2.0);
+        self.thresholds = self.thresholds.clamp(16, 4096);
+    }
+}
+
+impl Default for ScaleSpaceSettings {
+    fn default() -> Self {
+        ScaleSpaceSettings { sigma_max: 8.0, step: 0.25, thresholds: 256 }
+    }
+}
 
 /// What the layer holds between frames.
 #[derive(Default)]
@@ -24,6 +52,8 @@ pub struct ScaleSpaceLayer {
     /// Counts the maps arrived (a texture key an address could not be: a dropped map's may be
     /// reused).
     version: u64,
+    /// The panel's scales and thresholds (kept between runs).
+    pub settings: ScaleSpaceSettings,
 }
 
 impl Analysis for ScaleSpaceLayer {
@@ -36,7 +66,7 @@ impl Analysis for ScaleSpaceLayer {
         if self.job.is_some() {
             app.cancel(SCALE_SPACE);
         }
-        *self = ScaleSpaceLayer::default();
+        *self = ScaleSpaceLayer { settings: self.settings.clone(), ..ScaleSpaceLayer::default() };
     }
 
     fn accept(&mut self, _app: &mut TopoApp, _id: JobId, outcome: Outcome) -> Result<(), Outcome> {
@@ -56,13 +86,35 @@ impl Analysis for ScaleSpaceLayer {
     fn panel(&mut self, app: &mut TopoApp, ui: &mut egui::Ui) {
         panel(self, app, ui);
     }
+
+    fn panes(&self) -> &'static [PaneSpec] {
+        &[PaneSpec { id: "Scale-space", data: PaneData::Field, column: Column::Plots }]
+    }
+
+    fn pane(&mut self, app: &mut TopoApp, ui: &mut egui::Ui, _id: &str) {
+        match current(self, app) {
+            Some(m) => heat_map(self, app, ui, &m),
+            None => {
+                ui.label("No scale-space yet: compute it in the side panel (ECC scale-space).");
+            }
+        }
+    }
+
+    fn settings(&self) -> Option<(&'static str, serde_json::Value)> {
+        kept_settings("scale_space", &self.settings)
+    }
+
+    fn restore_settings(&mut self, kept: &serde_json::Value) {
+        self.settings = restored(kept);
+        self.settings.sanitize();
+    }
 }
 
 /// Starts the scale-space of the original field with the panel's scales and thresholds and the
 /// current construction and filtration (superseding one under way).
 fn start(layer: &mut ScaleSpaceLayer, app: &mut TopoApp) {
     let Some(d) = &app.data else { return };
-    let s = &app.settings.scale_space;
+    let s = &layer.settings;
     layer.stopped = None;
     let Some((lo, hi)) = d.summary.range else {
         layer.stopped = Some("the field has no finite values".into());
@@ -158,7 +210,7 @@ fn panel(layer: &mut ScaleSpaceLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
         ui,
         |ui| {
             let loaded = app.data.is_some();
-            let s = &mut app.settings.scale_space;
+            let s = &mut layer.settings;
             ui.horizontal_wrapped(|ui| {
                 ui.add(egui::Slider::new(&mut s.sigma_max, 0.5..=8.0).step_by(0.5).text("σ max"));
                 ui.add(egui::Slider::new(&mut s.step, 0.25..=2.0).step_by(0.25).text("step"));
@@ -192,16 +244,6 @@ fn panel(layer: &mut ScaleSpaceLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
             }
         },
     );
-}
-
-/// The heat map as a pane of the central area.
-pub fn map_pane(layer: &mut ScaleSpaceLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
-    match current(layer, app) {
-        Some(m) => heat_map(layer, app, ui, &m),
-        None => {
-            ui.label("No scale-space yet: compute it in the side panel (ECC scale-space).");
-        }
-    }
 }
 
 /// The heat map, its zero-crossing line, the current (threshold, σ), the hover readout; a click

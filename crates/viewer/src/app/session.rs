@@ -159,7 +159,7 @@ impl Session {
                 .collect();
             source(&d.origin, at)
         });
-        Session { format: FORMAT.into(), version: VERSION, data, settings: app.settings.clone(), view }
+        Session { format: FORMAT.into(), version: VERSION, data, settings: app.settings_to_keep(), view }
     }
 
     pub fn to_json(&self) -> String {
@@ -170,7 +170,7 @@ impl Session {
     /// Parses and checks a session's text (`path` names it in errors).
     pub fn parse(text: &str, path: &Path) -> Result<Session, SessionError> {
         let format = |reason: String| SessionError::Format { path: path.to_path_buf(), reason };
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format(e.to_string()))?;
+        let mut value: serde_json::Value = serde_json::from_str(text).map_err(|e| format(e.to_string()))?;
         if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
             return Err(format(format!("no \"format\": \"{FORMAT}\"")));
         }
@@ -179,10 +179,10 @@ impl Session {
         if found > VERSION as u64 {
             return Err(SessionError::Newer { path: path.to_path_buf(), found });
         }
+        move_analysis_settings(&mut value);
         let mut s: Session = serde_json::from_value(value).map_err(|e| format(e.to_string()))?;
         s.check().map_err(format)?;
         s.settings.view3d.transfer.sanitize();
-        s.settings.scale_space.sanitize();
         s.settings.mask_opacity = s.settings.mask_opacity.clamp(0.0, 1.0);
         Ok(s)
     }
@@ -309,6 +309,21 @@ pub fn save(app: &TopoApp, path: &Path) -> Result<(), SessionError> {
         .map_err(|e| SessionError::Write { path: path.to_path_buf(), reason: e.to_string() })
 }
 
+/// Sessions written before the analyses kept their own settings held them beside the others
+/// (`settings.msc`, `.cracks`, `.explain`, `.scale_space`): moves them under
+/// `settings.analyses`, where the units look for them by the same keys.
+fn move_analysis_settings(session: &mut serde_json::Value) {
+    let Some(settings) = session.get_mut("settings").and_then(|s| s.as_object_mut()) else { return };
+    for key in ["msc", "cracks", "explain", "scale_space"] {
+        if let Some(v) = settings.remove(key) {
+            let analyses = settings.entry("analyses").or_insert_with(|| serde_json::json!({}));
+            if let Some(a) = analyses.as_object_mut() {
+                a.entry(key).or_insert(v);
+            }
+        }
+    }
+}
+
 /// Reads the session at `path` and restores it into `app`: settings at once, the view when its
 /// field has loaded. A field that cannot be found is reported (by name), the rest restored.
 pub fn open(app: &mut TopoApp, path: &Path) -> Result<(), SessionError> {
@@ -316,6 +331,7 @@ pub fn open(app: &mut TopoApp, path: &Path) -> Result<(), SessionError> {
     let (last_dir, recent) = (app.settings.last_dir.take(), std::mem::take(&mut app.settings.recent));
     app.settings = s.settings;
     (app.settings.last_dir, app.settings.recent) = (last_dir, recent);
+    app.units.restore_settings(&app.settings.analyses);
     app.auto_colormap = None;
     app.sigma = s.view.sigma;
     app.mask_on = s.view.mask_on;
@@ -445,5 +461,17 @@ mod tests {
             r#"{"format": "topoview-session", "version": 1, "data": null, "settings": {}, "view": {}}"#;
         let s = Session::parse(bare, p).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((s.settings, s.view), (Settings::default(), View::default()));
+    }
+
+    /// A session written before the analyses kept their own settings has them beside the
+    /// others: they arrive under `analyses`, by the same keys.
+    #[test]
+    fn older_sessions_give_the_analyses_their_settings() {
+        let old = r#"{"format": "topoview-session", "version": 1, "data": null, "view": {},
+            "settings": {"colormap": "Magma", "msc": {"labels": "Basins"}, "scale_space": {"thresholds": 64}}}"#;
+        let s = Session::parse(old, Path::new("/tmp/old.json")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.settings.colormap, super::super::Colormap::Magma);
+        assert_eq!(s.settings.analyses["msc"], serde_json::json!({"labels": "Basins"}));
+        assert_eq!(s.settings.analyses["scale_space"], serde_json::json!({"thresholds": 64}));
     }
 }

@@ -62,53 +62,6 @@ impl Default for View3dSettings {
     }
 }
 
-/// How the Morse-Smale complex is drawn over the views.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct MscSettings {
-    /// Whether the complex is drawn over the views at all.
-    pub show: bool,
-    /// Critical points shown, by index (minima, 1-saddles, 2-saddles, maxima; in 2D the
-    /// maxima are index 2).
-    pub points: [bool; 4],
-    /// Arcs shown, in the order of [`topoview_compute::msc_scene::ArcKind::ALL`].
-    pub arcs: [bool; 3],
-    /// On a slice: what lies within this many slices of it, fading with distance.
-    pub slab: usize,
-    /// The simplification slider in percent of the value range (else in values).
-    pub relative: bool,
-    /// Fields of up to this many voxels get their complex as soon as they are on screen.
-    pub auto_voxels: usize,
-    /// Manifolds drawn as translucent labels over the slices.
-    pub labels: LabelOverlay,
-}
-
-/// Which manifolds of the complex the slices show as labels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum LabelOverlay {
-    None,
-    /// Basins: the ascending manifolds of the minima (a label per voxel).
-    Basins,
-    /// Mountains: the descending manifolds of the maxima (a label per top cell).
-    Mountains,
-    /// 2D fields: the Morse-Smale cells, a label per pair of basin and mountain (per square).
-    Cells,
-}
-
-impl Default for MscSettings {
-    fn default() -> Self {
-        MscSettings {
-            show: true,
-            points: [true; 4],
-            arcs: [true; 3],
-            slab: 2,
-            relative: true,
-            auto_voxels: 1 << 21,
-            labels: LabelOverlay::None,
-        }
-    }
-}
-
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Settings {
@@ -134,94 +87,9 @@ pub struct Settings {
     /// Seed, edge length and correlation length of the last generated example field.
     pub grf: GrfSettings,
     pub view3d: View3dSettings,
-    pub msc: MscSettings,
-    pub cracks: CrackSettings,
-    pub explain: ExplainSettings,
-    pub scale_space: ScaleSpaceSettings,
-}
-
-/// The scales and thresholds of the ECC scale-space heat map.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct ScaleSpaceSettings {
-    /// The largest σ (voxels); scales run from 0 in steps of `step`.
-    pub sigma_max: f64,
-    pub step: f64,
-    /// Thresholds across the field's value range.
-    pub thresholds: usize,
-}
-
-impl ScaleSpaceSettings {
-    /// Back within the panel's ranges (settings files and sessions can hold anything).
-    pub fn sanitize(&mut self) {
-        let finite_or = |v: f64, d: f64| if v.is_finite() { v } else { d };
-        self.sigma_max = finite_or(self.sigma_max, 8.0).clamp(0.5, 8.0);
-        self.step = finite_or(self.step, 0.25).clamp(0.25, 2.0);
-        self.thresholds = self.thresholds.clamp(16, 4096);
-    }
-}
-
-impl Default for ScaleSpaceSettings {
-    fn default() -> Self {
-        ScaleSpaceSettings { sigma_max: 8.0, step: 0.25, thresholds: 256 }
-    }
-}
-
-/// What the ECC panel shows of why χ changes.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct ExplainSettings {
-    /// β0, β1, β2 beside χ in the plot and the readout.
-    pub betti: bool,
-    /// The components and voids of the threshold set coloured on the slices.
-    pub parts: bool,
-}
-
-/// The "edges between pixels" layer over the slice views (a 2D image, or a volume's axial
-/// slices).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct CrackSettings {
-    pub show: bool,
-    pub scales: Vec<f64>,
-    pub orientations: usize,
-    /// Cracks at least this strong are drawn, as a fraction of the slice's strongest.
-    pub min_fraction: f32,
-    pub color: CrackColor,
-    /// Only the cracks on closed curves (dangling branches pruned).
-    pub closed: bool,
-    /// The boundary of the threshold set, on the cracks.
-    pub set_boundary: bool,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum CrackColor {
-    Strength,
-    Orientation,
-}
-
-impl Default for CrackSettings {
-    fn default() -> Self {
-        CrackSettings {
-            show: false,
-            scales: vec![1.0, 2.0, 4.0],
-            orientations: 8,
-            min_fraction: 0.2,
-            color: CrackColor::Strength,
-            closed: false,
-            set_boundary: false,
-        }
-    }
-}
-
-impl CrackSettings {
-    pub fn options(&self) -> topoview_core::topo::cracks::CrackOptions {
-        topoview_core::topo::cracks::CrackOptions {
-            scales: self.scales.clone(),
-            orientations: self.orientations,
-            ..Default::default()
-        }
-    }
+    /// Each analysis's own settings, by its key ([`super::analysis::Analysis::settings`]):
+    /// gathered from the units when saved, given back to them when read.
+    pub analyses: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -256,10 +124,7 @@ impl Default for Settings {
             builtin_dialogs: false,
             grf: GrfSettings::default(),
             view3d: View3dSettings::default(),
-            msc: MscSettings::default(),
-            cracks: CrackSettings::default(),
-            explain: ExplainSettings::default(),
-            scale_space: ScaleSpaceSettings::default(),
+            analyses: Default::default(),
         }
     }
 }

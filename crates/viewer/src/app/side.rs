@@ -3,7 +3,7 @@
 
 use super::actions;
 use super::file_dialog::Action;
-use super::settings::{LabelOverlay, Layout};
+use super::settings::Layout;
 use super::views::VIEW_NAMES;
 use super::{DEMO_VOLUME, TopoApp, asset, curve_panel};
 use crate::render::colormap::Colormap;
@@ -540,8 +540,7 @@ fn central_with(
     banners(app, ui);
     app.views.new_frame();
     if arrangement == super::tiles::Arrangement::Cloud {
-        let overlays = super::tiles::Overlays::default();
-        super::tiles::show(app, units, &overlays, arrangement, ui);
+        super::tiles::show(app, units, arrangement, ui);
         return;
     }
     let Some(d) = &app.data else {
@@ -557,19 +556,7 @@ fn central_with(
     if let Some(series) = d.field.series {
         volume_slider(app, ui, series);
     }
-    // What the slices draw over the field, once for all of them (the manifolds need the
-    // complex mutably, to cache).
-    let kind = app.settings.msc.labels;
-    let labels = (app.settings.msc.show && kind != LabelOverlay::None)
-        .then(|| app.data.as_mut()?.displayed_msc_mut()?.labels(kind))
-        .flatten();
-    let overlays = super::tiles::Overlays {
-        labels,
-        cracks: super::crack_layer::overlay(&mut units.cracks, app),
-        parts: super::explain::overlay(&units.explain, app),
-        tunnels: super::explain::alive_tunnels(&units.explain, app),
-    };
-    super::tiles::show(app, units, &overlays, arrangement, ui);
+    super::tiles::show(app, units, arrangement, ui);
 }
 
 /// The volume (time point) of a 4D file on screen; moving it reads that volume.

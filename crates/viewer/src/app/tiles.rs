@@ -5,15 +5,14 @@
 //! a volume in each of the View menu's arrangements, a point cloud) has its own layout, kept
 //! between runs; View > Reset layout brings back the default.
 
-use super::analysis::Analyses;
+use super::analysis::{Analyses, Depth};
 use super::settings::Layout;
 use super::{TopoApp, views};
 use egui_tiles::{Behavior, Container, Grid, GridLayout, Linear, LinearDir, TileId, Tiles, Tree, UiResponse};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// One view of the central area.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Pane {
     /// The slice whose display normal is the axis (0 sagittal, 1 coronal, 2 axial; a 2D
     /// image is its axial slice).
@@ -21,29 +20,66 @@ pub enum Pane {
     View3d,
     /// The Euler characteristic curve, with the Betti curves when they are asked for.
     Curve,
-    /// The Morse-Smale complex's persistence diagram and persistence curves.
-    Diagram,
-    ScaleSpace,
-    /// The point cloud and the complex at the radius.
-    Scatter,
-    Barcode,
-    CloudDiagram,
+    /// A pane of an analysis: its unit's [`super::analysis::Analysis::name`] and the pane's
+    /// [`PaneSpec::id`].
+    Of {
+        unit: String,
+        pane: String,
+    },
 }
 
 impl Pane {
-    fn title(self, two_d: bool) -> &'static str {
+    /// Pane `id` of the unit called `unit`.
+    pub fn of(unit: &str, id: &str) -> Pane {
+        Pane::Of { unit: unit.into(), pane: id.into() }
+    }
+
+    fn title(&self, two_d: bool) -> &str {
         match self {
             Pane::Slice(_) if two_d => "Image",
-            Pane::Slice(n) => ["Sagittal", "Coronal", "Axial"][n.min(2)],
+            Pane::Slice(n) => ["Sagittal", "Coronal", "Axial"][(*n).min(2)],
             Pane::View3d => "3D",
             Pane::Curve => "Curves",
-            Pane::Diagram => "Diagram",
-            Pane::ScaleSpace => "Scale-space",
-            Pane::Scatter => "Point cloud",
-            Pane::Barcode => "Barcode",
-            Pane::CloudDiagram => "Diagram",
+            Pane::Of { pane, .. } => pane,
         }
     }
+}
+
+/// A pane an analysis adds ([`super::analysis::Analysis::panes`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PaneSpec {
+    /// Its title, which also names it in the layouts kept (so it does not change).
+    pub id: &'static str,
+    /// The data it belongs with: its default layouts are those of this kind of data.
+    pub data: PaneData,
+    /// Where the default layouts put it.
+    pub column: Column,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PaneData {
+    /// An image or a volume.
+    Field,
+    /// A point cloud.
+    Cloud,
+}
+
+/// The default layouts' two columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    /// The views, on the left.
+    Views,
+    /// The plots, on the right: the first on top, the others as tabs below it.
+    Plots,
+}
+
+/// Every analysis's panes, with the unit they belong to, in the units' order.
+pub fn unit_panes(units: &Analyses) -> Vec<(Pane, PaneSpec)> {
+    units
+        .all()
+        .into_iter()
+        .flat_map(|u| u.panes().iter().map(move |s| (Pane::of(u.name(), s.id), *s)))
+        .collect()
 }
 
 /// Which layout the central area shows: one for each kind of data and arrangement.
@@ -65,44 +101,57 @@ impl Arrangement {
         }
     }
 
-    /// The default: the views on the left, the plots on the right (the curve above, the
-    /// diagram and the scale-space as tabs below).
-    fn default_tree(self) -> Tree<Pane> {
+    /// The default: the views on the left, the plots on the right (the first above, the
+    /// others as tabs below); `extra` are the analyses' panes.
+    fn default_tree(self, extra: &[(Pane, PaneSpec)]) -> Tree<Pane> {
         let mut tiles = Tiles::default();
         let id = egui::Id::unique(("topoview tiles", self.key()));
-        let column = |tiles: &mut Tiles<Pane>, top: Pane, below: &[Pane]| {
-            let top = tiles.insert_pane(top);
-            let below: Vec<TileId> = below.iter().map(|p| tiles.insert_pane(*p)).collect();
-            let tabs = tiles.insert_tab_tile(below);
-            tiles.insert_vertical_tile(vec![top, tabs])
+        let data = if self == Arrangement::Cloud { PaneData::Cloud } else { PaneData::Field };
+        let theirs = |column: Column| {
+            extra.iter().filter(move |(_, s)| s.data == data && s.column == column).map(|(p, _)| p.clone())
         };
-        let (views, plots) = match self {
-            Arrangement::Image => (
-                tiles.insert_pane(Pane::Slice(2)),
-                column(&mut tiles, Pane::Curve, &[Pane::Diagram, Pane::ScaleSpace]),
-            ),
-            Arrangement::Volume(layout) => {
-                let views = match layout {
-                    Layout::Grid => {
-                        let panes = [Pane::Slice(2), Pane::Slice(1), Pane::Slice(0), Pane::View3d];
-                        let ids = panes.iter().map(|p| tiles.insert_pane(*p)).collect();
-                        let mut grid = Grid::new(ids);
-                        grid.layout = GridLayout::Columns(2);
-                        tiles.insert_container(grid)
-                    }
-                    Layout::Volume => tiles.insert_pane(Pane::View3d),
-                    Layout::Single(w) => tiles.insert_pane(Pane::Slice(w.min(2))),
-                };
-                (views, column(&mut tiles, Pane::Curve, &[Pane::Diagram, Pane::ScaleSpace]))
+        let (mut views, mut plots) = match self {
+            Arrangement::Image => (vec![Pane::Slice(2)], vec![Pane::Curve]),
+            Arrangement::Volume(Layout::Grid) => {
+                (vec![Pane::Slice(2), Pane::Slice(1), Pane::Slice(0), Pane::View3d], vec![Pane::Curve])
             }
-            Arrangement::Cloud => {
-                (tiles.insert_pane(Pane::Scatter), column(&mut tiles, Pane::Barcode, &[Pane::CloudDiagram]))
+            Arrangement::Volume(Layout::Volume) => (vec![Pane::View3d], vec![Pane::Curve]),
+            Arrangement::Volume(Layout::Single(w)) => (vec![Pane::Slice(w.min(2))], vec![Pane::Curve]),
+            Arrangement::Cloud => (Vec::new(), Vec::new()),
+        };
+        views.extend(theirs(Column::Views));
+        plots.extend(theirs(Column::Plots));
+        let views: Vec<TileId> = views.into_iter().map(|p| tiles.insert_pane(p)).collect();
+        let views = match views.len() {
+            0 | 1 => views.first().copied(),
+            // Slices and the 3D view two by two, as the View menu's grid.
+            _ if self == Arrangement::Volume(Layout::Grid) => {
+                let mut grid = Grid::new(views);
+                grid.layout = GridLayout::Columns(2);
+                Some(tiles.insert_container(grid))
+            }
+            _ => Some(tiles.insert_tab_tile(views)),
+        };
+        let plots = match plots.len() {
+            0 => None,
+            1 => Some(tiles.insert_pane(plots.remove(0))),
+            _ => {
+                let top = tiles.insert_pane(plots.remove(0));
+                let below: Vec<TileId> = plots.into_iter().map(|p| tiles.insert_pane(p)).collect();
+                let tabs = tiles.insert_tab_tile(below);
+                Some(tiles.insert_vertical_tile(vec![top, tabs]))
             }
         };
-        let mut linear = Linear::new(LinearDir::Horizontal, vec![views, plots]);
-        linear.shares.set_share(views, 0.62);
-        linear.shares.set_share(plots, 0.38);
-        let root = tiles.insert_container(Container::Linear(linear));
+        let root = match (views, plots) {
+            (Some(views), Some(plots)) => {
+                let mut linear = Linear::new(LinearDir::Horizontal, vec![views, plots]);
+                linear.shares.set_share(views, 0.62);
+                linear.shares.set_share(plots, 0.38);
+                tiles.insert_container(Container::Linear(linear))
+            }
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => tiles.insert_tab_tile(Vec::new()),
+        };
         Tree::new(id, root, tiles)
     }
 }
@@ -130,21 +179,21 @@ impl Layouts {
         storage.and_then(|s| eframe::get_value(s, STORAGE_KEY)).unwrap_or_default()
     }
 
-    /// The tree of `a`, made from its default the first time.
-    fn tree(&mut self, a: Arrangement) -> &mut Tree<Pane> {
-        self.trees.entry(a.key()).or_insert_with(|| a.default_tree())
+    /// The tree of `a`, made from its default the first time (`extra`: the analyses' panes).
+    fn tree(&mut self, a: Arrangement, extra: &[(Pane, PaneSpec)]) -> &mut Tree<Pane> {
+        self.trees.entry(a.key()).or_insert_with(|| a.default_tree(extra))
     }
 
-    /// Puts `a`'s layout back to its default.
+    /// Puts `a`'s layout back to its default (made again when next drawn).
     pub fn reset(&mut self, a: Arrangement) {
-        self.trees.insert(a.key(), a.default_tree());
+        self.trees.remove(&a.key());
         self.maximised = None;
     }
 
     /// The pane maximised, if one is.
     pub fn maximised(&self, a: Arrangement) -> Option<Pane> {
         let tree = self.trees.get(&a.key())?;
-        self.maximised.and_then(|id| tree.tiles.get_pane(&id)).copied()
+        self.maximised.and_then(|id| tree.tiles.get_pane(&id)).cloned()
     }
 
     /// Where each pane of `a`'s layout was drawn last frame (panes in a tab behind another
@@ -153,33 +202,18 @@ impl Layouts {
         let Some(tree) = self.trees.get(&a.key()) else { return Vec::new() };
         tree.active_tiles()
             .into_iter()
-            .filter_map(|id| Some((*tree.tiles.get_pane(&id)?, tree.tiles.rect(id)?)))
+            .filter_map(|id| Some((tree.tiles.get_pane(&id)?.clone(), tree.tiles.rect(id)?)))
             .collect()
     }
 }
 
-/// What the slice views draw over the field this frame, computed once for all of them.
-#[derive(Default)]
-pub struct Overlays {
-    pub labels: Option<Arc<super::msc_labels::LabelMap>>,
-    pub cracks: Option<super::crack_layer::Overlay>,
-    pub parts: Option<Arc<topoview_core::topo::betti::parts::Parts>>,
-    pub tunnels: Vec<topoview_core::topo::betti::tunnels::Tunnel>,
-}
-
 /// Draws the central area in `arrangement`'s layout.
-pub fn show(
-    app: &mut TopoApp,
-    units: &mut Analyses,
-    overlays: &Overlays,
-    arrangement: Arrangement,
-    ui: &mut egui::Ui,
-) {
+pub fn show(app: &mut TopoApp, units: &mut Analyses, arrangement: Arrangement, ui: &mut egui::Ui) {
     let two_d = app.data.as_ref().is_some_and(|d| d.displayed().ndim() < 3);
     let mut layouts = std::mem::take(&mut app.layouts);
     let maximised = layouts.maximised(arrangement);
-    let tree = layouts.tree(arrangement);
-    let mut panes = Panes { app, units, overlays, two_d, maximise: None };
+    let tree = layouts.tree(arrangement, &unit_panes(units));
+    let mut panes = Panes { app, units, two_d, maximise: None };
     if let Some(pane) = maximised {
         let mut restore = false;
         ui.horizontal(|ui| {
@@ -188,7 +222,7 @@ pub fn show(
         });
         restore |= ui.input(|i| i.key_pressed(egui::Key::Escape));
         let rect = ui.available_rect_before_wrap();
-        ui.scope_builder(egui::UiBuilder::new().max_rect(rect), |ui| draw_pane(&mut panes, ui, pane));
+        ui.scope_builder(egui::UiBuilder::new().max_rect(rect), |ui| draw_pane(&mut panes, ui, &pane));
         if restore {
             layouts.maximised = None;
         }
@@ -205,7 +239,6 @@ pub fn show(
 struct Panes<'a> {
     app: &'a mut TopoApp,
     units: &'a mut Analyses,
-    overlays: &'a Overlays,
     two_d: bool,
     /// A pane whose tab asked to be maximised this frame.
     maximise: Option<TileId>,
@@ -213,12 +246,12 @@ struct Panes<'a> {
 
 impl Behavior<Pane> for Panes<'_> {
     fn pane_ui(&mut self, ui: &mut egui::Ui, _tile: TileId, pane: &mut Pane) -> UiResponse {
-        draw_pane(self, ui, *pane);
+        draw_pane(self, ui, pane);
         UiResponse::None
     }
 
     fn tab_title_for_pane(&mut self, pane: &Pane) -> egui::WidgetText {
-        pane.title(self.two_d).into()
+        pane.title(self.two_d).to_string().into()
     }
 
     fn top_bar_right_ui(
@@ -253,23 +286,25 @@ impl Behavior<Pane> for Panes<'_> {
 }
 
 /// Draws one pane into the space `ui` has.
-fn draw_pane(p: &mut Panes, ui: &mut egui::Ui, pane: Pane) {
+fn draw_pane(p: &mut Panes, ui: &mut egui::Ui, pane: &Pane) {
     let app = &mut *p.app;
     let units = &mut *p.units;
     match pane {
-        Pane::Slice(n) => slice(app, units, p.overlays, ui, n),
-        Pane::View3d => view3d(app, p.overlays, ui),
+        Pane::Slice(n) => slice(app, units, ui, *n),
+        Pane::View3d => view3d(app, units, ui),
         Pane::Curve => super::curve_panel::pane(app, units, ui),
-        Pane::Diagram => super::msc_panel::diagram_pane(app, ui),
-        Pane::ScaleSpace => super::scale_space::map_pane(&mut units.scale_space, app, ui),
-        Pane::Scatter => super::cloud_view::show(app, &mut units.cloud, ui),
-        Pane::Barcode => super::cloud::barcode_pane(&mut units.cloud, ui),
-        Pane::CloudDiagram => super::cloud::diagram_pane(&mut units.cloud, ui),
+        Pane::Of { unit, pane } => match units.named(unit) {
+            Some(u) => u.pane(app, ui, pane),
+            None => {
+                // A layout kept by another version of topoview.
+                ui.label(format!("No analysis called {unit} here: View > Reset layout."));
+            }
+        },
     }
 }
 
-/// A slice view (slot: which of the three view textures it draws with).
-fn slice(app: &mut TopoApp, units: &Analyses, overlays: &Overlays, ui: &mut egui::Ui, n: usize) {
+/// A slice view: the field, each unit's overlays depth by depth, the crosshair and caption.
+fn slice(app: &mut TopoApp, units: &mut Analyses, ui: &mut egui::Ui, n: usize) {
     let Some(d) = &app.data else { return };
     if !app.has_renderer {
         ui.label("No wgpu renderer: slice views are unavailable in this window.");
@@ -277,22 +312,20 @@ fn slice(app: &mut TopoApp, units: &Analyses, overlays: &Overlays, ui: &mut egui
     }
     let field = d.displayed().clone();
     let n = if field.ndim() < 3 { 2 } else { n.min(2) };
-    let mut look = TopoApp::look(
-        &app.settings,
-        app.mask_on,
-        d,
-        overlays.labels.as_ref(),
-        overlays.cracks.clone(),
-        &units.layers.list,
-    );
-    look.parts = overlays.parts.clone();
-    look.tunnels = overlays.tunnels.clone();
+    let look = TopoApp::look(&app.settings, app.mask_on, d);
     let rect = ui.available_rect_before_wrap();
-    views::view(ui, rect, n, &field, &mut app.views, &look, 2 - n);
+    // Slot: which of the three view textures it draws with.
+    let Some(mut canvas) = views::view(ui, rect, n, &field, &mut app.views, &look, 2 - n) else { return };
+    for depth in Depth::ALL {
+        for u in units.all_mut() {
+            u.draw_slice(app, &mut canvas, depth);
+        }
+    }
+    views::finish(canvas, &field, &mut app.views);
 }
 
 /// The 3D view, or why the GPU cannot draw it.
-fn view3d(app: &mut TopoApp, overlays: &Overlays, ui: &mut egui::Ui) {
+fn view3d(app: &mut TopoApp, units: &mut Analyses, ui: &mut egui::Ui) {
     let Some(d) = &app.data else { return };
     let rect = ui.available_rect_before_wrap();
     if d.displayed().ndim() < 3 {
@@ -310,22 +343,22 @@ fn view3d(app: &mut TopoApp, overlays: &Overlays, ui: &mut egui::Ui) {
         return;
     }
     let field = d.displayed().clone();
+    let stride = app.uploaded.map_or(1, |(_, s)| s);
+    let voxels = app.settings.view3d.mode == crate::render::scene3d::Mode::ThresholdVoxels;
+    let mut overlay = super::view3d::VolumeCanvas::new(stride, voxels);
+    for u in units.all_mut() {
+        u.draw_volume(app, &mut overlay);
+    }
     let input = super::view3d::Inputs {
         field: &field,
         dataset: &d.field,
-        stride: app.uploaded.map_or(1, |(_, s)| s),
+        stride,
         colormap: app.settings.colormap,
         window: d.display_window(),
         cursor: app.views.cursor,
         threshold: d.threshold,
         filtration: app.settings.filtration(),
-        msc: d.displayed_msc().filter(|_| app.settings.msc.show).map(|m| super::msc_overlay::SliceOverlay {
-            scene: &m.scene,
-            level: &m.level,
-            settings: &app.settings.msc,
-            labels: None,
-        }),
-        parts: overlays.parts.clone(),
+        overlay,
     };
     super::view3d::show(ui, rect, &mut app.settings.view3d, &mut app.view3d, &input);
 }

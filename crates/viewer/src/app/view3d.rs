@@ -6,7 +6,6 @@
 //! keeps frames at about 25 a second) with coarser steps, and at full quality once it has been
 //! still for a moment. A frame that would draw the same image as the last one draws nothing.
 
-use super::msc_overlay::{self, SliceOverlay};
 use super::settings::View3dSettings;
 use crate::render::camera::AxisView;
 use crate::render::colormap::Colormap;
@@ -19,7 +18,6 @@ use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use topoview_core::field::ScalarField;
-use topoview_core::topo::betti::parts::Parts;
 
 const HEADER: f32 = 22.0;
 /// How long after the last camera change the view stays at the moving quality.
@@ -42,22 +40,37 @@ pub struct View3dState {
     /// Isovalue and the second surface's value, per volume.
     pub iso: f64,
     pub iso2: f64,
-    /// The Morse-Smale marks drawn over the volume, what they were built from, and whether
-    /// every shown arc fit in them.
-    marks: Option<(MarksKey, Arc<Marks>, bool)>,
-    marks_version: u64,
-    /// The components' colours per texel, the parts and stride they were made from, and their
-    /// version.
-    parts: Option<PartColours>,
-    parts_version: u64,
 }
 
-/// The components' colours per texel with the parts and stride they were made from, and their
-/// version.
-type PartColours = (Arc<Parts>, usize, u64, Arc<Vec<u8>>);
+/// What the analyses draw in the 3D view ([`super::analysis::Analysis::draw_volume`]): the
+/// renderer draws one set of marks and one colouring of the threshold voxels, the first
+/// offered of each.
+pub struct VolumeCanvas {
+    /// Every how many voxels along each axis the view samples (the voxel colours are per
+    /// texel at this stride).
+    pub stride: usize,
+    /// Whether the view shows threshold voxels, the only mode that draws voxel colours.
+    pub colours_shown: bool,
+    /// Points and lines, with their version ([`next_version`]) inside.
+    pub marks: Option<Arc<Marks>>,
+    /// An RGBA colour per texel of the threshold voxels, and its version.
+    pub colours: Option<(u64, Arc<Vec<u8>>)>,
+    /// What the analyses say in the view's caption.
+    pub notes: Vec<String>,
+}
 
-/// What the 3D marks show: the complex (by address), the threshold, the kinds shown.
-type MarksKey = (usize, u64, [bool; 4], [bool; 3]);
+impl VolumeCanvas {
+    pub fn new(stride: usize, colours_shown: bool) -> VolumeCanvas {
+        VolumeCanvas { stride, colours_shown, marks: None, colours: None, notes: Vec::new() }
+    }
+}
+
+/// A version for marks or voxel colours made anew: the renderer uploads them again when it
+/// changes (one counter for all, so two analyses' versions never meet).
+pub fn next_version() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
 
 /// What the 3D view draws this frame, besides its own settings.
 pub struct Inputs<'a> {
@@ -72,26 +85,11 @@ pub struct Inputs<'a> {
     /// The ECC panel's threshold and filtration.
     pub threshold: f64,
     pub filtration: topoview_core::topo::ecc::Filtration,
-    /// The Morse-Smale complex to draw over the volume.
-    pub msc: Option<SliceOverlay<'a>>,
-    /// The components of the threshold set ("why χ changes"), coloured in the voxels mode.
-    pub parts: Option<Arc<Parts>>,
+    /// What the analyses draw in it.
+    pub overlay: VolumeCanvas,
 }
 
 impl View3dState {
-    /// The marks of `msc` (rebuilt when the complex, its level or the kinds shown change).
-    fn marks_for(&mut self, msc: Option<SliceOverlay>) -> Option<Arc<Marks>> {
-        let o = msc?;
-        let key =
-            (o.scene as *const _ as usize, o.level.threshold.to_bits(), o.settings.points, o.settings.arcs);
-        if self.marks.as_ref().is_none_or(|m| m.0 != key) {
-            self.marks_version += 1;
-            let (marks, complete) = msc_overlay::marks(o, self.marks_version);
-            self.marks = Some((key, Arc::new(marks), complete));
-        }
-        self.marks.as_ref().map(|m| m.1.clone())
-    }
-
     /// Frames a new volume (keeping the camera's direction) and picks its isovalues.
     /// Whether the camera has been framed on `dataset` (its camera and isovalues are its own).
     pub fn framed(&self, dataset: &Arc<ScalarField>) -> bool {
@@ -134,17 +132,6 @@ impl View3dState {
         self.table_version += 1;
     }
 
-    /// The colours of `parts` at `stride` (rebuilt when either changes).
-    fn parts_for(&mut self, parts: &Arc<Parts>, stride: usize) -> (u64, Arc<Vec<u8>>) {
-        let fresh = self.parts.as_ref().is_none_or(|(p, s, ..)| !Arc::ptr_eq(p, parts) || *s != stride);
-        if fresh {
-            self.parts_version += 1;
-            let texels = Arc::new(super::explain::parts_texels(parts, stride));
-            self.parts = Some((parts.clone(), stride, self.parts_version, texels));
-        }
-        self.parts.as_ref().map(|(_, _, v, t)| (*v, t.clone())).unwrap_or_default()
-    }
-
     fn moving(&self) -> bool {
         self.moved_at.is_some_and(|t| t.elapsed() < SETTLE)
     }
@@ -179,10 +166,7 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
 
     let (_, class) = volume::texel_format(input.field.dtype());
     let mut scene = scene(s, state, input, class, moving);
-    let parts = match &input.parts {
-        Some(p) if s.mode == Mode::ThresholdVoxels => Some(state.parts_for(p, input.stride)),
-        _ => None,
-    };
+    let parts = input.overlay.colours.clone().filter(|_| s.mode == Mode::ThresholdVoxels);
     scene.parts = parts.is_some();
     let ppp = ui.ctx().pixels_per_point();
     // The frame budget: while the camera moves, fewer pixels when frames come slower than
@@ -218,7 +202,7 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
                 size,
                 table_version: state.table_version,
                 table: state.table.clone(),
-                marks: state.marks_for(input.msc),
+                marks: input.overlay.marks.clone(),
                 parts,
             };
             painter.add(egui_wgpu::Callback::new_paint_callback(image, cb));
@@ -245,8 +229,8 @@ pub fn show(ui: &mut egui::Ui, rect: Rect, s: &mut View3dSettings, state: &mut V
     if moving {
         note += &format!(" · moving: {:.0}% resolution", 100.0 * scale);
     }
-    if input.msc.is_some() && state.marks.as_ref().is_some_and(|m| !m.2) {
-        note += " · complex: too many arcs to draw, raise the persistence";
+    for n in &input.overlay.notes {
+        note += &format!(" · {n}");
     }
     painter.text(
         image.left_bottom() + Vec2::new(6.0, -6.0),

@@ -8,8 +8,6 @@
 //! without an affine is shown as stored. Voxel coordinates under the cursor are the file's own,
 //! and physical aspect comes from the voxel spacing.
 
-use super::msc_labels;
-use super::msc_overlay::{self, SliceOverlay};
 use crate::render::slice::{SliceCallback, SliceParams};
 use eframe::egui_wgpu;
 use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
@@ -118,52 +116,8 @@ pub struct ViewState {
     /// Critical points picked (a click on one, or a diagram point's pair), with the complex
     /// they belong to (by address).
     pub picked: Option<(usize, Vec<usize>)>,
-    /// Each view's label image and what it shows.
-    labels: LabelTextures,
-    /// Each view's image of the threshold set's parts, and which parts, plane and slice.
-    parts: PartTextures,
-    /// Each layer's image per view slot, by layer id.
-    layers: LayerTextures,
-    /// How many cracks the "edges between pixels" layer drew in the last frame.
-    pub cracks_drawn: usize,
     /// A display window set by right-dragging on a view this frame, for the app to apply.
     pub window_dragged: Option<(f64, f64)>,
-}
-
-/// What a view's label image shows: the labels (held, so their address cannot be reused while
-/// cached), its plane and slice.
-type LabelKey = (std::sync::Arc<msc_labels::LabelMap>, usize, usize);
-
-/// Per view slot, the texture of its label image (egui's handle frees it when dropped).
-#[derive(Clone, Default)]
-struct LabelTextures([Option<(LabelKey, egui::TextureHandle)>; 3]);
-
-/// Per view slot, the texture of the parts of the threshold set over it.
-type PartKey = (std::sync::Arc<topoview_core::topo::betti::parts::Parts>, usize, usize, [u8; 3]);
-#[derive(Clone, Default)]
-struct PartTextures([Option<(PartKey, egui::TextureHandle)>; 3]);
-
-/// What a layer's image shows: its samples (held), plane, slice and style.
-type LayerKey = (std::sync::Arc<ScalarField>, usize, usize, super::layers::LayerStyle);
-#[derive(Clone, Default)]
-struct LayerTextures(std::collections::HashMap<(u64, usize), (LayerKey, egui::TextureHandle)>);
-
-impl std::fmt::Debug for LayerTextures {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("LayerTextures")
-    }
-}
-
-impl std::fmt::Debug for PartTextures {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PartTextures")
-    }
-}
-
-impl std::fmt::Debug for LabelTextures {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("LabelTextures")
-    }
 }
 
 impl ViewState {
@@ -176,8 +130,9 @@ impl ViewState {
     }
 }
 
-/// What every view draws with, this frame.
-pub struct Look<'a> {
+/// What every view draws the field with, this frame (the analyses draw over it through
+/// [`SliceCanvas`]).
+pub struct Look {
     pub window: (f64, f64),
     /// The displayed field's value range (right-dragging moves the window through it).
     pub range: Option<(f64, f64)>,
@@ -187,19 +142,123 @@ pub struct Look<'a> {
     pub mask_color: [f32; 4],
     /// Radiological display (the subject's right on the screen's left).
     pub radiological: bool,
-    /// The Morse-Smale complex over the slices, when it is computed for the field on screen.
-    pub msc: Option<SliceOverlay<'a>>,
-    /// Edges between pixels over the axial slice (or the 2D image) they were computed for.
-    pub cracks: Option<super::crack_layer::Overlay>,
-    /// The components and voids of the threshold set, coloured.
-    pub parts: Option<std::sync::Arc<topoview_core::topo::betti::parts::Parts>>,
-    /// The tunnels alive at the threshold, marked where they are born.
-    pub tunnels: Vec<topoview_core::topo::betti::tunnels::Tunnel>,
-    /// Volumes over the field, on its grid, the last on top.
-    pub layers: &'a [super::layers::Layer],
+}
+
+/// One slice view as the analyses see it while they draw over it
+/// ([`super::analysis::Analysis::draw_slice`]): where its voxels lie on the screen, which
+/// plane it shows, and the click it has not used.
+pub struct SliceCanvas {
+    pub painter: egui::Painter,
+    pub ctx: egui::Context,
+    frame: Frame,
+    /// The in-plane axes and the normal: the view shows axis `u` across, `v` up, at `slice`
+    /// along `w`.
+    pub u: usize,
+    pub v: usize,
+    pub w: usize,
+    pub slice: usize,
+    /// Which of the three views' texture slots it draws with.
+    pub slot: usize,
+    /// The field's dimensions and number of dimensions.
+    pub dims: [usize; 3],
+    pub ndim: usize,
+    /// The threshold mask's colour (an overlay keeps clear of it).
+    pub mask_rgb: [u8; 3],
+    /// A click on the view this frame, until a unit takes it ([`SliceCanvas::take_click`]).
+    click: Option<Pos2>,
+    /// A press, drag or release that moves the crosshair unless a unit took the click.
+    gesture: Option<super::gesture::Gesture>,
+    /// What the units say in the view's caption.
+    notes: Vec<String>,
+    /// The orientation letters at its left, right, top and bottom.
+    letters: Option<[char; 4]>,
+}
+
+impl SliceCanvas {
+    /// Where the centre of the voxel at `p` (voxel coordinates) lies on the screen.
+    pub fn voxel_to_screen(&self, p: [f64; 3]) -> Pos2 {
+        self.frame.to_screen(p[self.u] as f32 + 0.5, p[self.v] as f32 + 0.5)
+    }
+
+    /// Where the plane point (`a` along `u`, `b` along `v`, in voxels) lies on the screen.
+    pub fn to_screen(&self, a: f32, b: f32) -> Pos2 {
+        self.frame.to_screen(a, b)
+    }
+
+    /// The plane point under the screen point `p`.
+    pub fn to_plane(&self, p: Pos2) -> [f32; 2] {
+        self.frame.to_plane(p)
+    }
+
+    /// The part of the screen the view's image takes.
+    pub fn rect(&self) -> Rect {
+        self.frame.rect
+    }
+
+    /// Draws `texture`, an image of the plane (one texel per voxel, row 0 at the top of `v`),
+    /// offset by `off` voxels (0.5 for an image of cells between voxels).
+    pub fn image(&self, texture: &egui::TextureHandle, off: f32) {
+        let (rect, uv) = self.frame.image_rect(texture.size().map(|n| n as f32), off);
+        self.painter.image(texture.id(), rect, uv, Color32::WHITE);
+    }
+
+    /// The click on the view this frame, taken so that it does not also move the crosshair.
+    pub fn take_click(&mut self) -> Option<Pos2> {
+        self.click.take().inspect(|_| self.gesture = None)
+    }
+
+    /// The click on the view this frame, if no unit took it yet.
+    pub fn click(&self) -> Option<Pos2> {
+        self.click
+    }
+
+    /// Adds `note` to the view's caption (say, that not all of an overlay could be drawn).
+    pub fn note(&mut self, note: impl Into<String>) {
+        self.notes.push(note.into());
+    }
+}
+
+/// Per view slot, an image of the plane shown and what it was made from (`K`); made again when
+/// that changes (egui's handle frees a texture dropped).
+pub struct SliceTextures<K>([Option<(K, egui::TextureHandle)>; 3]);
+
+impl<K> Default for SliceTextures<K> {
+    fn default() -> Self {
+        SliceTextures([None, None, None])
+    }
+}
+
+impl<K> std::fmt::Debug for SliceTextures<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SliceTextures")
+    }
+}
+
+impl<K> SliceTextures<K> {
+    /// Draws on `canvas` the image made for `key` (by `make`, when the slot holds another
+    /// key's), offset by `off` voxels; `same` tells whether two keys make the same image.
+    pub fn draw(
+        &mut self,
+        canvas: &SliceCanvas,
+        key: K,
+        same: impl Fn(&K, &K) -> bool,
+        make: impl FnOnce() -> egui::ColorImage,
+        off: f32,
+    ) {
+        let cached = &mut self.0[canvas.slot.min(2)];
+        if cached.as_ref().is_none_or(|(k, _)| !same(k, &key)) {
+            let name = format!("overlay {}", canvas.slot);
+            let texture = canvas.ctx.load_texture(name, make(), egui::TextureOptions::NEAREST);
+            *cached = Some((key, texture));
+        }
+        if let Some((_, texture)) = cached {
+            canvas.image(texture, off);
+        }
+    }
 }
 
 /// Screen <-> plane mapping of one view.
+#[derive(Clone, Copy)]
 struct Frame {
     rect: Rect,
     center: [f32; 2],
@@ -222,7 +281,7 @@ impl Frame {
         }
     }
 
-    fn to_plane(&self, p: Pos2) -> [f32; 2] {
+    fn to_plane(self, p: Pos2) -> [f32; 2] {
         let c = self.rect.center();
         [
             self.center[0] + self.sign[0] * (p.x - c.x) / self.ppv[0],
@@ -230,7 +289,7 @@ impl Frame {
         ]
     }
 
-    fn to_screen(&self, u: f32, v: f32) -> Pos2 {
+    fn to_screen(self, u: f32, v: f32) -> Pos2 {
         let c = self.rect.center();
         Pos2::new(
             c.x + self.sign[0] * (u - self.center[0]) * self.ppv[0],
@@ -263,7 +322,8 @@ impl ViewState {
     }
 }
 
-/// Draws the view whose display normal is `n` (0 sagittal, 1 coronal, 2 axial) into `rect`;
+/// Draws the view whose display normal is `n` (0 sagittal, 1 coronal, 2 axial) into `rect`,
+/// and gives the canvas the analyses draw over before [`finish`] (None: no room for it);
 /// `slot` (0 to 2) names the textures it keeps.
 pub fn view(
     ui: &mut egui::Ui,
@@ -273,7 +333,7 @@ pub fn view(
     state: &mut ViewState,
     look: &Look,
     slot: usize,
-) {
+) -> Option<SliceCanvas> {
     let dims = field.dims();
     let sp = field.spacing();
     let axes = DisplayAxes::of(field, look.radiological).plane(n);
@@ -301,7 +361,7 @@ pub fn view(
         );
     }
     if image.height() < 8.0 || image.width() < 8.0 {
-        return;
+        return None;
     }
     let resp = ui.allocate_rect(image, Sense::click_and_drag());
     let nav = &mut state.nav[w];
@@ -361,22 +421,11 @@ pub fn view(
     }
     fr = Frame::new(image, [dims[u], dims[v]], [sp[u], sp[v]], nav, axes.flip);
 
-    // A click on a critical point picks it and puts the crosshair on it; else a click or drag
-    // moves the crosshair, to where the button was released when a slow frame held it all.
+    // A click may be taken by an analysis (a critical point picked); else a click or drag
+    // moves the crosshair, to where the button was released when a slow frame held it all
+    // (in `finish`, once the analyses have seen the click).
     let gesture = super::gesture::follow(ui, resp.id.with("crosshair"), image);
-    let picked =
-        resp.clicked().then(|| resp.interact_pointer_pos()).flatten().zip(look.msc).and_then(|(p, o)| {
-            let to_screen = |q: [f64; 3]| fr.to_screen(q[u] as f32 + 0.5, q[v] as f32 + 0.5);
-            msc_overlay::point_near(o, w, state.cursor[w], p, to_screen).map(|i| (o, i))
-        });
-    if let Some((o, i)) = picked {
-        state.cursor = voxel_at(o.scene.analysis.complex.critical[i].position, dims);
-        state.picked = Some((o.scene as *const _ as usize, vec![i]));
-    } else if let Some(g) = gesture {
-        let [pu, pv] = fr.to_plane(g.pos);
-        state.cursor[u] = (pu.max(0.0) as usize).min(dims[u] - 1);
-        state.cursor[v] = (pv.max(0.0) as usize).min(dims[v] - 1);
-    }
+    let click = resp.clicked().then(|| resp.interact_pointer_pos()).flatten();
     if let Some(p) = resp.hover_pos() {
         let [pu, pv] = fr.to_plane(p);
         if pu >= 0.0 && pv >= 0.0 && (pu as usize) < dims[u] && (pv as usize) < dims[v] {
@@ -405,58 +454,35 @@ pub fn view(
     };
     let painter = ui.painter_at(image);
     painter.add(egui_wgpu::Callback::new_paint_callback(image, SliceCallback { slot, params }));
-    draw_layers(ui, &painter, &fr, look.layers, &mut state.layers, (u, v, w), state.cursor[w], slot);
-    if let Some(labels) = look.msc.and_then(|o| o.labels) {
-        let cached = &mut state.labels.0[slot];
-        let same = |k: &LabelKey| std::sync::Arc::ptr_eq(&k.0, labels) && (k.1, k.2) == (w, state.cursor[w]);
-        if cached.as_ref().is_none_or(|c| !same(&c.0)) {
-            let key = (labels.clone(), w, state.cursor[w]);
-            let img = msc_labels::label_image(labels, dims, (u, v, w), state.cursor[w]);
-            let tex = ui.ctx().load_texture(format!("labels {slot}"), img, egui::TextureOptions::NEAREST);
-            *cached = Some((key, tex));
-        }
-        if let Some((_, tex)) = cached {
-            let off = if labels.on_cells { 0.5 } else { 0.0 };
-            let (rect, uv) = fr.image_rect(tex.size().map(|n| n as f32), off);
-            painter.image(tex.id(), rect, uv, Color32::WHITE);
-        }
-    }
+    let mask = look.mask_color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8);
+    Some(SliceCanvas {
+        painter,
+        ctx: ui.ctx().clone(),
+        frame: fr,
+        u,
+        v,
+        w,
+        slice: state.cursor[w],
+        slot,
+        dims,
+        ndim: field.ndim(),
+        mask_rgb: [mask[0], mask[1], mask[2]],
+        click,
+        gesture,
+        notes: Vec::new(),
+        letters: axes.letters,
+    })
+}
 
-    if let Some(parts) = &look.parts {
-        let cached = &mut state.parts.0[slot];
-        let mask = look.mask_color.map(|c| (c.clamp(0.0, 1.0) * 255.0).round() as u8);
-        let mask = [mask[0], mask[1], mask[2]];
-        let same = |k: &PartKey| {
-            std::sync::Arc::ptr_eq(&k.0, parts) && (k.1, k.2, k.3) == (w, state.cursor[w], mask)
-        };
-        if cached.as_ref().is_none_or(|c| !same(&c.0)) {
-            let img = super::explain::parts_image(parts, (u, v, w), state.cursor[w], mask);
-            let tex = ui.ctx().load_texture(format!("parts {slot}"), img, egui::TextureOptions::NEAREST);
-            *cached = Some(((parts.clone(), w, state.cursor[w], mask), tex));
-        }
-        if let Some((_, tex)) = cached {
-            let (rect, uv) = fr.image_rect(tex.size().map(|n| n as f32), 0.0);
-            painter.image(tex.id(), rect, uv, Color32::WHITE);
-        }
-    }
-
-    if !look.tunnels.is_empty() {
-        let to_screen = |p: [f64; 3]| fr.to_screen(p[u] as f32 + 0.5, p[v] as f32 + 0.5);
-        super::explain::draw_tunnels(&painter, &look.tunnels, w, state.cursor[w], to_screen);
-    }
-
-    let mut cracks_complete = true;
-    if let Some(o) =
-        look.cracks.as_ref().filter(|o| w == 2 && (field.ndim() < 3 || o.slice_z == state.cursor[2]))
-    {
-        // The layer is in voxel x and y; the view may show y across (u = 1).
-        let [a, b] = [fr.to_plane(image.left_top()), fr.to_plane(image.right_bottom())];
-        let (xs, ys) = if u == 0 { (0, 1) } else { (1, 0) };
-        let visible = [a[xs].min(b[xs]), a[xs].max(b[xs]), a[ys].min(b[ys]), a[ys].max(b[ys])];
-        let to_screen = |x: f32, y: f32| if u == 0 { fr.to_screen(x, y) } else { fr.to_screen(y, x) };
-        let (drawn, all) = super::crack_layer::draw(&painter, o, to_screen, visible);
-        state.cracks_drawn = drawn;
-        cracks_complete = all;
+/// Ends a view the analyses have drawn over: moves the crosshair by a click or drag no unit
+/// took, draws it, the orientation letters and the caption with the units' notes.
+pub fn finish(canvas: SliceCanvas, field: &ScalarField, state: &mut ViewState) {
+    let SliceCanvas { painter, frame: fr, u, v, w, dims, gesture, notes, letters, .. } = canvas;
+    let image = fr.rect;
+    if let Some(g) = gesture {
+        let [pu, pv] = fr.to_plane(g.pos);
+        state.cursor[u] = (pu.max(0.0) as usize).min(dims[u] - 1);
+        state.cursor[v] = (pv.max(0.0) as usize).min(dims[v] - 1);
     }
     if field.ndim() == 3 {
         let c = fr.to_screen(state.cursor[u] as f32 + 0.5, state.cursor[v] as f32 + 0.5);
@@ -464,30 +490,18 @@ pub fn view(
         painter.line_segment([Pos2::new(image.min.x, c.y), Pos2::new(image.max.x, c.y)], stroke);
         painter.line_segment([Pos2::new(c.x, image.min.y), Pos2::new(c.x, image.max.y)], stroke);
     }
-    let mut complete = true;
-    if let Some(o) = look.msc {
-        let to_screen = |p: [f64; 3]| fr.to_screen(p[u] as f32 + 0.5, p[v] as f32 + 0.5);
-        let picked = match &state.picked {
-            Some((scene, ids)) if *scene == o.scene as *const _ as usize => ids.as_slice(),
-            _ => &[],
-        };
-        complete = msc_overlay::draw(&painter, o, w, state.cursor[w], picked, to_screen);
-    }
     let mut label =
         if field.ndim() == 3 { format!("{} = {}", AXIS_LETTERS[w], state.cursor[w]) } else { String::new() };
-    if !complete {
-        label += "  (complex: too many arcs here, raise the persistence)";
+    for note in notes {
+        label += &format!("  ({note})");
     }
-    if !cracks_complete {
-        label += "  (edges: too many here, zoom in or raise the strength)";
-    }
-    if let Some(letters) = axes.letters {
+    if let Some(letters) = letters {
         orientation_letters(&painter, image, letters);
     }
     // On a dark band, so it reads over any image (a pale map once hid it).
     // Wrapped to the view's width: a narrow view must not spill its caption over the next.
     let galley = painter.layout(
-        format!("{label}  zoom {:.2}x", nav.zoom),
+        format!("{label}  zoom {:.2}x", state.nav[w].zoom),
         egui::FontId::monospace(11.0),
         Color32::from_gray(220),
         (image.width() - 16.0).max(40.0),
@@ -499,39 +513,6 @@ pub fn view(
         Color32::from_black_alpha(150),
     );
     painter.galley(at, galley, Color32::from_gray(220));
-}
-
-/// Draws the visible layers' slices over the field, the last on top (each slice's image is
-/// kept until its layer, plane, slice or style changes); forgets the images of layers gone.
-#[allow(clippy::too_many_arguments)]
-fn draw_layers(
-    ui: &egui::Ui,
-    painter: &egui::Painter,
-    fr: &Frame,
-    layers: &[super::layers::Layer],
-    cache: &mut LayerTextures,
-    axes: (usize, usize, usize),
-    slice: usize,
-    slot: usize,
-) {
-    cache.0.retain(|(id, s), _| *s != slot || layers.iter().any(|l| l.id == *id));
-    for l in layers.iter().filter(|l| l.style.visible) {
-        let key = (l.field.clone(), axes.2, slice, l.style);
-        let cached = cache.0.get(&(l.id, slot));
-        let fresh = cached.is_some_and(|(k, _)| {
-            std::sync::Arc::ptr_eq(&k.0, &l.field) && (k.1, k.2, k.3) == (key.1, key.2, key.3)
-        });
-        if !fresh {
-            let img = l.slice_image(axes, slice);
-            let tex =
-                ui.ctx().load_texture(format!("layer {} {slot}", l.id), img, egui::TextureOptions::NEAREST);
-            cache.0.insert((l.id, slot), (key, tex));
-        }
-        if let Some((_, tex)) = cache.0.get(&(l.id, slot)) {
-            let (rect, uv) = fr.image_rect(tex.size().map(|n| n as f32), 0.0);
-            painter.image(tex.id(), rect, uv, Color32::WHITE);
-        }
-    }
 }
 
 /// The window after a right-drag of `d` points over a view of `size`: dragging across the
