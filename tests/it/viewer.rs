@@ -349,7 +349,7 @@ fn the_morse_smale_complex_is_drawn_and_simplified_under_the_slider() {
     h.snapshot_options("coins_msc_30pct", &snapshot_options());
 
     // The basins at 30%, as translucent labels: one label per live minimum.
-    h.state_mut().units.msc.settings.labels = topoview_viewer::app::msc_panel::LabelOverlay::Basins;
+    h.state_mut().units.msc.settings.labels = topoview_viewer::app::analyses::msc::LabelOverlay::Basins;
     settle(&mut h);
     h.snapshot_options("coins_msc_30pct_basins", &snapshot_options());
 }
@@ -404,7 +404,7 @@ fn edges_between_pixels_are_drawn_on_the_cracks_and_follow_the_slice() {
         let c = &mut h.state_mut().units.cracks.settings;
         c.closed = true;
         c.set_boundary = true;
-        c.color = topoview_viewer::app::crack_layer::CrackColor::Orientation;
+        c.color = topoview_viewer::app::analyses::cracks::CrackColor::Orientation;
     }
     settle(&mut h);
     let drawn = h.state().units.cracks.drawn();
@@ -488,7 +488,8 @@ fn the_tunnels_alive_at_the_threshold_are_b1_and_listed() {
     let b = betti(&field, &curve, &Control::default()).unwrap();
     let n = topoview_compute::curve::passed(&curve, t) - 1;
     assert_eq!(
-        topoview_viewer::app::explain::alive_tunnels(&h.state().units.explain, h.state()).len() as i64,
+        topoview_viewer::app::analyses::explain::alive_tunnels(&h.state().units.explain, h.state()).len()
+            as i64,
         b.b1[n]
     );
     h.get_by_label(&format!("β1 = {}", b.b1[n]));
@@ -498,7 +499,7 @@ fn the_tunnels_alive_at_the_threshold_are_b1_and_listed() {
 
 #[test]
 fn the_scale_space_is_drawn_and_a_click_sets_threshold_and_sigma() {
-    use topoview_viewer::app::scale_space::HEAT_MAP;
+    use topoview_viewer::app::analyses::scale_space::HEAT_MAP;
     let mut h = harness("coins.png");
     wait_for(&mut h, "coins.png", idle);
     h.state_mut().units.msc.settings.show = false;
@@ -1224,7 +1225,7 @@ fn scatter_pixels(h: &mut Harness<'_, TopoApp>, c: egui::Color32) -> usize {
 /// lights its simplices; the complex drawn has every pair within the radius.
 #[test]
 fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
-    use topoview_viewer::app::cloud::{TakeForm, TakeKind};
+    use topoview_viewer::app::analyses::cloud::{TakeForm, TakeKind};
     let mut h = harness("mni152_t1_09a.nii.gz");
     wait_for(&mut h, "the MNI volume", idle);
     {
@@ -1268,7 +1269,7 @@ fn point_clouds_show_ripsers_barcode_and_a_clicked_bar_lights_its_simplices() {
         topoview_viewer::app::numbers::short(bar.birth.into())
     ));
     h.get_by_label_contains("created by the point");
-    let red = topoview_viewer::app::cloud::PICKED;
+    let red = topoview_viewer::app::analyses::cloud::PICKED;
     let lit = scatter_pixels(&mut h, red);
     assert!(lit > 20, "the picked bar's simplices are drawn: {lit} pixels");
     h.state_mut().units.cloud.selected = None;

@@ -114,7 +114,7 @@ fn nothing_is_clipped_at_common_sizes_and_a_projectors_scale() {
 /// complex's labels, layers, the opacity curve) and keeps the user's preferences (the colormap).
 #[test]
 fn a_new_file_keeps_nothing_of_the_last_but_the_users_preferences() {
-    use topoview_viewer::app::msc_panel::LabelOverlay;
+    use topoview_viewer::app::analyses::msc::LabelOverlay;
     let mut h = harness("coins.png");
     wait_for(&mut h, "coins.png", idle);
     h.state_mut().settings.colormap = Colormap::Viridis;

@@ -112,12 +112,6 @@ impl From<topoview_core::topo::betti::BettiError> for JobError {
     }
 }
 
-impl From<topoview_core::topo::cracks::CrackError> for JobError {
-    fn from(e: topoview_core::topo::cracks::CrackError) -> Self {
-        JobError::from_error(matches!(e, topoview_core::topo::cracks::CrackError::Cancelled), e)
-    }
-}
-
 /// What a running job sees: the backend, and its progress and cancellation.
 pub struct JobContext<'a> {
     pub backend: &'a backend::Backend,

@@ -12,7 +12,7 @@ pub const FILE_TYPES: &[&str] =
     &["nii", "gz", "hdr", "nrrd", "nhdr", "mha", "mhd", "png", "jpg", "jpeg", "tif", "tiff", "raw"];
 /// What File > Open takes: images and volumes, point clouds and distance matrices.
 static OPEN_TYPES: std::sync::LazyLock<&'static [&'static str]> = std::sync::LazyLock::new(|| {
-    Box::leak([FILE_TYPES, super::cloud::POINT_TYPES].concat().into_boxed_slice())
+    Box::leak([FILE_TYPES, super::analyses::cloud::POINT_TYPES].concat().into_boxed_slice())
 });
 pub const OPEN: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::O);
 pub const ADD_LAYER: KeyboardShortcut = KeyboardShortcut::new(Modifiers::COMMAND, Key::L);

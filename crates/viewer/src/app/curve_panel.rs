@@ -289,7 +289,7 @@ fn values_in<'a>(
     range
 }
 
-/// A curve an analysis adds to the ECC plot ([`super::analysis::Analysis::plot_curves`]), over
+/// A curve an analysis adds to the ECC plot ([`super::analyses::Analysis::plot_curves`]), over
 /// the same thresholds as χ.
 pub struct PlotCurve<'a> {
     pub name: String,
@@ -304,7 +304,7 @@ pub struct PlotCurve<'a> {
 
 /// The curve plot as a pane of the central area: as large as the pane, with the analyses'
 /// curves beside χ.
-pub fn pane(app: &mut super::TopoApp, units: &super::analysis::Analyses, ui: &mut egui::Ui) {
+pub fn pane(app: &mut super::TopoApp, units: &super::analyses::Analyses, ui: &mut egui::Ui) {
     let units = units.all();
     let extra: Vec<PlotCurve> = units.iter().flat_map(|u| u.plot_curves(app)).collect();
     let Some(d) = &mut app.data else {

@@ -1,8 +1,8 @@
 //! The field on screen and what has been computed from it: its curve, the smoothed field with
 //! its curve, and the threshold the user picked.
 
-use super::msc_labels::LabelMap;
-use super::msc_panel::LabelOverlay;
+use super::analyses::msc::LabelOverlay;
+use super::analyses::msc_labels::LabelMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use topoview_compute::msc_scene::Level;
@@ -69,7 +69,8 @@ impl MscView {
             }
             LabelOverlay::Cells => return None,
         };
-        let l = Arc::new(LabelMap::new(ids, super::msc_labels::grid_dims(dims, on_cells), on_cells));
+        let l =
+            Arc::new(LabelMap::new(ids, super::analyses::msc_labels::grid_dims(dims, on_cells), on_cells));
         self.labels = Some((steps, kind, l.clone()));
         Some(l)
     }

@@ -1,29 +1,20 @@
 //! The viewer: an eframe app that shows a field in slice views, its Euler characteristic curve,
 //! and the threshold mask, with every computation on the [`topoview_compute`] worker.
 //!
-//! Layout: menu bar on top, status bar at the bottom, the side panel on the right (the ECC plot,
-//! the analyses' settings), slice and 3D views in the centre. State lives here, in `TopoApp`;
-//! the modules draw parts of it ([`views`], [`curve_panel`], [`side`], `msc_panel`, `cloud`, ...)
-//! and the layers (`explain`, `scale_space`, `crack_layer`, `layers`) hold their analyses' state.
+//! Layout: menu bar on top, status bar at the bottom, the side panel on the right (the field's
+//! controls, then each analysis's section), the views and plots as tiles in the centre
+//! ([`tiles`]). The field on screen and what the user set for it live here, in `TopoApp`; each
+//! analysis (Betti curves and parts, the Morse-Smale complex, the scale-space, edges, layers,
+//! point clouds) is a unit in [`analyses`] that holds its own state and draws its own part.
 
 mod actions;
-pub mod analysis;
-mod barcode_plot;
-pub mod cloud;
-mod cloud_view;
-pub mod crack_layer;
+pub mod analyses;
 mod curve_panel;
 pub mod dataset;
-pub mod explain;
 pub mod exports;
 pub mod file_dialog;
 mod gesture;
-pub mod layers;
-mod msc_labels;
-mod msc_overlay;
-pub mod msc_panel;
 pub mod numbers;
-pub mod scale_space;
 pub mod session;
 pub mod settings;
 mod side;
@@ -38,7 +29,7 @@ use crate::render::slice::SliceRenderer;
 use crate::render::transfer::TransferFunction;
 use crate::render::volume::{self, mask_threshold};
 use crate::render::volume3d::VolumeRenderer;
-use analysis::{Analyses, Arrival, Owner, Stop};
+use analyses::{Analyses, Arrival, Owner, Stop, cloud};
 use crossbeam_channel::{Receiver, Sender};
 use dataset::Dataset;
 use settings::{Settings, View3dSettings};

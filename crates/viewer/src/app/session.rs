@@ -7,7 +7,7 @@
 //! and restores the rest.
 
 use super::TopoApp;
-use super::layers::LayerStyle;
+use super::analyses::layers::LayerStyle;
 use super::settings::Settings;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -87,7 +87,7 @@ pub struct Settings {
     /// Seed, edge length and correlation length of the last generated example field.
     pub grf: GrfSettings,
     pub view3d: View3dSettings,
-    /// Each analysis's own settings, by its key ([`super::analysis::Analysis::settings`]):
+    /// Each analysis's own settings, by its key ([`super::analyses::Analysis::settings`]):
     /// gathered from the units when saved, given back to them when read.
     pub analyses: std::collections::BTreeMap<String, serde_json::Value>,
 }

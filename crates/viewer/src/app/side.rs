@@ -533,7 +533,7 @@ pub fn central(app: &mut TopoApp, ui: &mut egui::Ui) {
 
 fn central_with(
     app: &mut TopoApp,
-    units: &mut super::analysis::Analyses,
+    units: &mut super::analyses::Analyses,
     arrangement: super::tiles::Arrangement,
     ui: &mut egui::Ui,
 ) {

@@ -5,7 +5,7 @@
 //! a volume in each of the View menu's arrangements, a point cloud) has its own layout, kept
 //! between runs; View > Reset layout brings back the default.
 
-use super::analysis::{Analyses, Depth};
+use super::analyses::{Analyses, Depth};
 use super::settings::Layout;
 use super::{TopoApp, views};
 use egui_tiles::{Behavior, Container, Grid, GridLayout, Linear, LinearDir, TileId, Tiles, Tree, UiResponse};
@@ -20,7 +20,7 @@ pub enum Pane {
     View3d,
     /// The Euler characteristic curve, with the Betti curves when they are asked for.
     Curve,
-    /// A pane of an analysis: its unit's [`super::analysis::Analysis::name`] and the pane's
+    /// A pane of an analysis: its unit's [`super::analyses::Analysis::name`] and the pane's
     /// [`PaneSpec::id`].
     Of {
         unit: String,
@@ -45,7 +45,7 @@ impl Pane {
     }
 }
 
-/// A pane an analysis adds ([`super::analysis::Analysis::panes`]).
+/// A pane an analysis adds ([`super::analyses::Analysis::panes`]).
 #[derive(Clone, Copy, Debug)]
 pub struct PaneSpec {
     /// Its title, which also names it in the layouts kept (so it does not change).

@@ -42,7 +42,7 @@ pub struct View3dState {
     pub iso2: f64,
 }
 
-/// What the analyses draw in the 3D view ([`super::analysis::Analysis::draw_volume`]): the
+/// What the analyses draw in the 3D view ([`super::analyses::Analysis::draw_volume`]): the
 /// renderer draws one set of marks and one colouring of the threshold voxels, the first
 /// offered of each.
 pub struct VolumeCanvas {

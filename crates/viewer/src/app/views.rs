@@ -145,7 +145,7 @@ pub struct Look {
 }
 
 /// One slice view as the analyses see it while they draw over it
-/// ([`super::analysis::Analysis::draw_slice`]): where its voxels lie on the screen, which
+/// ([`super::analyses::Analysis::draw_slice`]): where its voxels lie on the screen, which
 /// plane it shows, and the click it has not used.
 pub struct SliceCanvas {
     pub painter: egui::Painter,

@@ -3,11 +3,11 @@
 //! relabelled on the worker's `explain` lane each time the threshold moves, with the tunnels
 //! alive at the threshold marked where they are born (lane `tunnels`, once per field).
 
-use super::TopoApp;
-use super::analysis::{Analysis, Arrival, Depth, Owner, Stop, kept_settings, restored};
-use super::curve_panel::PlotCurve;
-use super::view3d::VolumeCanvas;
-use super::views::{SliceCanvas, SliceTextures};
+use super::{Analysis, Arrival, Depth, Owner, Stop, kept_settings, restored};
+use crate::app::TopoApp;
+use crate::app::curve_panel::PlotCurve;
+use crate::app::view3d::VolumeCanvas;
+use crate::app::views::{SliceCanvas, SliceTextures};
 use egui::Color32;
 use std::sync::Arc;
 use topoview_compute::betti_jobs::{BettiCurves, BettiLines, Explain, Explained, TunnelList, Tunnels};
@@ -245,7 +245,7 @@ impl Analysis for ExplainLayer {
         let stride = canvas.stride;
         if self.texels.as_ref().is_none_or(|(p, s, ..)| !Arc::ptr_eq(p, &parts) || *s != stride) {
             let texels = Arc::new(parts_texels(&parts, stride));
-            self.texels = Some((parts, stride, super::view3d::next_version(), texels));
+            self.texels = Some((parts, stride, crate::app::view3d::next_version(), texels));
         }
         canvas.colours = self.texels.as_ref().map(|(_, _, v, t)| (*v, t.clone()));
     }
@@ -457,7 +457,7 @@ fn panel(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
         match &layer.shown {
             Some(e) if overlay(layer, app).is_some() => {
                 let p = &e.parts;
-                let group = super::numbers::group;
+                let group = crate::app::numbers::group;
                 let plural = |n: u32, one: &str, many: &str| {
                     format!("{} {}", group(n as usize), if n == 1 { one } else { many })
                 };
@@ -526,7 +526,7 @@ fn tunnel_list(layer: &mut ExplainLayer, app: &mut TopoApp, ui: &mut egui::Ui) {
     .show(ui, |ui| {
         egui::ScrollArea::vertical().max_height(140.0).show(ui, |ui| {
             for x in alive.iter().take(200) {
-                let at = super::views::voxel_at(x.at, dims);
+                let at = crate::app::views::voxel_at(x.at, dims);
                 let label = format!(
                     "born {} dies {} at ({}, {}, {})",
                     fmt(x.birth),

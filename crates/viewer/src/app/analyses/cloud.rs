@@ -3,12 +3,12 @@
 //! ([`topoview_compute::rips`]), shown as a barcode and a persistence diagram beside a 3D
 //! scatter ([`super::cloud_view`]) with the complex drawn at a chosen radius.
 
-use super::TopoApp;
-use super::analysis::{Analysis, Arrival, Owner};
 use super::barcode_plot;
 pub use super::barcode_plot::PICKED;
-use super::numbers::{duration, group, short};
-use super::tiles::{Column, PaneData, PaneSpec};
+use super::{Analysis, Arrival, Owner};
+use crate::app::TopoApp;
+use crate::app::numbers::{duration, group, short};
+use crate::app::tiles::{Column, PaneData, PaneSpec};
 use crate::render::camera::Camera;
 use egui::RichText;
 use std::path::PathBuf;
@@ -285,7 +285,7 @@ impl Analysis for CloudState {
         *self = CloudState { take, ..CloudState::default() };
     }
 
-    fn stopped(&mut self, _app: &mut TopoApp, _id: JobId, _why: &super::analysis::Stop) {
+    fn stopped(&mut self, _app: &mut TopoApp, _id: JobId, _why: &crate::app::Stop) {
         // The points stay drawn; the panel offers to compute the barcode again.
         self.pending = false;
         self.asked_at = None;

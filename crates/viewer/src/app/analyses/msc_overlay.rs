@@ -6,7 +6,7 @@
 //! along the arcs of the cancellations that merged it ([`MscScene::merged_route`]; a straight
 //! segment there fanned across the image from one survivor at high levels).
 
-use super::msc_panel::MscSettings;
+use super::msc::MscSettings;
 use crate::render::overlay3d::{LineVertex, Marks, PointMark};
 use egui::{Color32, Pos2, Shape, Stroke};
 use topoview_compute::msc_scene::{ArcKind, Level, MscScene};

@@ -117,7 +117,7 @@ pub fn barcode(
     let label = side.anchor_size(at, text.size());
     painter.rect_filled(label.expand(1.0), 2.0, Color32::from_black_alpha(200));
     painter.galley(label.min, text, RADIUS);
-    let gesture = super::gesture::follow(ui, resp.id.with("radius drag"), plot);
+    let gesture = crate::app::gesture::follow(ui, resp.id.with("radius drag"), plot);
     if resp.clicked()
         && let Some(p) = resp.interact_pointer_pos()
     {

@@ -1,14 +1,14 @@
 //! The Morse-Smale panel: computing the complex of the field on screen, the simplification
 //! slider with live counts, what is drawn, and the persistence diagram with the threshold.
 
-use super::TopoApp;
-use super::analysis::{Analysis, Arrival, Depth, Owner, kept_settings, restored};
-use super::dataset::MscView;
 use super::msc_overlay::{SliceOverlay, arc_color, draw, point_color, point_name, point_near};
-use super::numbers::{duration, group, short};
-use super::tiles::{Column, PaneData, PaneSpec};
-use super::view3d::VolumeCanvas;
-use super::views::{SliceCanvas, SliceTextures};
+use super::{Analysis, Arrival, Depth, Owner, kept_settings, restored};
+use crate::app::TopoApp;
+use crate::app::dataset::MscView;
+use crate::app::numbers::{duration, group, short};
+use crate::app::tiles::{Column, PaneData, PaneSpec};
+use crate::app::view3d::VolumeCanvas;
+use crate::app::views::{SliceCanvas, SliceTextures};
 use crate::render::overlay3d::Marks;
 use egui_plot::{Line, Plot, PlotPoints, Points};
 use std::sync::Arc;
@@ -69,7 +69,7 @@ const VOXELS_PER_SECOND_PER_THREAD: f64 = 0.74e6;
 /// Diagram points drawn at most (the most persistent ones).
 const MAX_DIAGRAM_POINTS: usize = 20_000;
 
-/// The Morse-Smale complex of the field on screen (kept in the [`super::dataset::Dataset`],
+/// The Morse-Smale complex of the field on screen (kept in the [`crate::app::dataset::Dataset`],
 /// beside the field it is of: the original's and the smoothed field's each).
 #[derive(Debug, Default)]
 pub struct MscUnit {
@@ -204,7 +204,7 @@ impl Analysis for MscUnit {
                 if let Some(i) = near {
                     let dims = app.data.as_ref().map_or([1; 3], |d| d.displayed().dims());
                     app.views.cursor =
-                        super::views::voxel_at(m.scene.analysis.complex.critical[i].position, dims);
+                        crate::app::views::voxel_at(m.scene.analysis.complex.critical[i].position, dims);
                     app.views.picked = Some((scene, vec![i]));
                     canvas.take_click();
                     canvas.ctx.request_repaint();
@@ -226,7 +226,7 @@ impl Analysis for MscUnit {
         let key = (Arc::as_ptr(&m.scene) as usize, m.level.threshold.to_bits(), s.points, s.arcs);
         if self.marks.as_ref().is_none_or(|k| k.0 != key) {
             let o = SliceOverlay { scene: &m.scene, level: &m.level, settings: s };
-            let (marks, complete) = super::msc_overlay::marks(o, super::view3d::next_version());
+            let (marks, complete) = super::msc_overlay::marks(o, crate::app::view3d::next_version());
             self.marks = Some((key, Arc::new(marks), complete));
         }
         if let Some((_, marks, complete)) = &self.marks {
@@ -378,7 +378,7 @@ fn panel(unit: &mut MscUnit, app: &mut TopoApp, ui: &mut egui::Ui) {
 
 /// The critical points picked, if they are of this complex (the picked list names the complex
 /// by address).
-fn picked(views: &super::views::ViewState, m: &MscView) -> Vec<usize> {
+fn picked(views: &crate::app::views::ViewState, m: &MscView) -> Vec<usize> {
     let key = std::sync::Arc::as_ptr(&m.scene) as usize;
     let n = m.scene.analysis.complex.critical.len();
     let ids = views.picked.as_ref().filter(|p| p.0 == key);
@@ -399,27 +399,27 @@ fn diagram_pane(app: &mut TopoApp, ui: &mut egui::Ui) {
     let room = ui.available_size();
     let below = 150.0_f32.min(room.y * 0.3);
     let ndim = m.scene.analysis.complex.grid.ndim;
-    let mut keys: Vec<super::curve_panel::Key> = (0..ndim)
-        .map(|k| super::curve_panel::Key {
+    let mut keys: Vec<crate::app::curve_panel::Key> = (0..ndim)
+        .map(|k| crate::app::curve_panel::Key {
             name: format!("H{k}"),
             colour: point_color(k as u8, ndim),
             dot: true,
         })
         .collect();
     let threshold = egui::Color32::from_rgb(255, 80, 80);
-    keys.push(super::curve_panel::Key {
+    keys.push(crate::app::curve_panel::Key {
         name: format!("persistence {}", short(m.level.threshold)),
         colour: threshold,
         dot: false,
     });
-    super::curve_panel::legend(ui, &keys);
+    crate::app::curve_panel::legend(ui, &keys);
     let side = (room.y - below - 4.0 * ui.spacing().interact_size.y).min(room.x).max(120.0);
     if let Some(pair) = diagram(ui, m, &picked, side) {
         // The pair's cells as critical points; the crosshair goes to the first.
         let ids: Vec<usize> = pair.into_iter().flatten().filter_map(|c| m.scene.point_of(c)).collect();
         if let Some(&first) = ids.first() {
             let at = m.scene.analysis.complex.critical[first].position;
-            app.views.cursor = super::views::voxel_at(at, m.scene.field.dims());
+            app.views.cursor = crate::app::views::voxel_at(at, m.scene.field.dims());
         }
         app.views.picked = Some((key, ids));
     }

@@ -3,15 +3,15 @@
 //! pixel boundaries; optionally only the cracks on closed curves, and the boundary of the
 //! threshold set, which lies exactly on cracks.
 
-use super::TopoApp;
-use super::analysis::{Analysis, Arrival, Depth, Owner, Stop, kept_settings, restored};
-use super::views::SliceCanvas;
+use super::{Analysis, Arrival, Depth, Owner, Stop, kept_settings, restored};
+use crate::app::TopoApp;
+use crate::app::views::SliceCanvas;
 use egui::{Color32, Pos2, Rect};
 use std::sync::Arc;
 use topoview_compute::{Job, JobContext, JobError, JobId, Lane, Outcome};
 use topoview_core::field::ScalarField;
 use topoview_core::topo::cracks::boundaries::{self, Kept};
-use topoview_core::topo::cracks::{CrackOptions, Family};
+use topoview_core::topo::cracks::{CrackError, CrackOptions, Family};
 
 /// The "edges between pixels" layer over the slice views (a 2D image, or a volume's axial
 /// slices).
@@ -96,7 +96,10 @@ impl Job for Cracks {
         let img = topoview_core::topo::cracks::Image::grey(w, h, values);
         let total = (2 * plane * self.opts.scales.len()) as u64;
         let progress = |n: u64| cx.report("edges between pixels", n, total);
-        let (map, ran) = cx.backend.cracks(&img, &self.opts, &cx.control(&progress))?;
+        let (map, ran) = cx
+            .backend
+            .cracks(&img, &self.opts, &cx.control(&progress))
+            .map_err(|e| JobError::from_error(matches!(e, CrackError::Cancelled), e))?;
         cx.note(ran.fallback);
         let values = Arc::new(img.channels.into_iter().next().unwrap_or_default());
         Ok(CrackSlice { field: self.field, z: self.z, opts: self.opts, map: Arc::new(map), values })

@@ -4,10 +4,10 @@
 //! drawn with its own colormap, window, opacity and threshold. The ECC and every other analysis
 //! stay on the image; the layer list says so, and "Analyse" swaps a layer with the image.
 
-use super::TopoApp;
-use super::analysis::{Analysis, Arrival, Depth, Owner, Stop};
-use super::numbers::short;
-use super::views::{SliceCanvas, SliceTextures};
+use super::{Analysis, Arrival, Depth, Owner, Stop};
+use crate::app::TopoApp;
+use crate::app::numbers::short;
+use crate::app::views::{SliceCanvas, SliceTextures};
 use crate::render::colormap::{Colormap, label_colour};
 use egui::Color32;
 use std::path::{Path, PathBuf};
@@ -408,7 +408,7 @@ fn panel(layers: &mut Layers, app: &mut TopoApp, ui: &mut egui::Ui) {
         {
             // Asked once this unit is back among the others: the desktop's dialog may answer at
             // once, and the answer goes to the layers.
-            app.deferred_action = Some(super::file_dialog::Action::AddLayer);
+            app.deferred_action = Some(crate::app::file_dialog::Action::AddLayer);
         }
     });
     if empty {

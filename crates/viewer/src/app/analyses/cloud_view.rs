@@ -3,9 +3,9 @@
 //! (for small clouds) triangles at the chosen radius, and the picked bar's creating and
 //! killing simplices on top.
 
-use super::TopoApp;
 use super::barcode_plot::{KILLER, PICKED, axis_end};
 use super::cloud::{CloudState, ColourBy};
+use crate::app::TopoApp;
 use crate::render::camera::{self, Camera};
 use crate::render::colormap::Colormap;
 use egui::{Color32, Pos2, Rect, Sense, Shape, Stroke, Vec2};
@@ -207,7 +207,7 @@ fn draw(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) {
     }
     let resp = ui.allocate_rect(rect, Sense::click_and_drag());
     let (center, radius) = bounds(r, c.axes);
-    super::view3d::steer(ui, &resp, &mut c.camera, rect.height(), || (center, radius));
+    crate::app::view3d::steer(ui, &resp, &mut c.camera, rect.height(), || (center, radius));
     if reframe {
         c.camera = c.camera.framing(center, radius);
     }
@@ -270,7 +270,7 @@ fn draw(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) {
     if let Some(d) = drawn {
         note += &format!(
             " · at r = {}: {} edge{}",
-            super::numbers::short(c.radius.into()),
+            crate::app::numbers::short(c.radius.into()),
             d.edges_total,
             if d.edges_total == 1 { "" } else { "s" }
         );
@@ -289,7 +289,8 @@ fn draw(ui: &mut egui::Ui, c: &mut CloudState, r: &RipsResult) {
         }
     }
     if let Some((lo, hi)) = range {
-        note += &format!(" · colour {} to {}", super::numbers::short(lo), super::numbers::short(hi));
+        note +=
+            &format!(" · colour {} to {}", crate::app::numbers::short(lo), crate::app::numbers::short(hi));
     }
     if r.cloud.embedded.is_some() {
         note += " · MDS placement";

@@ -14,6 +14,18 @@
 //! A new analysis is its algorithm (in core), its unit (a module here, with its job when the
 //! worker runs it), and one line in the `analyses!` list below.
 
+pub mod cloud;
+pub mod cracks;
+pub mod explain;
+pub mod layers;
+pub mod msc;
+pub mod scale_space;
+
+mod barcode_plot;
+mod cloud_view;
+pub mod msc_labels;
+pub mod msc_overlay;
+
 use super::TopoApp;
 use super::curve_panel::PlotCurve;
 use super::tiles::PaneSpec;
@@ -152,12 +164,12 @@ macro_rules! analyses {
 }
 
 analyses! {
-    explain: super::explain::ExplainLayer,
-    msc: super::msc_panel::MscUnit,
-    scale_space: super::scale_space::ScaleSpaceLayer,
-    cracks: super::crack_layer::CrackLayer,
-    layers: super::layers::Layers,
-    cloud: super::cloud::CloudState,
+    explain: explain::ExplainLayer,
+    msc: msc::MscUnit,
+    scale_space: scale_space::ScaleSpaceLayer,
+    cracks: cracks::CrackLayer,
+    layers: layers::Layers,
+    cloud: cloud::CloudState,
 }
 
 impl Analyses {
@@ -242,9 +254,9 @@ impl TopoApp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::crack_layer::CrackColor;
-    use crate::app::msc_panel::LabelOverlay;
     use crate::app::settings::Settings;
+    use cracks::CrackColor;
+    use msc::LabelOverlay;
 
     /// The units' settings go out with the others and come back to fresh units, through RON
     /// (eframe's storage) and JSON (sessions) alike.

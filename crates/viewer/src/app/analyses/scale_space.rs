@@ -3,9 +3,9 @@
 //! positive-to-negative zero-crossing) traced across the scales. A click on a cell sets both the
 //! threshold and σ (and shows the smoothed field).
 
-use super::TopoApp;
-use super::analysis::{Analysis, Arrival, Owner, Stop, kept_settings, restored};
-use super::tiles::{Column, PaneData, PaneSpec};
+use super::{Analysis, Arrival, Owner, Stop, kept_settings, restored};
+use crate::app::TopoApp;
+use crate::app::tiles::{Column, PaneData, PaneSpec};
 use crate::render::colormap::Colormap;
 use egui::{Color32, Pos2, Rect, Stroke};
 use std::sync::Arc;
