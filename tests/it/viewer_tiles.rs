@@ -161,9 +161,23 @@ fn plot_row(h: &Harness<'_, TopoApp>) -> (f32, f32, f32) {
 }
 
 /// Pushes `events` into one frame, as a slow frame receives them, and runs that frame.
-fn one_frame(h: &mut Harness<'_, TopoApp>, events: Vec<egui::Event>) {
-    h.input_mut().events.extend(events);
+/// Gives `events` to the app as one frame of a real window would: through its raw input hook,
+/// which may hold some back to the next frame.
+fn hooked_frame(h: &mut Harness<'_, TopoApp>, events: Vec<egui::Event>) {
+    use eframe::App;
+    let ctx = h.ctx.clone();
+    let mut raw = egui::RawInput { events, ..Default::default() };
+    h.state_mut().raw_input_hook(&ctx, &mut raw);
+    h.input_mut().events.extend(raw.events);
     h.step();
+}
+
+/// One frame of `events`, then the frames that give what the app held back of them.
+fn one_frame(h: &mut Harness<'_, TopoApp>, events: Vec<egui::Event>) {
+    hooked_frame(h, events);
+    while !h.state().held_input.is_empty() {
+        hooked_frame(h, Vec::new());
+    }
 }
 
 fn button(pos: Pos2, pressed: bool) -> egui::Event {
@@ -208,11 +222,12 @@ fn gestures_at_two_frames_a_second_end_where_the_pointer_was_released() {
     let (_, r) = image.iter().find(|(p, _)| *p == Pane::Slice(2)).cloned().unwrap();
     // Each click's press and release in one frame, the two clicks a frame apart.
     for _ in 0..2 {
-        one_frame(
+        hooked_frame(
             &mut h,
             vec![egui::Event::PointerMoved(r.center()), button(r.center(), true), button(r.center(), false)],
         );
     }
+    one_frame(&mut h, Vec::new());
     settle(&mut h);
     assert_eq!(h.state().views.nav[2].zoom, 1.0, "the double-click was seen");
 }
@@ -330,4 +345,29 @@ fn a_large_cloud_is_drawn_at_once_and_its_first_barcode_takes_seconds() {
     h.get_by_label_contains("A first barcode: edges up to");
     h.get_by_label_contains("Compute the full barcode (about");
     h.snapshot_options("cyclooctane_first_barcode", &snapshot_options());
+}
+
+/// A quick click on a slider, its press and release in one frame of a slow app (2 frames a
+/// second), sets the value under the pointer.
+#[test]
+fn a_quick_click_on_a_slider_at_two_frames_a_second_sets_it() {
+    let mut h = harness_at("coins.png", Vec2::new(1280.0, 800.0), 1.0, 0.5);
+    wait_for(&mut h, "the coins", idle);
+    let before = h.state().settings.mask_opacity;
+    // The slider, not its value box beside it.
+    let slider =
+        h.get_all_by_label("opacity").map(|n| n.rect()).max_by(|a, b| a.width().total_cmp(&b.width()));
+    let slider = slider.unwrap();
+    let at = Pos2::new(slider.min.x + 0.2 * slider.width(), slider.center().y);
+    one_frame(&mut h, vec![egui::Event::PointerMoved(at), button(at, true), button(at, false)]);
+    settle(&mut h);
+    let after = h.state().settings.mask_opacity;
+    assert!(after < 0.3, "the slider moved to the click: {before} -> {after}");
+    // A button's quick click still counts once.
+    let colours = h.state().settings.mask_color;
+    let auto = h.get_by_label("Auto colour").rect().center();
+    h.state_mut().settings.mask_color = Some([1, 2, 3]);
+    one_frame(&mut h, vec![egui::Event::PointerMoved(auto), button(auto, true), button(auto, false)]);
+    settle(&mut h);
+    assert_eq!(h.state().settings.mask_color, colours, "Auto colour was clicked");
 }

@@ -69,12 +69,52 @@ pub fn follow(ui: &Ui, id: Id, rect: Rect) -> Option<Gesture> {
     out
 }
 
-/// Lets a double-click span two slow frames: egui times clicks by the frame they arrive in,
-/// so two clicks 0.2 s apart land a whole frame apart at 2 frames a second.
-pub fn allow_slow_double_clicks(ctx: &egui::Context, frame_seconds: f32) {
-    const HUMAN: f64 = 0.3;
-    let delay = HUMAN + f64::from(frame_seconds.clamp(0.0, 1.0));
-    ctx.options_mut(|o| o.input_options.max_double_click_delay = delay);
+/// Lets a click and a double-click span slow frames: egui times clicks by the frame they
+/// arrive in, so two clicks 0.2 s apart land a whole frame apart at 2 frames a second, and a
+/// press and its release held apart by [`HeldInput`] are a frame apart too.
+pub fn allow_slow_clicks(ctx: &egui::Context, frame_seconds: f32) {
+    const HUMAN_DOUBLE: f64 = 0.3;
+    const HUMAN_CLICK: f32 = 0.8;
+    let frame = frame_seconds.clamp(0.0, 1.0);
+    ctx.options_mut(|o| {
+        o.input_options.max_double_click_delay = HUMAN_DOUBLE + f64::from(frame);
+        o.input_options.max_click_duration = f64::from(HUMAN_CLICK + frame);
+    });
+}
+
+/// Input events held back to the next frame: egui starts a drag only in a frame that ends with
+/// the button down, so a slider or a drag value pressed and released within one slow frame
+/// would not move. A press and its release are given in two frames instead.
+#[derive(Debug, Default)]
+pub struct HeldInput(Vec<Event>);
+
+impl HeldInput {
+    /// Puts the events held from the last frame before `events`, and holds back everything
+    /// from the first release that follows a press among them. True when events are held (the
+    /// next frame must come to give them).
+    pub fn split(&mut self, events: &mut Vec<Event>) -> bool {
+        let mut all = std::mem::take(&mut self.0);
+        all.append(events);
+        let mut pressed = false;
+        let cut = all.iter().position(|e| match e {
+            Event::PointerButton { pressed: true, .. } => {
+                pressed = true;
+                false
+            }
+            Event::PointerButton { pressed: false, .. } => pressed,
+            _ => false,
+        });
+        if let Some(i) = cut {
+            self.0 = all.split_off(i);
+        }
+        *events = all;
+        !self.0.is_empty()
+    }
+
+    /// Whether events wait for the next frame.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 #[cfg(test)]
@@ -83,6 +123,26 @@ mod tests {
 
     fn button(pos: Pos2, pressed: bool) -> Event {
         Event::PointerButton { pos, button: PointerButton::Primary, pressed, modifiers: Default::default() }
+    }
+
+    /// A frame's press and release go to two frames; a double-click to three; a release of a
+    /// press made earlier, and other events, pass as they come.
+    #[test]
+    fn a_press_and_its_release_are_given_in_two_frames() {
+        let p = Pos2::new(5.0, 5.0);
+        let mut held = HeldInput::default();
+        let mut frame = vec![Event::PointerMoved(p), button(p, true), button(p, false), Event::PointerGone];
+        assert!(held.split(&mut frame));
+        assert_eq!(frame, [Event::PointerMoved(p), button(p, true)]);
+        let mut next = vec![button(p, true), button(p, false)];
+        assert!(held.split(&mut next));
+        assert_eq!(next, [button(p, false), Event::PointerGone, button(p, true)]);
+        let mut last = Vec::new();
+        assert!(!held.split(&mut last));
+        assert_eq!(last, [button(p, false)]);
+        let mut plain = vec![button(p, false), Event::PointerMoved(p), button(p, true)];
+        assert!(!held.split(&mut plain));
+        assert_eq!(plain.len(), 3);
     }
 
     /// Runs one frame with `events` over a 100x100 area at the origin; the gesture it saw.

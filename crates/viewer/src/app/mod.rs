@@ -13,7 +13,7 @@ mod curve_panel;
 pub mod dataset;
 pub mod exports;
 pub mod file_dialog;
-mod gesture;
+pub mod gesture;
 pub mod numbers;
 pub mod session;
 pub mod settings;
@@ -139,6 +139,8 @@ pub struct TopoApp {
     /// A field to show that a unit handed over (a layer made the image), taken at the next
     /// frame, when the units are back in place.
     handed_over: Option<Loaded>,
+    /// Input held back to the next frame (a press and its release that came in one).
+    pub held_input: gesture::HeldInput,
 }
 
 mod bench;
@@ -262,6 +264,7 @@ impl TopoApp {
             handed_over: None,
             deferred_action: None,
             layouts: tiles::Layouts::load(cc.storage),
+            held_input: Default::default(),
         };
         app.units.restore_settings(&app.settings.analyses);
         if let Some(s) = startup.session {
@@ -703,6 +706,13 @@ impl TopoApp {
 }
 
 impl eframe::App for TopoApp {
+    /// A press and its release that came in one frame are given in two ([`gesture::HeldInput`]).
+    fn raw_input_hook(&mut self, ctx: &egui::Context, raw_input: &mut egui::RawInput) {
+        if self.held_input.split(&mut raw_input.events) {
+            ctx.request_repaint();
+        }
+    }
+
     fn ui(&mut self, ui: &mut egui::Ui, frame: &mut eframe::Frame) {
         let started = Instant::now();
         let dt = self.frames.tick();
@@ -712,7 +722,7 @@ impl eframe::App for TopoApp {
             b.first_frame();
         }
         let ctx = ui.ctx().clone();
-        gesture::allow_slow_double_clicks(&ctx, ctx.input(|i| i.unstable_dt));
+        gesture::allow_slow_clicks(&ctx, ctx.input(|i| i.unstable_dt));
         self.drain_events();
         self.take_dropped(&ctx);
         if let Some(l) = self.handed_over.take() {
