@@ -41,7 +41,7 @@ pub struct EccArgs {
     /// The ECC scale-space instead of one curve: chi at a grid of thresholds for sigma = 0,
     /// STEP, 2 STEP, ... SIGMA_MAX (voxels; STEP 0.25 when left out); the CSV has rows
     /// `sigma,threshold,chi`.
-    #[arg(long, value_name = "SIGMA_MAX[:STEP]", conflicts_with = "smooth")]
+    #[arg(long, value_name = "SIGMA_MAX[:STEP]", conflicts_with = "smooth", allow_negative_numbers = true)]
     pub scale_space: Option<String>,
     /// With --scale-space: how many thresholds, evenly spaced over the field's range.
     #[arg(long, value_name = "N", default_value_t = 256, requires = "scale_space")]

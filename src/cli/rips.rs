@@ -20,7 +20,7 @@ pub struct RipsArgs {
     #[arg(long, default_value_t = 1)]
     pub maxdim: usize,
     /// Leave out edges longer than this (default: none).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
     pub threshold: Option<f32>,
     /// Write the bars as CSV (header dim,birth,death; death inf for essential classes); `-`
     /// for standard output.
@@ -44,10 +44,16 @@ pub struct RipsArgs {
     #[arg(long, requires = "points")]
     pub index: Option<u8>,
     /// Critical points of the complex simplified up to this persistence (field units).
-    #[arg(long, value_name = "P", requires = "points", conflicts_with = "relative")]
+    #[arg(
+        long,
+        value_name = "P",
+        requires = "points",
+        conflicts_with = "relative",
+        allow_negative_numbers = true
+    )]
     pub persistence: Option<f64>,
     /// As --persistence, as a fraction of the value range (0 to 1).
-    #[arg(long, value_name = "R", requires = "points")]
+    #[arg(long, value_name = "R", requires = "points", allow_negative_numbers = true)]
     pub relative: Option<f64>,
     /// The threshold set's level: {f <= level}, or {f >= level} with --superlevel.
     #[arg(long, requires = "points", allow_negative_numbers = true)]
@@ -79,6 +85,7 @@ pub enum FromImage {
 fn image_points(args: &RipsArgs, kind: FromImage) -> anyhow::Result<(points::PointData, String)> {
     use topoview_core::topo::ecc::{Construction, Filtration};
     use topoview_core::topo::rips::image_points::ImageTake;
+    topoview_core::topo::msc::simplified::check_levels(args.persistence, args.relative)?;
     let field = topoview_core::io::open(&args.file, &Default::default())?;
     let filtration = if args.superlevel { Filtration::Superlevel } else { Filtration::Sublevel };
     let level = || args.level.ok_or_else(|| anyhow::anyhow!("--points {kind:?} needs --level", kind = kind));
@@ -125,6 +132,9 @@ pub fn run(args: &RipsArgs) -> anyhow::Result<bool> {
     let backend = args.backend.open()?;
     let name = args.file.display().to_string();
     let opts = RipsOptions { maxdim: args.maxdim, threshold: args.threshold.unwrap_or(f32::INFINITY) };
+    // What needs no data is judged before any is read, what needs the count before the
+    // distances are built.
+    opts.check()?;
     let ctl = Control::default();
     let started = std::time::Instant::now();
     let (data, from) = match args.points {
@@ -145,6 +155,7 @@ pub fn run(args: &RipsArgs) -> anyhow::Result<bool> {
             Ok(())
         })?;
     }
+    opts.check_points(data.count()).with_context(|| name.clone())?;
     let d = topoview_core::io::points::distances(&data, &ctl).with_context(|| name.clone())?;
     let mut what = topoview_core::io::points::describe(&data, &d);
     if let Some(from) = from {

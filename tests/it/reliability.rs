@@ -571,3 +571,26 @@ fn a_planar_rgb_tiff_is_named_as_such() {
     let e = stderr(&o);
     assert!(!o.status.success() && e.contains("planar") && e.contains("planar.tif"), "{e}");
 }
+
+/// Negative values of numeric options reach topoview's own checks (not the argument parser's
+/// tip to write `-- -1`, which would make the value a file name), and options that need no
+/// data are judged before the file is read.
+#[test]
+fn negative_option_values_get_topoviews_own_message_before_any_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.csv");
+    let missing = missing.to_str().unwrap();
+    let cases: [(&[&str], &str); 6] = [
+        (&["rips", missing, "--threshold", "-1"], "the threshold -1 is not a non-negative radius"),
+        (&["rips", missing, "--threshold", "NaN"], "the threshold NaN is not a non-negative radius"),
+        (&["rips", missing, "--maxdim", "9"], "dimension 9 is above the highest computed"),
+        (&["rips", missing, "--points", "critical", "--persistence", "-1"], "not negative, got -1"),
+        (&["rips", missing, "--points", "critical", "--relative", "-0.5"], "must lie in 0..1, got -0.5"),
+        (&["ecc", missing, "--scale-space", "-1"], "SIGMA_MAX (-1) and STEP (0.25) must be positive"),
+    ];
+    for (args, want) in cases {
+        let o = run(args, MINUTE);
+        assert!(!o.status.success(), "{args:?} accepted");
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+}

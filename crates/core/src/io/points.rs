@@ -64,6 +64,19 @@ pub enum PointData {
     LowerDistances(Vec<f64>),
 }
 
+impl PointData {
+    /// How many points it holds.
+    pub fn count(&self) -> usize {
+        match self {
+            PointData::Points { coords, dim } => coords.len() / (*dim).max(1),
+            // n (n - 1) / 2 distances below the diagonal.
+            PointData::LowerDistances(d) => {
+                ((1.0 + (1.0 + 8.0 * d.len() as f64).sqrt()) / 2.0).round() as usize
+            }
+        }
+    }
+}
+
 /// The most a file may be: its numbers are held as `f64` (8 bytes per number, about 2 to 20
 /// characters each), so 4 GiB of text is tens of GiB in memory.
 const MAX_BYTES: u64 = 4 << 30;

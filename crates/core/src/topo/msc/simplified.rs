@@ -22,6 +22,15 @@ pub enum LevelError {
     Range(f64, f64),
 }
 
+/// The faults of `persistence` and `relative` that need no field (judged before one is read).
+pub fn check_levels(persistence: Option<f64>, relative: Option<f64>) -> Result<(), LevelError> {
+    match (persistence, relative) {
+        (Some(p), _) if !(p.is_finite() && p >= 0.0) => Err(LevelError::Persistence(p)),
+        (None, Some(r)) if !(0.0..=1.0).contains(&r) => Err(LevelError::Relative(r)),
+        _ => Ok(()),
+    }
+}
+
 /// The persistence threshold for `persistence` (in the field's units) or `relative` (a
 /// fraction of its value range), None for neither; `persistence` wins when both are given.
 pub fn threshold_of(
@@ -29,6 +38,7 @@ pub fn threshold_of(
     persistence: Option<f64>,
     relative: Option<f64>,
 ) -> Result<Option<f64>, LevelError> {
+    check_levels(persistence, relative)?;
     match (persistence, relative) {
         (Some(p), _) if p.is_finite() && p >= 0.0 => Ok(Some(p)),
         (Some(p), _) => Err(LevelError::Persistence(p)),

@@ -269,6 +269,36 @@ impl Default for RipsOptions {
     }
 }
 
+impl RipsOptions {
+    /// The options' own faults, judged before any data is read.
+    pub fn check(&self) -> Result<(), RipsError> {
+        if self.maxdim > MAX_DIM {
+            return Err(RipsError::Invalid(format!(
+                "dimension {} is above the highest computed, {MAX_DIM}",
+                self.maxdim
+            )));
+        }
+        if self.threshold.is_nan() || self.threshold < 0.0 {
+            return Err(RipsError::Invalid(format!(
+                "the threshold {} is not a non-negative radius",
+                self.threshold
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether the simplices of `n` points can be numbered up to dimension `maxdim + 1` (judged
+    /// once the points are counted, before their distances are built).
+    pub fn check_points(&self, n: usize) -> Result<(), RipsError> {
+        index::Binomials::new(n, self.maxdim + 2).map(|_| ()).ok_or_else(|| {
+            RipsError::Invalid(format!(
+                "{n} points: the simplices of dimension {} cannot be numbered in 64 bits",
+                self.maxdim + 1
+            ))
+        })
+    }
+}
+
 /// One bar: a class born at `birth` and dying at `death` (infinity for an essential class),
 /// with the pair of simplices that make it: `creator` (of dimension `dim`: the vertex, edge or
 /// triangle whose entry creates the class) and `killer` (of dimension `dim + 1`, none for an
@@ -507,18 +537,7 @@ fn scheduled(
     schedule: reduce::Schedule,
     ctl: &Control,
 ) -> Result<Barcode, RipsError> {
-    if opts.maxdim > MAX_DIM {
-        return Err(RipsError::Invalid(format!(
-            "dimension {} is above the highest computed, {MAX_DIM}",
-            opts.maxdim
-        )));
-    }
-    if opts.threshold.is_nan() || opts.threshold < 0.0 {
-        return Err(RipsError::Invalid(format!(
-            "the threshold {} is not a non-negative radius",
-            opts.threshold
-        )));
-    }
+    opts.check()?;
     let mut stages = stages::Stages::from_env();
     let n = d.len();
     let table = index::Binomials::new(n, opts.maxdim + 2).ok_or_else(|| {
