@@ -68,6 +68,9 @@ pub struct BenchArgs {
 }
 
 pub fn run(a: &BenchArgs) -> anyhow::Result<()> {
+    for &t in &a.threads {
+        topoview_compute::backend::check_threads(t).map_err(|e| anyhow::anyhow!("--{e}"))?;
+    }
     if a.gpus {
         #[cfg(feature = "cuda")]
         return topoview_gpu::bench::run_devices(a.repeat.max(1), a.file.as_deref(), &mut stdout())

@@ -252,6 +252,11 @@ pub fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    // Before any computation starts rayon's threads (`--threads` sizes them itself later).
+    if let Err(e) = topoview_compute::backend::check_thread_env() {
+        say!("topoview: {e}");
+        return ExitCode::FAILURE;
+    }
     let result = match &cli.command {
         Some(Command::Ecc(a)) => ecc::run(a),
         Some(Command::Info(a)) => info::run(a),

@@ -73,16 +73,41 @@ pub enum ThreadsError {
     OutOfRange { asked: usize, most: usize },
     #[error("the CPU threads are already set for this process ({0})")]
     AlreadySet(String),
+    #[error(
+        "the environment variable RAYON_NUM_THREADS={value:?} is not a thread count: 0 (all \
+         cores) or 1 to {most} on this machine, or unset it"
+    )]
+    Environment { value: String, most: usize },
+}
+
+/// The most CPU threads a computation may take. Each thread reserves a stack, so thousands
+/// are no faster and can exhaust memory: at most 8 per core (and at least 256 allowed).
+pub fn most_threads() -> usize {
+    8 * std::thread::available_parallelism().map_or(1, |c| c.get()).max(32)
+}
+
+/// Whether `n` threads may be asked for.
+pub fn check_threads(n: usize) -> Result<(), ThreadsError> {
+    let most = most_threads();
+    if (1..=most).contains(&n) { Ok(()) } else { Err(ThreadsError::OutOfRange { asked: n, most }) }
+}
+
+/// Whether `RAYON_NUM_THREADS`, which sizes the CPU threads when `--threads` does not, holds a
+/// count topoview can take (rayon itself would start any number, or fail later and hang).
+pub fn check_thread_env() -> Result<(), ThreadsError> {
+    let Some(value) = std::env::var_os("RAYON_NUM_THREADS") else { return Ok(()) };
+    let value = value.to_string_lossy().into_owned();
+    let most = most_threads();
+    match value.trim().parse::<usize>() {
+        Ok(n) if n <= most => Ok(()),
+        _ => Err(ThreadsError::Environment { value, most }),
+    }
 }
 
 /// Sets the number of CPU worker threads (rayon's global pool) for the rest of the process:
-/// once, before the first computation. Each thread reserves a stack, so thousands are no faster
-/// and can exhaust memory: at most 8 per core (and at least 256 allowed).
+/// once, before the first computation (at most [`most_threads`]).
 pub fn set_threads(n: usize) -> Result<(), ThreadsError> {
-    let most = 8 * std::thread::available_parallelism().map_or(1, |c| c.get()).max(32);
-    if !(1..=most).contains(&n) {
-        return Err(ThreadsError::OutOfRange { asked: n, most });
-    }
+    check_threads(n)?;
     rayon::ThreadPoolBuilder::new()
         .num_threads(n)
         .build_global()
