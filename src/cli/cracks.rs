@@ -104,7 +104,7 @@ pub fn run(args: &CracksArgs) -> anyhow::Result<bool> {
     };
     let bank = match &args.bank {
         Some(p) => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("{}", p.display()))?;
+            let text = topoview_core::io::read_small_text(p, MAX_BANK_BYTES)?;
             Some(Bank::from_json(&text).with_context(|| format!("{}", p.display()))?)
         }
         None => {
@@ -222,6 +222,10 @@ pub fn run(args: &CracksArgs) -> anyhow::Result<bool> {
 }
 
 /// Refuses, before any filtering, outputs that classic TIFF cannot hold (4 GiB a file).
+/// The largest bank file read: a bank is kilobytes (the default's 48 kernels of up to 25 x 25
+/// taps are about 300 KB of JSON); 64 MiB is already hours of filtering.
+const MAX_BANK_BYTES: u64 = 64 << 20;
+
 fn check_sizes(
     args: &CracksArgs,
     slices: &[Image],

@@ -620,3 +620,18 @@ fn thread_counts_from_options_and_the_environment_are_bounded() {
         assert!(!o.status.success() && stderr(&o).contains("--threads must be 1 to"), "{t}: {}", stderr(&o));
     }
 }
+
+/// Every file topoview reads is a regular file or refused at once: a crack bank that is
+/// /dev/zero grew to 4 GB, a FIFO hung.
+#[test]
+fn a_bank_that_is_a_device_or_a_pipe_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = nrrd(dir.path(), "a.nrrd", "uchar", 3, 3, "0 2 0 2 1 2 0 2 0");
+    let fifo = dir.path().join("bank.json");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for bank in [Path::new("/dev/zero"), fifo.as_path()] {
+        let o = run(&["cracks", img.to_str().unwrap(), "--bank", bank.to_str().unwrap()], MINUTE);
+        let want = format!("{}: is not a regular file", bank.display());
+        assert!(!o.status.success() && stderr(&o).contains(&want), "{}", stderr(&o));
+    }
+}

@@ -288,7 +288,37 @@ pub fn io_message(e: &std::io::Error) -> String {
 /// A file opened for reading under a [`Control`] (see [`open_file`]).
 pub(crate) type FileReader<'a> = BufReader<Watched<'a, File>>;
 
+/// The text of a small file the user names beside the data (a filter bank, a session): a
+/// regular file of at most `most` bytes, read whole. A device or a pipe (`/dev/zero`, a FIFO)
+/// is refused before any reading: it could be endless.
+pub fn read_small_text(path: &Path, most: u64) -> Result<String, ReadError> {
+    let err = |m: String| ReadError::new(path, m);
+    // Judged before opening: opening a FIFO waits for a writer.
+    let meta = std::fs::metadata(path).map_err(|e| err(io_message(&e)))?;
+    if meta.is_dir() {
+        return Err(err("is a directory".into()));
+    }
+    if !meta.is_file() {
+        return Err(err("is not a regular file (a pipe, socket or device): save it to a file first".into()));
+    }
+    if meta.len() > most {
+        return Err(err(format!("is {} bytes; a file of this kind is at most {most}", meta.len())));
+    }
+    let f = File::open(path).map_err(|e| err(io_message(&e)))?;
+    let mut text = String::new();
+    // `take`: a file that grows while it is read stops at the bound too.
+    f.take(most + 1).read_to_string(&mut text).map_err(|e| err(io_message(&e)))?;
+    if text.len() as u64 > most {
+        return Err(err(format!("grew past {most} bytes while it was read")));
+    }
+    Ok(text)
+}
+
 pub(crate) fn open_file<'a>(path: &Path, ctl: &Control<'a>) -> Result<FileReader<'a>, FormatError> {
+    // Judged before opening too: opening a FIFO waits for a writer.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        return Err(format!("{} is not a regular file (a pipe, socket or device)", path.display()).into());
+    }
     let f = File::open(path).map_err(|e| format!("{}: {}", path.display(), io_message(&e)))?;
     if f.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(format!("{} is a directory", path.display()).into());

@@ -237,12 +237,14 @@ impl Session {
     }
 
     pub fn read(path: &Path) -> Result<Session, SessionError> {
-        let read = |reason: String| SessionError::Read { path: path.to_path_buf(), reason };
-        let len = std::fs::metadata(path).map_err(|e| read(e.to_string()))?.len();
-        if len > MAX_BYTES {
-            return Err(read(format!("{len} bytes: larger than any session ({MAX_BYTES} at most)")));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| read(e.to_string()))?;
+        // A regular file of at most MAX_BYTES (/dev/zero or a FIFO would never end).
+        let text = topoview_core::io::read_small_text(path, MAX_BYTES).map_err(|e| {
+            let reason = match e {
+                topoview_core::io::ReadError::Invalid { message, .. } => message,
+                e => e.to_string(),
+            };
+            SessionError::Read { path: path.to_path_buf(), reason }
+        })?;
         Session::parse(&text, path)
     }
 }
@@ -473,5 +475,17 @@ mod tests {
         assert_eq!(s.settings.colormap, super::super::Colormap::Magma);
         assert_eq!(s.settings.analyses["msc"], serde_json::json!({"labels": "Basins"}));
         assert_eq!(s.settings.analyses["scale_space"], serde_json::json!({"thresholds": 64}));
+    }
+
+    /// A device or a pipe named as the session is refused before reading (it would not end).
+    #[test]
+    fn a_device_or_a_pipe_is_no_session() {
+        let e = Session::read(Path::new("/dev/zero")).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.starts_with("/dev/zero: is not a regular file"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("s.json");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let e = Session::read(&fifo).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("is not a regular file"), "{e}");
     }
 }
