@@ -107,6 +107,12 @@ fn nothing_is_clipped_at_common_sizes_and_a_projectors_scale() {
             wrong.extend(misplaced(&h).into_iter().map(|w| format!("{file} {size:?} x{scale}: {w}")));
         }
     }
+    // A volume with its Morse-Smale diagram and curves in a short pane (Ctrl+plus twice at
+    // 1280x720), which cut the curves off before.
+    let file = "nilearn_neurovault_10426.nii.gz";
+    let mut h = harness_at(file, Vec2::new(1280.0 / 1.2, 720.0 / 1.2), 1.2, 1.0 / 60.0);
+    wait_for(&mut h, file, |a| idle(a) && a.data.as_ref().is_some_and(|d| d.msc.is_some()));
+    wrong.extend(misplaced(&h).into_iter().map(|w| format!("{file} x1.2: {w}")));
     assert!(wrong.is_empty(), "{} misplaced:\n{}", wrong.len(), wrong.join("\n"));
 }
 

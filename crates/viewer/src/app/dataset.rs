@@ -30,15 +30,15 @@ pub struct MscView {
 }
 
 impl MscView {
-    /// Starts where the complex is readable: a volume at 5% of the value range (below it, its
-    /// complex is mostly noise); a 2D image at the elbow of its persistence curve (5% left
-    /// thousands of points on a photograph), within 1% to 50% of the range.
+    /// Starts where the complex is readable: at the elbow of its persistence curve, within 1%
+    /// (a 2D image) or 5% (a volume; below it, its complex is mostly noise) to 50% of the value
+    /// range. A fixed 5% left thousands of points on a photograph and about 1,500 on a small
+    /// MRI stack.
     pub fn new(scene: MscScene) -> MscView {
         let span = scene.range.1 - scene.range.0;
-        let threshold = match scene.analysis.complex.grid.ndim {
-            2 => elbow(&scene.analysis.diagram).map_or(0.05 * span, |t| t.clamp(0.01 * span, 0.5 * span)),
-            _ => 0.05 * span,
-        };
+        let least = if scene.analysis.complex.grid.ndim == 2 { 0.01 } else { 0.05 };
+        let threshold =
+            elbow(&scene.analysis.diagram).map_or(0.05 * span, |t| t.clamp(least * span, 0.5 * span));
         let t = std::time::Instant::now();
         let level = scene.level(threshold);
         MscView { level_ms: t.elapsed().as_secs_f64() * 1e3, scene: Arc::new(scene), level, labels: None }

@@ -147,10 +147,12 @@ fn export_menu(app: &mut TopoApp, ui: &mut egui::Ui) {
         .on_hover_text("Instead of the desktop's (it is used anyway when the desktop's does not open)");
 }
 
+/// The status bar: two rows whatever is shown, so that the tiles above keep their height (a
+/// readout that came and went moved every view). The first row has the jobs with their
+/// progress and Cancel, then the run's figures and the backend; the second what lies under the
+/// pointer, in the field and in each visible layer. Each row is one line, cut at its end.
 pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
-    ui.horizontal_wrapped(|ui| {
-        ui.label(format!("Backend: {}", app.backend()));
-        ui.separator();
+    ui.horizontal(|ui| {
         let mut cancel = None;
         // Every running job, whatever its lane, in a stable order.
         let mut lanes: Vec<_> = app.jobs.keys().copied().collect();
@@ -167,6 +169,7 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
                 if ui.small_button("Cancel").clicked() {
                     cancel = Some(lane);
                 }
+                ui.separator();
             }
         }
         if let Some(l) = cancel {
@@ -192,10 +195,15 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
             }
             if let Some(ms) = app.frames.mean_ms() {
                 ui.label(format!("frame {ms:.1} ms"));
+                ui.separator();
             }
         }
+        let backend = format!("Backend: {}", app.backend());
+        ui.add(egui::Label::new(backend.as_str()).truncate()).on_hover_text(backend);
+    });
+    ui.horizontal(|ui| {
+        let mut line = String::new();
         if let (Some(h), Some(d)) = (app.views.hover, &app.data) {
-            ui.separator();
             let f = d.displayed();
             let [x, y, z] = h.voxel;
             let pos = if f.ndim() == 3 { format!("({x}, {y}, {z})") } else { format!("({x}, {y})") };
@@ -205,19 +213,19 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
                 None => format!("  at ({wx:.1}, {wy:.1}, {wz:.1})"),
             };
             let what = if d.labels { "label" } else { "value" };
-            ui.monospace(format!("voxel {pos}{world}  {what} {}", format_threshold(h.value, f.dtype())));
+            line = format!("voxel {pos}{world}  {what} {}", format_threshold(h.value, f.dtype()));
+            // Each visible layer's value under the pointer, the top one first.
+            for l in app.units.layers.list.iter().rev().filter(|l| l.style.visible) {
+                line += &format!("  |  {}", l.readout(h.voxel));
+            }
+        }
+        if line.is_empty() {
+            ui.weak("Point at a view to read the voxel and its value.");
+        } else {
+            ui.add(egui::Label::new(egui::RichText::new(line.as_str()).monospace()).truncate())
+                .on_hover_text(line);
         }
     });
-    // Each visible layer's value under the pointer, the top one first, on a line of its own
-    // (the first is full at common window widths).
-    let Some(h) = app.views.hover else { return };
-    let readouts: Vec<String> =
-        app.units.layers.list.iter().rev().filter(|l| l.style.visible).map(|l| l.readout(h.voxel)).collect();
-    if !readouts.is_empty() {
-        ui.horizontal_wrapped(|ui| {
-            ui.monospace(readouts.join("  |  "));
-        });
-    }
 }
 
 pub fn ecc_panel(app: &mut TopoApp, ui: &mut egui::Ui) {

@@ -345,7 +345,7 @@ fn view3d(app: &mut TopoApp, units: &mut Analyses, ui: &mut egui::Ui) {
     let field = d.displayed().clone();
     let stride = app.uploaded.map_or(1, |(_, s)| s);
     let voxels = app.settings.view3d.mode == crate::render::scene3d::Mode::ThresholdVoxels;
-    let mut overlay = super::view3d::VolumeCanvas::new(stride, voxels);
+    let mut overlay = super::view3d::VolumeCanvas::new(stride, voxels, app.settings.mask_rgb());
     for u in units.all_mut() {
         u.draw_volume(app, &mut overlay);
     }

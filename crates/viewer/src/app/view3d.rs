@@ -51,6 +51,9 @@ pub struct VolumeCanvas {
     pub stride: usize,
     /// Whether the view shows threshold voxels, the only mode that draws voxel colours.
     pub colours_shown: bool,
+    /// The threshold mask's colour on the slices (colours keep clear of it there, and the
+    /// same here).
+    pub mask_rgb: [u8; 3],
     /// Points and lines, with their version ([`next_version`]) inside.
     pub marks: Option<Arc<Marks>>,
     /// An RGBA colour per texel of the threshold voxels, and its version.
@@ -60,8 +63,8 @@ pub struct VolumeCanvas {
 }
 
 impl VolumeCanvas {
-    pub fn new(stride: usize, colours_shown: bool) -> VolumeCanvas {
-        VolumeCanvas { stride, colours_shown, marks: None, colours: None, notes: Vec::new() }
+    pub fn new(stride: usize, colours_shown: bool, mask_rgb: [u8; 3]) -> VolumeCanvas {
+        VolumeCanvas { stride, colours_shown, mask_rgb, marks: None, colours: None, notes: Vec::new() }
     }
 }
 

@@ -69,15 +69,15 @@ pub struct ExplainLayer {
     tunnels_wanted: Option<usize>,
     /// The parts' image of the plane in each view, for the parts, plane, slice and mask colour.
     textures: SliceTextures<PartKey>,
-    /// The parts' colours per texel of the 3D view, for the parts and stride, with their
-    /// version.
+    /// The parts' colours per texel of the 3D view (see [`PartTexels`]).
     texels: Option<PartTexels>,
     /// What the panel shows (kept between runs).
     pub settings: ExplainSettings,
 }
 
-/// The parts' colours per texel of the 3D view: the parts and stride, a version, the colours.
-type PartTexels = (Arc<Parts>, usize, u64, Arc<Vec<u8>>);
+/// The parts' colours per texel of the 3D view: the parts, stride and mask colour they were
+/// made for, a version, the colours.
+type PartTexels = (Arc<Parts>, usize, [u8; 3], u64, Arc<Vec<u8>>);
 
 /// What a view's image of the parts shows: the parts (held, so their address cannot be reused
 /// while cached), plane, slice and the mask's colour it keeps clear of.
@@ -242,12 +242,16 @@ impl Analysis for ExplainLayer {
             return;
         }
         let Some(parts) = overlay(self, app) else { return };
-        let stride = canvas.stride;
-        if self.texels.as_ref().is_none_or(|(p, s, ..)| !Arc::ptr_eq(p, &parts) || *s != stride) {
-            let texels = Arc::new(parts_texels(&parts, stride));
-            self.texels = Some((parts, stride, crate::app::view3d::next_version(), texels));
+        let (stride, mask) = (canvas.stride, canvas.mask_rgb);
+        if self
+            .texels
+            .as_ref()
+            .is_none_or(|(p, s, m, ..)| !Arc::ptr_eq(p, &parts) || *s != stride || *m != mask)
+        {
+            let texels = Arc::new(parts_texels(&parts, stride, mask));
+            self.texels = Some((parts, stride, mask, crate::app::view3d::next_version(), texels));
         }
-        canvas.colours = self.texels.as_ref().map(|(_, _, v, t)| (*v, t.clone()));
+        canvas.colours = self.texels.as_ref().map(|(.., v, t)| (*v, t.clone()));
     }
 
     fn settings(&self) -> Option<(&'static str, serde_json::Value)> {
@@ -310,6 +314,15 @@ fn overlay(layer: &ExplainLayer, app: &TopoApp) -> Option<Arc<Parts>> {
     same.then(|| e.parts.clone())
 }
 
+/// The components' colours, in turn by id: the label palette's hues but those near the mask's
+/// colour `mask` (a component must not look like the mask, nor the mask like a component); the
+/// same on the slices and in the 3D view, so that a component is matched across them.
+fn part_hues(mask: [u8; 3]) -> Vec<[u8; 3]> {
+    let near = |c: &[u8; 3]| (0..3).map(|k| (c[k] as i32 - mask[k] as i32).pow(2)).sum::<i32>() < 90 * 90;
+    let hues: Vec<[u8; 3]> = super::msc_labels::PALETTE.iter().filter(|c| !near(c)).copied().collect();
+    if hues.is_empty() { super::msc_labels::PALETTE.to_vec() } else { hues }
+}
+
 /// The plane at `slice` (normal axis `w`, in-plane axes `u`, `v`) of the parts, row 0 at the top.
 pub fn parts_image(
     parts: &Parts,
@@ -318,10 +331,7 @@ pub fn parts_image(
     mask: [u8; 3],
 ) -> egui::ColorImage {
     let void = void_colour(mask);
-    // The palette's hues but those near the mask's colour (a component must not look like
-    // the mask, nor the mask like a component).
-    let near = |c: &[u8; 3]| (0..3).map(|k| (c[k] as i32 - mask[k] as i32).pow(2)).sum::<i32>() < 90 * 90;
-    let hues: Vec<[u8; 3]> = super::msc_labels::PALETTE.iter().filter(|c| !near(c)).copied().collect();
+    let hues = part_hues(mask);
     let (u, v, w) = axes;
     let dims = parts.dims;
     let (nu, nv) = (dims[u], dims[v]);
@@ -334,7 +344,7 @@ pub fn parts_image(
         } else if id >= parts.components {
             VOID_MARK
         } else {
-            let [r, g, b] = hues[id as usize % hues.len().max(1)];
+            let [r, g, b] = hues[id as usize % hues.len()];
             Color32::from_rgba_unmultiplied(r, g, b, 120)
         }
     };
@@ -385,12 +395,12 @@ pub fn parts_image(
 /// The components' colours for the 3D view's voxels mode: RGBA8, one texel per `stride`-th
 /// voxel along each axis (the volume texture's layout), x fastest; components in the label
 /// palette's hues, opaque; everything else (outside the set, voids) alpha 0.
-pub fn parts_texels(parts: &Parts, stride: usize) -> Vec<u8> {
+pub fn parts_texels(parts: &Parts, stride: usize, mask: [u8; 3]) -> Vec<u8> {
     use rayon::prelude::*;
     let s = stride.max(1);
     let [nx, ny, nz] = parts.dims.map(|n| n.div_ceil(s));
     let mut out = vec![0u8; nx * ny * nz * 4];
-    let hues = &super::msc_labels::PALETTE;
+    let hues = part_hues(mask);
     out.par_chunks_mut(nx * 4).enumerate().for_each(|(line, row)| {
         let (j, k) = (line % ny, line / ny);
         for (x0, x1, id) in parts.line(j * s, k * s) {
@@ -600,9 +610,12 @@ mod tests {
         let p = parts(&f, Construction::TopCells, Filtration::Sublevel, t, &Default::default())
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(p.components > 3);
-        let hues = &super::super::msc_labels::PALETTE;
+        // The slices' hues, without those near the mask's colour.
+        let mask = [40, 170, 50];
+        let hues = part_hues(mask);
+        assert!(hues.len() < super::super::msc_labels::PALETTE.len(), "a hue near green left out");
         for s in [1, 2, 3] {
-            let t = parts_texels(&p, s);
+            let t = parts_texels(&p, s, mask);
             let [nx, ny, nz] = p.dims.map(|n| n.div_ceil(s));
             assert_eq!(t.len(), nx * ny * nz * 4);
             for k in 0..nz {

@@ -278,6 +278,9 @@ mod tests {
         {
             let mut fresh = Analyses::default();
             fresh.restore_settings(&back.analyses);
+            // The manifolds shown are the field's, not kept.
+            assert_eq!(fresh.msc.settings.labels, LabelOverlay::None);
+            fresh.msc.settings.labels = LabelOverlay::Basins;
             assert_eq!(fresh.msc.settings, units.msc.settings);
             assert_eq!(fresh.cracks.settings, units.cracks.settings);
             assert_eq!(fresh.explain.settings, units.explain.settings);

@@ -33,13 +33,16 @@ pub struct MscSettings {
     pub relative: bool,
     /// Fields of up to this many voxels get their complex as soon as they are on screen.
     pub auto_voxels: usize,
-    /// Manifolds drawn as translucent labels over the slices.
+    /// Manifolds drawn as translucent labels over the slices: a choice for the field on
+    /// screen (each new file starts without), so not kept between runs.
+    #[serde(skip)]
     pub labels: LabelOverlay,
 }
 
 /// Which manifolds of the complex the slices show as labels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LabelOverlay {
+    #[default]
     None,
     /// Basins: the ascending manifolds of the minima (a label per voxel).
     Basins,
@@ -396,8 +399,7 @@ fn diagram_pane(app: &mut TopoApp, ui: &mut egui::Ui) {
     };
     let key = std::sync::Arc::as_ptr(&m.scene) as usize;
     let picked = picked(&app.views, m);
-    let room = ui.available_size();
-    let below = 150.0_f32.min(room.y * 0.3);
+    let width = ui.available_width();
     let ndim = m.scene.analysis.complex.grid.ndim;
     let mut keys: Vec<crate::app::curve_panel::Key> = (0..ndim)
         .map(|k| crate::app::curve_panel::Key {
@@ -413,7 +415,13 @@ fn diagram_pane(app: &mut TopoApp, ui: &mut egui::Ui) {
         dot: false,
     });
     crate::app::curve_panel::legend(ui, &keys);
-    let side = (room.y - below - 4.0 * ui.spacing().interact_size.y).min(room.x).max(120.0);
+    // What is left, shared: the curves below a third of it (150 points at most), the caption
+    // under the diagram a line; the diagram square in the rest, as wide as the pane allows.
+    // Nothing has a floor that would push the curves out of a short pane.
+    let caption = ui.text_style_height(&egui::TextStyle::Small) + 2.0 * ui.spacing().item_spacing.y;
+    let left = (ui.available_height() - caption).max(0.0);
+    let below = (left / 3.0).min(150.0);
+    let side = (left - below - ui.spacing().item_spacing.y).min(width).max(0.0);
     if let Some(pair) = diagram(ui, m, &picked, side) {
         // The pair's cells as critical points; the crosshair goes to the first.
         let ids: Vec<usize> = pair.into_iter().flatten().filter_map(|c| m.scene.point_of(c)).collect();
@@ -423,7 +431,7 @@ fn diagram_pane(app: &mut TopoApp, ui: &mut egui::Ui) {
         }
         app.views.picked = Some((key, ids));
     }
-    if let Some(t) = persistence_curve(ui, m, egui::vec2(room.x, below)) {
+    if let Some(t) = persistence_curve(ui, m, egui::vec2(width, below)) {
         m.set_threshold(t);
     }
 }
