@@ -220,7 +220,12 @@ pub fn status_bar(app: &mut TopoApp, ui: &mut egui::Ui) {
             }
         }
         if line.is_empty() {
-            ui.weak("Point at a view to read the voxel and its value.");
+            // The row keeps its height either way.
+            ui.weak(if app.units.cloud.shown || app.data.is_none() {
+                ""
+            } else {
+                "Point at a view to read the voxel and its value."
+            });
         } else {
             ui.add(egui::Label::new(egui::RichText::new(line.as_str()).monospace()).truncate())
                 .on_hover_text(line);

@@ -289,12 +289,18 @@ impl Behavior<Pane> for Panes<'_> {
 fn draw_pane(p: &mut Panes, ui: &mut egui::Ui, pane: &Pane) {
     let app = &mut *p.app;
     let units = &mut *p.units;
+    // Plots keep a few points from the pane's left edge: a rotated axis label's glyphs reach
+    // past the plot's own rectangle, and were cut by the tile.
+    let inset = |ui: &mut egui::Ui, draw: &mut dyn FnMut(&mut egui::Ui)| {
+        let r = ui.available_rect_before_wrap();
+        ui.scope_builder(egui::UiBuilder::new().max_rect(r.with_min_x(r.min.x + 6.0)), |ui| draw(ui));
+    };
     match pane {
         Pane::Slice(n) => slice(app, units, ui, *n),
         Pane::View3d => view3d(app, units, ui),
-        Pane::Curve => super::curve_panel::pane(app, units, ui),
+        Pane::Curve => inset(ui, &mut |ui| super::curve_panel::pane(app, units, ui)),
         Pane::Of { unit, pane } => match units.named(unit) {
-            Some(u) => u.pane(app, ui, pane),
+            Some(u) => inset(ui, &mut |ui| u.pane(app, ui, pane)),
             None => {
                 // A layout kept by another version of topoview.
                 ui.label(format!("No analysis called {unit} here: View > Reset layout."));

@@ -162,6 +162,8 @@ pub fn diagram(
         .height((ui.available_height() - ui.text_style_height(&egui::TextStyle::Small)).max(80.0))
         .x_axis_label("birth")
         .y_axis_label("death")
+        // Room for ticks as wide as "10.25" (narrower, their first digit was cut).
+        .y_axis_min_width(40.0)
         .allow_drag(false)
         .allow_scroll(false)
         .allow_zoom(false)
