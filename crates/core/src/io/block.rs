@@ -38,6 +38,10 @@ impl Block {
 
     /// Opens the data file for reading samples.
     pub fn reader(&self) -> Result<BlockReader, ReadError> {
+        // Judged before opening: opening a FIFO waits for a writer.
+        if std::fs::metadata(&self.data).is_ok_and(|m| !m.is_file()) {
+            return Err(ReadError::new(&self.data, "is not a regular file (a pipe, socket or device)"));
+        }
         let file = File::open(&self.data).map_err(|e| ReadError::new(&self.data, io_message(&e)))?;
         Ok(BlockReader {
             grid: self.grid(),

@@ -205,6 +205,11 @@ impl TopoApp {
     pub fn new(cc: &eframe::CreationContext<'_>, startup: Startup) -> TopoApp {
         let mut settings: Settings =
             cc.storage.and_then(|s| eframe::get_value(s, eframe::APP_KEY)).unwrap_or_default();
+        if let Some(older) =
+            cc.storage.and_then(|s| eframe::get_value::<settings::LegacyAnalysisSettings>(s, eframe::APP_KEY))
+        {
+            older.move_into(&mut settings.analyses);
+        }
         settings.view3d.transfer.sanitize();
         install_fonts(&cc.egui_ctx);
         let mut no_3d = None;

@@ -148,6 +148,44 @@ impl Settings {
     }
 }
 
+/// The analyses' settings as a build before the analyses kept their own stored them in eframe's
+/// storage, beside the others: read once at start and moved under [`Settings::analyses`] (by the
+/// same keys), so that an upgrade keeps them.
+#[derive(Default, serde::Deserialize)]
+pub struct LegacyAnalysisSettings {
+    // Present or not (RON writes a struct where an `Option` would be `Some(..)`).
+    #[serde(default, deserialize_with = "present")]
+    msc: Option<super::analyses::msc::MscSettings>,
+    #[serde(default, deserialize_with = "present")]
+    cracks: Option<super::analyses::cracks::CrackSettings>,
+    #[serde(default, deserialize_with = "present")]
+    explain: Option<super::analyses::explain::ExplainSettings>,
+    #[serde(default, deserialize_with = "present")]
+    scale_space: Option<super::analyses::scale_space::ScaleSpaceSettings>,
+}
+
+/// A field that is there, read as its type.
+fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+impl LegacyAnalysisSettings {
+    /// Puts each into `analyses` under its key, unless a newer one is there.
+    pub fn move_into(self, analyses: &mut std::collections::BTreeMap<String, serde_json::Value>) {
+        let mut put = |key: &str, v: Option<serde_json::Value>| {
+            if let Some(v) = v {
+                analyses.entry(key.to_string()).or_insert(v);
+            }
+        };
+        put("msc", self.msc.and_then(|v| serde_json::to_value(v).ok()));
+        put("cracks", self.cracks.and_then(|v| serde_json::to_value(v).ok()));
+        put("explain", self.explain.and_then(|v| serde_json::to_value(v).ok()));
+        put("scale_space", self.scale_space.and_then(|v| serde_json::to_value(v).ok()));
+    }
+}
+
 mod construction_name {
     use serde::{Deserialize, Deserializer, Serializer};
     use topoview_core::topo::ecc::Construction;
@@ -188,5 +226,29 @@ mod tests {
         s.layout = Layout::Volume;
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(serde_json::from_str::<Settings>(&json).unwrap(), s);
+    }
+
+    /// Settings an older build stored in eframe's storage (RON), with the analyses' beside the
+    /// others, reach the units.
+    #[test]
+    fn an_older_builds_stored_settings_reach_the_units() {
+        use crate::app::analyses::{Analyses, cracks::CrackSettings, msc::MscSettings};
+        #[derive(serde::Serialize)]
+        struct Older {
+            colormap: Colormap,
+            msc: MscSettings,
+            cracks: CrackSettings,
+        }
+        let msc = MscSettings { auto_voxels: 5_000_000, slab: 4, ..Default::default() };
+        let cracks = CrackSettings { min_fraction: 0.55, closed: true, ..Default::default() };
+        let older = Older { colormap: Colormap::Magma, msc: msc.clone(), cracks: cracks.clone() };
+        let text = ron::ser::to_string_pretty(&older, ron::ser::PrettyConfig::default()).unwrap();
+        let mut settings: Settings = ron::from_str(&text).unwrap();
+        assert_eq!(settings.colormap, Colormap::Magma);
+        assert!(settings.analyses.is_empty());
+        ron::from_str::<LegacyAnalysisSettings>(&text).unwrap().move_into(&mut settings.analyses);
+        let mut units = Analyses::default();
+        units.restore_settings(&settings.analyses);
+        assert_eq!((units.msc.settings, units.cracks.settings), (msc, cracks));
     }
 }

@@ -68,7 +68,8 @@ impl std::fmt::Display for Stop {
 
 /// One analysis of the viewer (see the module's comment).
 pub trait Analysis {
-    /// Its name: the owner of its jobs, and how errors name it.
+    /// Its name: the owner of its jobs, how errors name it, and its panes' owner in the
+    /// layouts kept between runs (so it does not change from one version to the next).
     fn name(&self) -> &'static str;
     /// A field arrived: forget every result and overlay of the last one; set the defaults that
     /// suit it (`app.data`) unless `arrival.keep_settings`.
@@ -278,9 +279,6 @@ mod tests {
         {
             let mut fresh = Analyses::default();
             fresh.restore_settings(&back.analyses);
-            // The manifolds shown are the field's, not kept.
-            assert_eq!(fresh.msc.settings.labels, LabelOverlay::None);
-            fresh.msc.settings.labels = LabelOverlay::Basins;
             assert_eq!(fresh.msc.settings, units.msc.settings);
             assert_eq!(fresh.cracks.settings, units.cracks.settings);
             assert_eq!(fresh.explain.settings, units.explain.settings);

@@ -34,8 +34,7 @@ pub struct MscSettings {
     /// Fields of up to this many voxels get their complex as soon as they are on screen.
     pub auto_voxels: usize,
     /// Manifolds drawn as translucent labels over the slices: a choice for the field on
-    /// screen (each new file starts without), so not kept between runs.
-    #[serde(skip)]
+    /// screen, so each new file starts without (`arrived`); a session's field gets its own back.
     pub labels: LabelOverlay,
 }
 
