@@ -154,6 +154,15 @@ extern "C" __global__ void smooth_columns(const float* __restrict__ src, float* 
     }
 }
 
+// The smoothed field kept within the input's range [lo, hi], as the CPU's `smooth::clamp`:
+// rounding can carry a value an ulp past it. NaN compares false and stays NaN.
+extern "C" __global__ void clamp_f32(float* __restrict__ data, long long n, float lo, float hi) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        float v = data[i];
+        data[i] = v > hi ? hi : (v < lo ? lo : v);
+    }
+}
+
 // Sample conversion to f32, as the CPU's to_f32 (round to nearest).
 #define TO_F32(T, NAME)                                                                            \
     extern "C" __global__ void to_f32_##NAME(const T* __restrict__ src, float* __restrict__ dst, long long n) { \

@@ -119,9 +119,17 @@ pub fn run(args: &CracksArgs) -> anyhow::Result<bool> {
         Some(_) => topoview_compute::backend::Backend::cpu_because("a loaded bank runs tap by tap".into()),
         None => args.backend.open()?,
     };
+    // A loaded bank is judged on the whole stack before any slice is filtered.
+    if let Some(b) = &bank {
+        for img in &slices {
+            b.check_work(img).with_context(|| name.clone())?;
+        }
+    }
     let progress = Progress::new();
     let total = slices.iter().map(|i| (i.width * i.height * i.channels.len()) as u64).sum::<u64>();
-    let bar = progress.bar(total * 2 * opts.scales.len() as u64, "cracks");
+    // Both families, each scale (the Gaussian bank) or each edge kernel (a loaded bank).
+    let passes = bank.as_ref().map_or(opts.scales.len(), |b| b.kernels.iter().filter(|k| k.edge).count());
+    let bar = progress.bar(total * 2 * passes as u64, "cracks");
     let tick = |n: u64| progress.inc(&bar, n);
     let ctl = Control { progress: Some(&tick), cancel: None };
     let started = std::time::Instant::now();

@@ -143,7 +143,7 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
             backend: &backend,
         };
         if let Err(e) = one(file, &setup, args, batch, &progress) {
-            progress.println(&format!("topoview: {e:#}"));
+            progress.println(&super::error_line(&e));
             failures += 1;
         }
         if let Some(b) = &files_bar {
@@ -180,6 +180,8 @@ impl Setup<'_> {
 fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progress) -> anyhow::Result<()> {
     let Setup { open: opts, ecc: ecc_opts, smoothing, sigmas, .. } = *setup;
     let name = file.display().to_string();
+    // The terminal's one-line messages escape a newline in the name; outputs keep the name.
+    let shown = outputs::one_line(&name);
     if let Some(block) = streams(file, setup, args)? {
         return streamed(file, &block, setup, args, batch, progress);
     }
@@ -187,7 +189,7 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
     let mut field = open(file, opts)?;
     let mut smoothed_on = None;
     for n in &field.notes_with_series() {
-        progress.println(&format!("note: {name}: {n}"));
+        progress.println(&format!("note: {shown}: {n}"));
     }
     if let Some(sigmas) = sigmas {
         return scale_space(file, &field, sigmas, setup, args, batch, progress);
@@ -201,19 +203,19 @@ fn one(file: &Path, setup: &Setup, args: &EccArgs, batch: bool, progress: &Progr
             }
         }
         let total = (field.len() * field.ndim()) as u64;
-        let (smoothed, ran) = step(progress, &name, "smoothing", Some("smoothing"), total, |ctl| {
-            backend.smooth(&field, s, ctl).with_context(|| format!("{name}: smoothing"))
+        let (smoothed, ran) = step(progress, &shown, "smoothing", Some("smoothing"), total, |ctl| {
+            backend.smooth(&field, s, ctl).with_context(|| format!("{shown}: smoothing"))
         })?;
         field = smoothed;
         smoothed_on = Some(ran);
     }
-    let (curve, ran) = step(progress, &name, "ECC", None, field.len() as u64, |ctl| {
+    let (curve, ran) = step(progress, &shown, "ECC", None, field.len() as u64, |ctl| {
         backend.ecc(&field, ecc_opts, ctl).with_context(|| name.clone())
     })?;
     args.backend.note_cpu(backend, progress);
     let betti = if args.betti {
-        let b = step(progress, &name, "Betti", Some("Betti curves"), betti::work(&field), |ctl| {
-            backend.betti(&field, &curve, ctl).with_context(|| format!("{name}: Betti curves"))
+        let b = step(progress, &shown, "Betti", Some("Betti curves"), betti::work(&field), |ctl| {
+            backend.betti(&field, &curve, ctl).with_context(|| format!("{shown}: Betti curves"))
         })?;
         Some(b)
     } else {
@@ -255,12 +257,14 @@ fn streamed(
     progress: &Progress,
 ) -> anyhow::Result<()> {
     let name = file.display().to_string();
+    // The terminal's one-line messages escape a newline in the name; outputs keep the name.
+    let shown = outputs::one_line(&name);
     for n in &block.notes {
-        progress.println(&format!("note: {name}: {n}"));
+        progress.println(&format!("note: {shown}: {n}"));
     }
     let grid = block.grid();
     let voxels = grid.shape.iter().product::<usize>() as u64;
-    let (curve, ran) = step(progress, &name, "ECC", None, voxels, |ctl| {
+    let (curve, ran) = step(progress, &shown, "ECC", None, voxels, |ctl| {
         // Under auto the CPU starts while the GPU opens; a backend asked for runs alone.
         let computed = match args.backend.backend {
             BackendChoice::Auto => setup.backend.ecc_block(block, setup.ecc, ctl),
@@ -327,6 +331,7 @@ fn report(
     batch: bool,
 ) -> anyhow::Result<()> {
     let (name, backend, smoothing) = (file.display().to_string(), setup.backend, setup.smoothing);
+    let shown = outputs::one_line(&name);
     let report = EccReport {
         file: &name,
         field: grid,
@@ -347,7 +352,7 @@ fn report(
         }
         _ => format!("computed on {}", backend.where_ran(ran.ecc)),
     } + if ran.streamed { ", read from the file a slab at a time" } else { "" };
-    let mut summary = format!("{}; {on}", summary(&name, grid, curves.ecc, smoothing));
+    let mut summary = format!("{}; {on}", summary(&shown, grid, curves.ecc, smoothing));
     if let (Some(b), Some(b_ran)) = (curves.betti, ran.betti) {
         let elsewhere = (b_ran.on_gpu != ran.ecc.on_gpu).then(|| backend.where_ran(b_ran));
         summary += &betti_summary(grid, curves.ecc, b, elsewhere.as_deref());
@@ -407,8 +412,10 @@ fn scale_space(
 ) -> anyhow::Result<()> {
     use super::scale_space as ss;
     let name = file.display().to_string();
+    // The terminal's one-line messages escape a newline in the name; outputs keep the name.
+    let shown = outputs::one_line(&name);
     let request = ss::Request {
-        name: &name,
+        name: &shown,
         sigmas,
         thresholds: args.scale_space_thresholds,
         opts: setup.ecc,

@@ -24,7 +24,7 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
         let field = match open(path, &opts) {
             Ok(f) => f,
             Err(e) => {
-                say!("topoview: {e}");
+                say!("{}", super::error_line(&e.into()));
                 ok = false;
                 continue;
             }
@@ -42,7 +42,7 @@ pub fn run(args: &InfoArgs) -> anyhow::Result<bool> {
                 },
             )
             .collect();
-        out!("file:            {}", path.display())?;
+        out!("file:            {}", topoview_core::export::outputs::one_line(&path.display().to_string()))?;
         out!(
             "dims:            {} ({}D, {} voxels, x fastest)",
             dims_string(field.shape()),

@@ -251,6 +251,7 @@ pub fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    remove_temporaries_on_signals();
     let cli = Cli::parse();
     // Before any computation starts rayon's threads (`--threads` sizes them itself later).
     if let Err(e) = topoview_compute::backend::check_thread_env() {
@@ -277,11 +278,63 @@ pub fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => {
-            say!("topoview: {e:#}");
+            say!("{}", error_line(&e));
             ExitCode::FAILURE
         }
     }
 }
+
+/// An error as topoview prints it: one line, whatever a file name in it holds (a newline
+/// would split it).
+pub fn error_line(e: &anyhow::Error) -> String {
+    format!("topoview: {}", topoview_core::export::outputs::one_line(&format!("{e:#}")))
+}
+
+/// SIGINT, SIGTERM and SIGHUP end the process as before, but first remove the temporary file of
+/// every export under way (`outputs::remove_pending`). The signals are blocked in every thread
+/// (threads inherit the mask: this runs before any is started) and taken by one thread that
+/// waits for them, where removing files is safe, unlike in a signal handler.
+#[cfg(unix)]
+fn remove_temporaries_on_signals() {
+    // SAFETY: sigset_t is plain data that sigemptyset initialises; the calls only read and
+    // write this set and the calling thread's mask.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        set
+    };
+    let waiter = std::thread::Builder::new().name("signals".into()).spawn(move || {
+        let mut signal = 0;
+        // SAFETY: sigwait reads the set and writes one integer this frame owns.
+        if unsafe { libc::sigwait(&set, &mut signal) } != 0 {
+            return;
+        }
+        topoview_core::export::outputs::remove_pending();
+        // SAFETY: the signal's default action (ending the process) is restored and the signal
+        // raised again on this thread, unblocked here, so the exit status tells the signal.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::raise(signal);
+        }
+    });
+    if waiter.is_err() {
+        // No thread to take them: the signals act as before.
+        // SAFETY: as above, on the calling thread's mask.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn remove_temporaries_on_signals() {}
 
 #[cfg(not(feature = "viewer"))]
 fn view(_: &Option<PathBuf>, _: &ViewArgs, _: std::time::Instant) -> anyhow::Result<bool> {

@@ -88,15 +88,17 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     args.input.init_threads()?;
     let opts = args.input.open_options()?;
     let name = args.file.display().to_string();
+    // The terminal's one-line messages escape a newline in the name; outputs keep the name.
+    let shown = outputs::one_line(&name);
     // What the summary calls the field (the JSON's `file` stays the file's name).
-    let mut what = name.clone();
+    let mut what = shown.clone();
     // Every output is judged before the file is read: none may be an input or named twice.
     outputs::check(&topoview_core::io::read_set(&args.file), &output_paths(args), &[])?;
     // The backend (a CUDA context, and the Morse-Smale kernels loaded) starts while the file
     // is read; a file that cannot be read is still the first error, said once the backend has
     // started (a missing file at once).
     std::fs::metadata(&args.file)
-        .map_err(|e| anyhow::anyhow!("{name}: {}", topoview_core::io::io_message(&e)))?;
+        .map_err(|e| anyhow::anyhow!("{shown}: {}", topoview_core::io::io_message(&e)))?;
     let (backend, field) = std::thread::scope(|s| {
         let start = || {
             let b = Backend::new(args.backend.into(), None);
@@ -116,7 +118,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
     let mut field = field?;
     let backend = backend?;
     for n in &field.notes_with_series() {
-        say!("note: {name}: {n}");
+        say!("note: {shown}: {n}");
     }
     let progress = Progress::new();
     let smoothing = args.smoothing.smoothing();
@@ -128,14 +130,14 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         let tick = |n: u64| progress.inc(&bar, n);
         field =
             topoview_core::topo::smooth::smooth(&field, s, &Control { progress: Some(&tick), cancel: None })
-                .with_context(|| format!("{name}: smoothing"))?;
+                .with_context(|| format!("{shown}: smoothing"))?;
         bar.finish_and_clear();
         let units = if args.smoothing.sigma_units == "physical" { "" } else { " voxels" };
-        what = format!("{name} smoothed with sigma {}{units}", s.sigma);
+        what = format!("{shown} smoothed with sigma {}{units}", s.sigma);
     }
     // Options are judged before the analysis, which can take minutes.
     let threshold = match threshold_of(&field, args.persistence, args.relative) {
-        Err(e @ LevelError::Range(..)) => Err(anyhow::anyhow!("{name}: {e} (--persistence)")),
+        Err(e @ LevelError::Range(..)) => Err(anyhow::anyhow!("{shown}: {e} (--persistence)")),
         Err(e @ LevelError::Relative(_)) => Err(anyhow::anyhow!("--relative: {e}")),
         Err(e @ LevelError::Persistence(_)) => Err(anyhow::anyhow!("--persistence: {e}")),
         Ok(t) => Ok(t),
@@ -152,7 +154,7 @@ pub fn run(args: &MscArgs) -> anyhow::Result<bool> {
         .with_context(|| name.clone())?;
     bar.finish_and_clear();
     if let Some(why) = &ran.fallback {
-        say!("note: {name}: {why}");
+        say!("note: {shown}: {why}");
     } else if args.backend == super::BackendChoice::Auto
         && let Some(why) = backend.why_cpu()
     {

@@ -92,7 +92,8 @@ fn image_points(args: &RipsArgs, kind: FromImage) -> anyhow::Result<(points::Poi
     let take = match kind {
         FromImage::Critical => {
             let t =
-                topoview_core::topo::msc::simplified::threshold_of(&field, args.persistence, args.relative)?;
+                topoview_core::topo::msc::simplified::threshold_of(&field, args.persistence, args.relative)
+                    .with_context(|| outputs::one_line(&args.file.display().to_string()))?;
             ImageTake::Critical { index: args.index, persistence: t }
         }
         FromImage::Set => ImageTake::Set { level: level()?, filtration, count: args.count, seed: args.seed },
@@ -100,9 +101,11 @@ fn image_points(args: &RipsArgs, kind: FromImage) -> anyhow::Result<(points::Poi
             ImageTake::Components { level: level()?, filtration, construction: Construction::TopCells }
         }
     };
-    let (p, what) = topoview_core::topo::rips::image_points::image_points(&field, take, &Control::default())?;
+    let name = outputs::one_line(&args.file.display().to_string());
+    let (p, what) = topoview_core::topo::rips::image_points::image_points(&field, take, &Control::default())
+        .with_context(|| name.clone())?;
     if p.is_empty() {
-        anyhow::bail!("{}: no {what}", args.file.display());
+        anyhow::bail!("{name}: no {what}");
     }
     Ok((points::PointData::Points { coords: p.coords, dim: p.dim }, what))
 }

@@ -635,3 +635,399 @@ fn a_bank_that_is_a_device_or_a_pipe_is_refused_at_once() {
         assert!(!o.status.success() && stderr(&o).contains(&want), "{}", stderr(&o));
     }
 }
+
+/// Point tables are read as written or refused with the line: a byte order mark is not part
+/// of the first number, a first line of numbers and words is no header, decimal commas are
+/// not split into more numbers, a `.npy` order numpy refuses is refused, and a PLY comment that
+/// mentions `end_header` ends nothing.
+#[test]
+fn point_tables_are_read_as_written_or_refused_with_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let rips = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let o = run(&["rips", p.to_str().unwrap(), "--maxdim", "0"], MINUTE);
+        (o.status.success(), format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o)))
+    };
+    let (ok, out) = rips("bom.csv", b"\xef\xbb\xbf1,2\n3,4\n5,6\n");
+    assert!(ok && out.contains("3 points in 2 dimensions"), "{out}");
+    let (ok, out) = rips("hex.csv", b"0x10,1\n2,3\n");
+    assert!(!ok && out.contains("hex.csv") && out.contains("line 1: '0x10' is not a number"), "{out}");
+    let (ok, out) = rips("header.csv", b"x,y\n2,3\n4,5\n");
+    assert!(ok && out.contains("2 points in 2 dimensions"), "{out}");
+    let (ok, out) = rips("comma.csv", b"1,5;2,5\n3,5;4,5\n");
+    assert!(!ok && out.contains("line 1 has both ';' and ','"), "{out}");
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    let h = "{'descr': '<f8', 'fortran_order': 1, 'shape': (2, 1), }\n";
+    npy.extend((h.len() as u16).to_le_bytes());
+    npy.extend(h.as_bytes());
+    npy.extend([1.0f64, 2.0].iter().flat_map(|v| v.to_le_bytes()));
+    let (ok, out) = rips("f.npy", &npy);
+    assert!(!ok && out.contains("'fortran_order' is 1, not True or False"), "{out}");
+    let ply = b"ply\nformat ascii 1.0\ncomment end_header\nelement vertex 2\nproperty float x\nproperty float y\nend_header\n1 2\n3 4\n";
+    let (ok, out) = rips("c.ply", ply);
+    assert!(ok && out.contains("2 points in 2 dimensions"), "{out}");
+}
+
+/// Runs topoview with `args` (under `ulimit -v kib` when given) and returns whether it
+/// succeeded, with its standard output and error together.
+fn run_all(args: &[&str], limit_kib: Option<u64>) -> (bool, String) {
+    let o = match limit_kib {
+        None => run(args, MINUTE),
+        Some(kib) => Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v {kib}; exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_topoview"))
+            .args(args)
+            .output()
+            .unwrap(),
+    };
+    (o.status.success(), format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o)))
+}
+
+/// Uniform noise in 0..1 from a fixed seed (a 64-bit LCG's top bits).
+fn noise(n: usize, seed: u64) -> Vec<f32> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect()
+}
+
+/// A raw little-endian f32 NRRD of `dims` holding `values`.
+fn f32_nrrd(path: &Path, dims: &[usize], values: &[f32]) {
+    let sizes: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    let mut b = format!(
+        "NRRD0004\ntype: float\ndimension: {}\nsizes: {}\nencoding: raw\nendian: little\n\n",
+        dims.len(),
+        sizes.join(" ")
+    )
+    .into_bytes();
+    b.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+    std::fs::write(path, b).unwrap();
+}
+
+/// The process's own memory limits are honoured: under `ulimit -v`, Rips distances that do
+/// not fit and a Morse-Smale complex for `--points critical` are refused with the figures,
+/// where they aborted ("memory allocation of ... bytes failed", SIGABRT). (The control
+/// group's `memory.max` is read the same way: `mem::tests`.)
+#[test]
+fn memory_limits_of_the_process_are_honoured() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("cloud.csv");
+    let text: String =
+        noise(3 * 30_000, 1).chunks(3).map(|p| format!("{},{},{}\n", p[0], p[1], p[2])).collect();
+    std::fs::write(&csv, text).unwrap();
+    let (ok, out) = run_all(&["rips", csv.to_str().unwrap(), "--maxdim", "1"], Some(1_000_000));
+    assert!(!ok && out.contains("30000 points need 1.7 GiB of pairwise distances"), "{out}");
+    let field = dir.path().join("noise.nrrd");
+    f32_nrrd(&field, &[64, 64, 64], &noise(64 * 64 * 64, 2));
+    let (ok, out) =
+        run_all(&["rips", field.to_str().unwrap(), "--points", "critical", "--maxdim", "0"], Some(400_000));
+    assert!(!ok && out.contains("noise.nrrd: the complex would need about"), "{out}");
+}
+
+/// A loaded crack bank is judged by its work on the image before any filtering: 300,000 taps
+/// on 2000 x 2000 pixels (1.2 x 10^12 multiply-adds, some 20 minutes on 16 cores) is refused
+/// at once with the figures.
+#[test]
+fn a_bank_too_long_for_the_image_is_refused_with_its_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("big.nrrd");
+    let mut b = b"NRRD0004\ntype: uchar\ndimension: 2\nsizes: 2000 2000\nencoding: raw\n\n".to_vec();
+    b.resize(b.len() + 2000 * 2000, 9);
+    std::fs::write(&img, b).unwrap();
+    let taps: Vec<String> = (0..150_000).map(|i| format!("[{},{},0.5]", i % 300, i / 300 % 300)).collect();
+    let taps = taps.join(",");
+    let bank = dir.path().join("bank.json");
+    let json = format!(
+        "{{\"format\":\"topoview crack bank 1\",\"kernels\":[{{\"name\":\"wide\",\"edge\":true,\"h\":[{taps}],\"v\":[{taps}]}}]}}"
+    );
+    std::fs::write(&bank, json).unwrap();
+    let start = Instant::now();
+    let (ok, out) = run_all(&["cracks", img.to_str().unwrap(), "--bank", bank.to_str().unwrap()], None);
+    assert!(
+        !ok && out.contains("300000 taps on 4000000 pixels of 1 channel(s) are 1.20e12 multiply-adds"),
+        "{out}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+}
+
+/// SIGINT or SIGTERM during a write removes the temporary files (16-33 MB of `.topoview-*`
+/// were left by `ecc --csv --json` on noise), and the process still ends by the signal.
+#[test]
+fn a_signal_during_a_write_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let field = dir.path().join("noise.nrrd");
+    f32_nrrd(&field, &[128, 128, 128], &noise(128 * 128 * 128, 3));
+    let out = dir.path().join("out");
+    let mut caught = 0;
+    for (attempt, signal) in ["INT", "TERM", "INT", "TERM"].into_iter().enumerate() {
+        std::fs::create_dir_all(&out).unwrap();
+        let (csv, json) = (out.join("n.csv"), out.join("n.json"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_topoview"))
+            .args(["ecc", field.to_str().unwrap(), "--backend", "cpu"])
+            .args(["--csv", csv.to_str().unwrap(), "--json", json.to_str().unwrap()])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let staged = || {
+            std::fs::read_dir(&out)
+                .unwrap()
+                .any(|e| e.unwrap().file_name().to_string_lossy().starts_with(".topoview-"))
+        };
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() && !staged() && start.elapsed() < MINUTE {
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        if child.try_wait().unwrap().is_none() && staged() {
+            assert!(
+                Command::new("kill")
+                    .args([&format!("-{signal}"), &child.id().to_string()])
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+            let status = child.wait().unwrap();
+            use std::os::unix::process::ExitStatusExt;
+            assert!(status.signal().is_some(), "attempt {attempt}: ended by the signal, {status:?}");
+            let left: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert!(left.is_empty(), "attempt {attempt} (SIG{signal}) left {left:?}");
+            caught += 1;
+        } else {
+            child.wait().unwrap();
+        }
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+    assert!(caught >= 2, "a write was under way at only {caught} of 4 signals");
+}
+
+/// A smoothed field stays within the field's range: a constant field of 7s, or a plateau of
+/// 7s, has chi 1 at threshold 7 at every scale (sigma 0.5 gave 0: 7.0000005 lay above it).
+#[test]
+fn the_scale_space_top_threshold_holds_the_whole_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let constant = nrrd(dir.path(), "seven.nrrd", "float", 6, 6, &["7"; 36].join(" "));
+    let plateau: Vec<&str> = (0..64 * 64)
+        .map(|i| if (10..54).contains(&(i % 64)) && (10..54).contains(&(i / 64)) { "7" } else { "2" })
+        .collect();
+    let plateau = nrrd(dir.path(), "plateau.nrrd", "uchar", 64, 64, &plateau.join(" "));
+    for f in [constant, plateau] {
+        let args = [
+            "ecc",
+            f.to_str().unwrap(),
+            "--scale-space",
+            "2:0.5",
+            "--scale-space-thresholds",
+            "3",
+            "--csv",
+            "-",
+        ];
+        let o = run(&args, MINUTE);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        // sigma,threshold,chi rows at the field's maximum, 7.
+        let top: Vec<Vec<f64>> = text
+            .lines()
+            .filter_map(|l| l.split(',').map(|x| x.parse::<f64>().ok()).collect::<Option<Vec<f64>>>())
+            .filter(|r| r[1] == 7.0)
+            .collect();
+        assert!(top.len() == 5 && top.iter().all(|r| r[2] == 1.0), "{f:?}: {top:?}\n{text}");
+    }
+}
+
+/// A grey TIFF colour type whose PhotometricInterpretation is MinIsWhite (the encoder knows
+/// only MinIsBlack).
+struct WhiteIsZero8;
+impl tiff::encoder::colortype::ColorType for WhiteIsZero8 {
+    type Inner = u8;
+    const TIFF_VALUE: tiff::tags::PhotometricInterpretation =
+        tiff::tags::PhotometricInterpretation::WhiteIsZero;
+    const BITS_PER_SAMPLE: &'static [u16] = &[8];
+    const SAMPLE_FORMAT: &'static [tiff::tags::SampleFormat] = &[tiff::tags::SampleFormat::Uint];
+    fn horizontal_predict(row: &[u8], result: &mut Vec<u8>) {
+        result.extend_from_slice(row);
+    }
+}
+
+/// Valid files are read as their writers meant, or said: an LZW TIFF beyond deflate's ratio,
+/// an ImageJ hyperstack's channels, NRRD and MetaImage channels, MinIsWhite values, a PNG
+/// too large for the decoder's cap, a header that names itself as its data.
+#[test]
+fn valid_files_are_read_as_their_writers_meant() {
+    use image::ImageEncoder;
+    use tiff::encoder::{Compression, TiffEncoder, colortype};
+    let dir = tempfile::tempdir().unwrap();
+    let info = |p: &Path| run_all(&["info", p.to_str().unwrap()], None);
+    // 18000^2 zeros in LZW: 1357:1, past deflate's 1032:1 but within LZW's 2730:1.
+    let lzw = dir.path().join("lzw.tif");
+    let mut e =
+        TiffEncoder::new(std::fs::File::create(&lzw).unwrap()).unwrap().with_compression(Compression::Lzw);
+    e.write_image::<colortype::Gray8>(18000, 18000, &vec![0u8; 18000 * 18000]).unwrap();
+    drop(e);
+    let (ok, out) = info(&lzw);
+    assert!(ok && out.contains("18000x18000 (2D"), "{out}");
+    // ImageJ: 2 channels x 5 slices, channel fastest; channel 0 holds the slice's number.
+    let hyper = dir.path().join("hyper.tif");
+    let mut e = TiffEncoder::new(std::fs::File::create(&hyper).unwrap()).unwrap();
+    for page in 0..10u8 {
+        let value = if page % 2 == 0 { page / 2 } else { 200 };
+        let mut image = e.new_image::<colortype::Gray8>(4, 3).unwrap();
+        if page == 0 {
+            let d = "ImageJ=1.54f\nimages=10\nchannels=2\nslices=5\nhyperstack=true\nmode=grayscale\n";
+            image.encoder().write_tag(tiff::tags::Tag::ImageDescription, d).unwrap();
+        }
+        image.write_data(&[value; 12]).unwrap();
+    }
+    drop(e);
+    let (ok, out) = info(&hyper);
+    assert!(ok && out.contains("4x3x5 (3D") && out.contains("range:           0 to 4"), "{out}");
+    assert!(
+        out.contains("ImageJ hyperstack of 2 channels, 5 slices and 1 frame: channel 1, frame 1 read"),
+        "{out}"
+    );
+    // MinIsWhite: the stored values 0..5, as tifffile reads them.
+    let white = dir.path().join("white.tif");
+    let mut e = TiffEncoder::new(std::fs::File::create(&white).unwrap()).unwrap();
+    e.write_image::<WhiteIsZero8>(6, 1, &[0, 1, 2, 3, 4, 5]).unwrap();
+    drop(e);
+    let (ok, out) = info(&white);
+    assert!(ok && out.contains("range:           0 to 5") && out.contains("MinIsWhite"), "{out}");
+    // NRRD colour on the first axis, MetaImage channels: luminance, with the note.
+    let rgb = dir.path().join("rgb.nrrd");
+    std::fs::write(
+        &rgb,
+        "NRRD0004\ntype: uchar\ndimension: 3\nsizes: 3 2 1\nkinds: RGB-color domain domain\nencoding: ascii\n\n100 100 100 0 0 0\n",
+    )
+    .unwrap();
+    let (ok, out) = info(&rgb);
+    assert!(ok && out.contains("2x1 (2D") && out.contains("range:           0 to 100"), "{out}");
+    assert!(out.contains("converted to luminance"), "{out}");
+    let mha = dir.path().join("rgb.mha");
+    let mut b = b"ObjectType = Image\nNDims = 2\nDimSize = 2 1\nElementType = MET_UCHAR\nElementNumberOfChannels = 3\nElementDataFile = LOCAL\n".to_vec();
+    b.extend([50, 50, 50, 10, 10, 10]);
+    std::fs::write(&mha, b).unwrap();
+    let (ok, out) = info(&mha);
+    assert!(
+        ok && out.contains("range:           10 to 50") && out.contains("converted to luminance"),
+        "{out}"
+    );
+    // A PNG whose samples pass the decoder's cap: the size and the limit, not "Memory limit
+    // exceeded" (a valid 30000^2 PNG is read: its file is large enough to hold them).
+    let mut png = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut png)
+        .write_image(&[0u8; 4], 2, 2, image::ExtendedColorType::L8)
+        .unwrap();
+    png[16..20].copy_from_slice(&30000u32.to_be_bytes());
+    png[20..24].copy_from_slice(&30000u32.to_be_bytes());
+    let crc = crc32(&png[12..29]);
+    png[29..33].copy_from_slice(&crc.to_be_bytes());
+    let big = dir.path().join("big.png");
+    std::fs::write(&big, png).unwrap();
+    let (ok, out) = info(&big);
+    assert!(!ok && out.contains("30000x30000") && out.contains("900000000 bytes"), "{out}");
+    // A detached header that names itself.
+    let own = dir.path().join("own.nhdr");
+    std::fs::write(
+        &own,
+        "NRRD0004\ntype: uchar\ndimension: 1\nsizes: 8\nencoding: raw\ndata file: own.nhdr\n",
+    )
+    .unwrap();
+    let (ok, out) = info(&own);
+    assert!(!ok && out.contains("the data file 'own.nhdr' is this header itself"), "{out}");
+}
+
+/// CRC-32 (PNG's), bit by bit.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in bytes {
+        c ^= b as u32;
+        for _ in 0..8 {
+            c = if c & 1 == 1 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+        }
+    }
+    !c
+}
+
+/// A newline in a file name stays escaped in the one-line summaries and errors of `ecc`, `msc`
+/// and `info`; `--volume` of a file of one volume is refused, not ignored.
+#[test]
+fn file_names_stay_on_one_line_and_a_missing_volume_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = nrrd(dir.path(), "two\nlines.nrrd", "uchar", 3, 3, "0 2 0 2 1 2 0 2 0");
+    let p = p.to_str().unwrap();
+    for args in [
+        &["ecc", p][..],
+        &["msc", p],
+        &["info", p],
+        &["ecc", p, "--smooth", "1e9"],
+        &["ecc", p, "--volume", "3"],
+    ] {
+        let (_, out) = run_all(args, None);
+        assert!(out.contains("two\\nlines.nrrd"), "{args:?}: {out}");
+        assert!(!out.lines().any(|l| l.starts_with("lines.nrrd")), "{args:?}: {out}");
+    }
+    let png = dir.path().join("a.png");
+    image::GrayImage::from_raw(2, 2, vec![0, 1, 2, 3]).unwrap().save(&png).unwrap();
+    let (ok, out) = run_all(&["ecc", png.to_str().unwrap(), "--volume", "3"], None);
+    assert!(!ok && out.contains("--volume 3: this file holds one volume"), "{out}");
+}
+
+/// Messages say what is wrong: a vox_offset past any file, an sform of zeros (no orientation,
+/// not RAS), errors of `rips --points critical` with the file's name, a bank angle written to
+/// seven decimals.
+#[test]
+fn messages_say_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let nifti2 = |name: &str, edit: &dyn Fn(&mut Vec<u8>)| {
+        // A NIfTI-2 header: 540 bytes, 4 of extension flags, then 8 voxels of u8.
+        let mut h = vec![0u8; 544];
+        h[0..4].copy_from_slice(&540i32.to_le_bytes());
+        h[4..12].copy_from_slice(b"n+2\0\r\n\x1a\n");
+        h[12..14].copy_from_slice(&2i16.to_le_bytes()); // datatype u8
+        h[14..16].copy_from_slice(&8i16.to_le_bytes());
+        for (i, d) in [3i64, 2, 2, 2, 1, 1, 1, 1].iter().enumerate() {
+            h[16 + 8 * i..24 + 8 * i].copy_from_slice(&d.to_le_bytes());
+        }
+        for i in 0..8 {
+            h[104 + 8 * i..112 + 8 * i].copy_from_slice(&1f64.to_le_bytes());
+        }
+        h[168..176].copy_from_slice(&544i64.to_le_bytes());
+        h[176..184].copy_from_slice(&1f64.to_le_bytes()); // scl_slope
+        edit(&mut h);
+        h.extend([1, 2, 3, 4, 5, 6, 7, 8]);
+        let p = dir.path().join(name);
+        std::fs::write(&p, h).unwrap();
+        p
+    };
+    let far = nifti2("far.nii", &|h| h[168..176].copy_from_slice(&(1i64 << 62).to_le_bytes()));
+    let (ok, out) = run_all(&["info", far.to_str().unwrap()], None);
+    assert!(!ok && out.contains("lies past the end of any file") && !out.contains("whole number"), "{out}");
+    let zero = nifti2("zero.nii", &|h| h[348..352].copy_from_slice(&2i32.to_le_bytes())); // sform_code 2, srow 0
+    let (ok, out) = run_all(&["info", zero.to_str().unwrap()], None);
+    assert!(
+        ok && !out.contains("orientation:     RAS") && out.contains("sform (code 2) is singular"),
+        "{out}"
+    );
+    let line = nrrd(dir.path(), "line.nrrd", "float", 4, 1, "0 1 nan 2");
+    let (ok, out) = run_all(&["rips", line.to_str().unwrap(), "--points", "critical"], None);
+    assert!(!ok && out.contains("line.nrrd"), "{out}");
+    // pi/2 written as 1.5707963 (2.7e-8 short) is the normal of the vertical cracks.
+    let img = nrrd(dir.path(), "a.nrrd", "uchar", 3, 3, "0 2 0 2 1 2 0 2 0");
+    let bank = dir.path().join("bank.json");
+    let k = |name: &str, angle: &str| {
+        format!(
+            "{{\"name\":\"{name}\",\"edge\":true,\"angle\":{angle},\"h\":[[0,0,-1],[0,1,1]],\"v\":[[0,0,-1],[1,0,1]]}}"
+        )
+    };
+    let json = format!(
+        "{{\"format\":\"topoview crack bank 1\",\"kernels\":[{},{}]}}",
+        k("x", "0"),
+        k("y", "1.5707963")
+    );
+    std::fs::write(&bank, json).unwrap();
+    let (ok, out) = run_all(&["cracks", img.to_str().unwrap(), "--bank", bank.to_str().unwrap()], None);
+    assert!(ok, "{out}");
+}

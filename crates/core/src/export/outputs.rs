@@ -107,11 +107,68 @@ fn reason(e: &std::io::Error) -> String {
     }
 }
 
+/// The temporary files of every [`Staged`] not yet committed or dropped, for
+/// [`remove_pending`]: a process ending on a signal runs no destructors.
+static PENDING: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Removes the temporary file of every export under way: called when the process is ending on
+/// a signal (SIGINT, SIGTERM), so that nothing is left behind.
+pub fn remove_pending() {
+    for p in pending().drain(..) {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// A staged file: removed when dropped, and known to [`remove_pending`] until then.
+struct Temp(Option<tempfile::NamedTempFile>);
+
+impl Temp {
+    fn new(file: tempfile::NamedTempFile) -> Temp {
+        pending().push(file.path().to_path_buf());
+        Temp(Some(file))
+    }
+
+    fn file(&self) -> &tempfile::NamedTempFile {
+        self.0.as_ref().expect("a staged file until persisted")
+    }
+
+    /// Renames the file to `path`; on failure it stays staged, removed when dropped.
+    fn persist(mut self, path: &Path) -> std::io::Result<()> {
+        let file = self.0.take().expect("a staged file until persisted");
+        let at = file.path().to_path_buf();
+        match file.persist(path) {
+            Ok(_) => {
+                pending().retain(|p| *p != at);
+                Ok(())
+            }
+            Err(e) => {
+                self.0 = Some(e.file);
+                Err(e.error)
+            }
+        }
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        // Removed first, forgotten after: a signal between the two finds the name gone.
+        if let Some(f) = self.0.take() {
+            let at = f.path().to_path_buf();
+            drop(f);
+            pending().retain(|p| *p != at);
+        }
+    }
+}
+
 /// Files being written, renamed into place together by [`Staged::commit`]; dropped without a
 /// commit, they leave nothing behind.
 #[derive(Default)]
 pub struct Staged {
-    files: Vec<(PathBuf, tempfile::NamedTempFile)>,
+    files: Vec<(PathBuf, Temp)>,
 }
 
 impl Staged {
@@ -131,17 +188,18 @@ impl Staged {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let tmp = tempfile::Builder::new().prefix(".topoview-").tempfile_in(dir).map_err(failed)?;
+        let tmp = Temp::new(tempfile::Builder::new().prefix(".topoview-").tempfile_in(dir).map_err(failed)?);
         // Temporary files are private (0600); an export is an ordinary file.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(failed)?;
+            tmp.file().as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(failed)?;
         }
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp);
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.file().as_file());
         fill(&mut w).map_err(failed)?;
-        let tmp = w.into_inner().map_err(|e| failed(e.into_error()))?;
-        tmp.as_file().sync_all().map_err(failed)?;
+        w.flush().map_err(failed)?;
+        drop(w);
+        tmp.file().as_file().sync_all().map_err(failed)?;
         self.files.push((path.to_path_buf(), tmp));
         Ok(())
     }
@@ -152,8 +210,7 @@ impl Staged {
     pub fn commit(self) -> Result<Vec<PathBuf>, OutputError> {
         let mut written = Vec::with_capacity(self.files.len());
         for (path, tmp) in self.files {
-            tmp.persist(&path)
-                .map_err(|e| OutputError::Write { reason: reason(&e.error), path: path.clone() })?;
+            tmp.persist(&path).map_err(|e| OutputError::Write { reason: reason(&e), path: path.clone() })?;
             written.push(path);
         }
         Ok(written)

@@ -10,11 +10,7 @@ use image::DynamicImage;
 use std::path::Path;
 
 pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
-    let img = image::ImageReader::new(super::open_file(path, ctl)?)
-        .with_guessed_format()
-        .map_err(|e| e.to_string())?
-        .decode()
-        .map_err(|e| format!("cannot decode image: {e}"))?;
+    let img = decode(path, ctl)?;
     let (w, h) = (img.width() as usize, img.height() as usize);
     let mut notes = Vec::new();
     let alpha = "alpha channel ignored".to_string();
@@ -59,6 +55,40 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     field.notes = notes;
     Ok(field)
 }
+
+/// Decodes a PNG or JPEG whose samples fit what its file could hold: a PNG's deflate stream
+/// expands at most about 1032 times (the `image` crate's own 512 MiB cap refused valid large
+/// images without saying their size); other formats keep that cap. Refusals give the size.
+fn decode(path: &Path, ctl: &Control) -> Result<DynamicImage, FormatError> {
+    use image::ImageDecoder;
+    let mut reader = image::ImageReader::new(super::open_file(path, ctl)?)
+        .with_guessed_format()
+        .map_err(|e| e.to_string())?;
+    let len = super::file_len(path);
+    let most = if reader.format() == Some(image::ImageFormat::Png) {
+        len.saturating_mul(1032).max(DEFAULT_CAP)
+    } else {
+        DEFAULT_CAP
+    };
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(most);
+    reader.limits(limits);
+    let decoder = reader.into_decoder().map_err(|e| format!("cannot decode image: {e}"))?;
+    let (w, h) = decoder.dimensions();
+    let need = decoder.total_bytes();
+    if need > most {
+        return Err(format!(
+            "{w}x{h} {:?} is {need} bytes of samples, more than the {most} bytes a {len}-byte file of this format may decode to",
+            decoder.color_type()
+        )
+        .into());
+    }
+    crate::mem::check_fits(need, "the decoded image").map_err(|e| e.to_string())?;
+    DynamicImage::from_decoder(decoder).map_err(|e| format!("cannot decode image ({w}x{h}): {e}").into())
+}
+
+/// The `image` crate's own default allocation cap.
+const DEFAULT_CAP: u64 = 512 << 20;
 
 pub(crate) fn luminance_f32(rgb: &[f32], channels: usize) -> Vec<f32> {
     rgb.chunks_exact(channels).map(|p| 0.2126 * p[0] + 0.7152 * p[1] + 0.0722 * p[2]).collect()

@@ -20,6 +20,8 @@ pub struct Header {
     pub header_size: i64,
     /// `LOCAL` or a file name relative to the header.
     pub data_file: String,
+    /// Values per voxel (`ElementNumberOfChannels`), stored together.
+    pub channels: usize,
 }
 
 /// Whether the first bytes look like a MetaImage header.
@@ -58,6 +60,7 @@ pub fn parse_header(text: &str) -> Result<Header, FormatError> {
         compressed: false,
         header_size: 0,
         data_file: String::new(),
+        channels: 1,
     };
     for line in text.lines() {
         let Some((key, value)) = line.split_once('=') else {
@@ -87,8 +90,12 @@ pub fn parse_header(text: &str) -> Result<Header, FormatError> {
             }
             "CompressedData" => h.compressed = flag(value),
             "HeaderSize" => h.header_size = value.parse().map_err(|_| format!("bad HeaderSize '{value}'"))?,
-            "ElementNumberOfChannels" if value != "1" => {
-                return Err(format!("{value} channels per voxel: only scalar images are supported").into());
+            "ElementNumberOfChannels" => {
+                h.channels = value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&c| c >= 1)
+                    .ok_or_else(|| format!("bad ElementNumberOfChannels '{value}'"))?;
             }
             "ElementDataFile" => {
                 if value.starts_with("LIST") || value.contains('%') {
@@ -108,7 +115,10 @@ pub fn parse_header(text: &str) -> Result<Header, FormatError> {
     {
         return Err(format!("NDims {n} but DimSize has {} sizes", h.dims.len()).into());
     }
-    check_dims(&h.dims)?;
+    let n = check_dims(&h.dims)?;
+    if n.checked_mul(h.channels).and_then(|v| v.checked_mul(h.dtype.size())).is_none() {
+        return Err(format!("{n} voxels of {} channels overflow", h.channels).into());
+    }
     if h.header_size < -1 || (h.header_size == -1 && h.compressed) {
         return Err(format!("bad HeaderSize {}", h.header_size).into());
     }
@@ -149,14 +159,15 @@ fn read_header<'a>(
 
 pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     let (r, h, consumed) = read_header(path, ctl)?;
-    let n = check_dims(&h.dims)?;
+    // Channels are stored with the voxel: `channels` values each.
+    let n = check_dims(&h.dims)? * h.channels;
     let mut notes = Vec::new();
     let need = (n * h.dtype.size()) as u64;
     let (mut data, available): (Box<dyn BufRead>, u64) = if h.data_file == "LOCAL" {
         let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
         (Box::new(r), len.saturating_sub(consumed))
     } else {
-        let p = super::detached(path, &h.data_file, &mut notes);
+        let p = super::detached(path, &h.data_file, &mut notes)?;
         let len = std::fs::metadata(&p)
             .map_err(|e| format!("data file {}: {}", p.display(), super::io_message(&e)))?
             .len();
@@ -179,6 +190,9 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     } else {
         read_samples(&mut data, h.dtype, n, h.endian)?
     };
+    // MetaImage names no kind of channel: three or four are taken as colour (ITK writes RGB
+    // and RGBA images so).
+    let samples = super::one_channel(samples, h.channels, true, &mut notes);
     let spacing = super::spacing_or_unit(h.spacing.as_deref(), h.dims.len(), &mut notes);
     let mut field = make_field(&h.dims, samples, spacing)?;
     field.notes = notes;
@@ -186,18 +200,18 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
 }
 
 /// Where the samples are stored uncompressed, for readers that stream them ([`super::block`]);
-/// `None` when they are compressed.
+/// `None` when they are compressed or hold several channels.
 pub fn stored(path: &Path) -> Result<Option<super::Stored>, FormatError> {
     let (_, h, consumed) = read_header(path, &Control::default())?;
     check_dims(&h.dims)?;
-    if h.compressed {
+    if h.compressed || h.channels > 1 {
         return Ok(None);
     }
     let mut notes = Vec::new();
     let (data, start) = if h.data_file == "LOCAL" {
         (path.to_path_buf(), consumed)
     } else {
-        (super::detached(path, &h.data_file, &mut notes), 0)
+        (super::detached(path, &h.data_file, &mut notes)?, 0)
     };
     let spacing = super::spacing_or_unit(h.spacing.as_deref(), h.dims.len(), &mut notes);
     Ok(Some(super::Stored {

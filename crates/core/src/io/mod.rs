@@ -175,8 +175,21 @@ enum Format {
 }
 
 /// Recognises the format of `path` from its first bytes (and, for headerless raw files, from
-/// its name or `opts.raw`), after checking that it is a regular file.
+/// its name or `opts.raw`), after checking that it is a regular file. A volume other than the
+/// first is asked only of NIfTI, the one format of several volumes: elsewhere it is refused,
+/// not ignored.
 fn format_of(path: &Path, opts: &OpenOptions) -> Result<Format, ReadError> {
+    let format = detect(path, opts)?;
+    match opts.volume {
+        Some(v) if v > 0 && !matches!(format, Format::Nifti) => Err(ReadError::of(
+            path,
+            format!("--volume {v}: this file holds one volume (only 4D NIfTI files hold several)").into(),
+        )),
+        _ => Ok(format),
+    }
+}
+
+fn detect(path: &Path, opts: &OpenOptions) -> Result<Format, ReadError> {
     let err = |e: FormatError| ReadError::of(path, e);
     let meta = std::fs::metadata(path).map_err(|e| err(io_message(&e).into()))?;
     if meta.is_dir() {
@@ -334,7 +347,8 @@ pub(crate) fn open_file<'a>(path: &Path, ctl: &Control<'a>) -> Result<FileReader
 /// The data file a header names, resolved against the header's folder, and a note when it lies
 /// outside that folder (an absolute path, or one that climbs out with `..`): a file from
 /// elsewhere should not be able to read from anywhere without saying so.
-pub(crate) fn detached(header: &Path, named: &str, notes: &mut Vec<String>) -> PathBuf {
+/// A header that names itself as its data file is refused: its samples would be its own text.
+pub(crate) fn detached(header: &Path, named: &str, notes: &mut Vec<String>) -> Result<PathBuf, FormatError> {
     let folder = header.parent().unwrap_or(Path::new("."));
     let p = folder.join(named);
     let inside = Path::new(named)
@@ -343,7 +357,58 @@ pub(crate) fn detached(header: &Path, named: &str, notes: &mut Vec<String>) -> P
     if !inside {
         notes.push(format!("the data are read from {}, outside the header's folder", p.display()));
     }
-    p
+    if same_file(header, &p) {
+        return Err(format!("the data file '{named}' is this header itself").into());
+    }
+    Ok(p)
+}
+
+/// Whether two paths name one file (the same device and inode), through links and `..`.
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Samples stored with `channels` interleaved values per voxel (the first, fastest axis), made
+/// one value per voxel, with a note: three or four colour channels (`colour`) become their
+/// luminance (alpha dropped), other channels (vectors, lists) the first of them.
+pub(crate) fn one_channel(
+    samples: Samples,
+    channels: usize,
+    colour: bool,
+    notes: &mut Vec<String>,
+) -> Samples {
+    if channels <= 1 {
+        return samples;
+    }
+    if colour && (channels == 3 || channels == 4) {
+        notes.push(LUMINANCE_NOTE.into());
+        if channels == 4 {
+            notes.push("alpha channel ignored".into());
+        }
+        return match samples {
+            Samples::U8(v) => Samples::U8(luminance(&v, channels, |l| l as u8)),
+            Samples::U16(v) => Samples::U16(luminance(&v, channels, |l| l as u16)),
+            other => {
+                let l: Vec<f64> = (0..other.len() / channels)
+                    .map(|i| {
+                        let c = |k| other.get_f64(i * channels + k);
+                        0.2126 * c(0) + 0.7152 * c(1) + 0.0722 * c(2)
+                    })
+                    .collect();
+                let dtype = if other.dtype() == Dtype::F64 { Dtype::F64 } else { Dtype::F32 };
+                Samples::from_f64(dtype, &l)
+            }
+        };
+    }
+    notes.push(format!("{channels} values per voxel: the first is read"));
+    fn first<T: Sample>(v: &[T], channels: usize) -> Samples {
+        T::wrap(v.chunks_exact(channels).map(|p| p[0]).collect())
+    }
+    crate::with_samples!(&samples, v => first(v, channels))
 }
 
 /// Skips `n` bytes of a stream; errors when it ends first.

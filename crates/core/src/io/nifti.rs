@@ -251,10 +251,13 @@ fn locate(path: &Path, volume: Option<usize>) -> Result<Located, FormatError> {
 
     let header_end = (len + 4) as f64;
     let v = h.vox_offset;
-    if !(v.fract() == 0.0 && (0.0..1e15).contains(&v)) {
+    if !(v.fract() == 0.0 && v >= 0.0) {
         return Err(
             format!("vox_offset {v} is not a whole number of bytes from the start of the data file").into()
         );
+    }
+    if v >= 1e15 {
+        return Err(format!("vox_offset {v} lies past the end of any file (10^15 bytes or more)").into());
     }
     // In a .hdr/.img pair the data start vox_offset bytes into the .img (as nibabel reads them).
     let offset = if h.paired {
@@ -308,7 +311,7 @@ pub fn read(path: &Path, volume: Option<usize>, ctl: &Control) -> Result<ScalarF
 
     let spacing = spacing(&h, spatial.len(), &mut notes);
     let mut field = make_field(&spatial, samples, spacing)?;
-    field.affine = affine(&h, spacing);
+    field.affine = affine(&h, spacing, &mut notes);
     field.notes = notes;
     field.series = (vols > 1).then_some(crate::field::Series { index: vol, count: vols });
     field.labels = h.intent_code == NIFTI_INTENT_LABEL;
@@ -430,12 +433,25 @@ fn scale(s: Samples, h: &Header, notes: &mut Vec<String>) -> Result<Samples, For
 
 /// Voxel-to-world matrix: the sform if set, else the qform, else none (the field's world
 /// coordinates are then its spacing's, [`crate::field::ScalarField::affine_or_spacing`]).
-fn affine(h: &Header, spacing: [f64; 3]) -> Option<[[f64; 4]; 4]> {
+/// An sform that maps the grid to no volume (all zeros, or flat) is passed over, with a note:
+/// it has no orientation to tell.
+fn affine(h: &Header, spacing: [f64; 3], notes: &mut Vec<String>) -> Option<[[f64; 4]; 4]> {
     let mut m = [[0.0; 4]; 4];
     m[3][3] = 1.0;
     if h.sform_code > 0 && h.srow.iter().flatten().all(|v| v.is_finite()) {
-        m[..3].copy_from_slice(&h.srow);
-        return Some(m);
+        let r = &h.srow;
+        let det = r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1])
+            - r[0][1] * (r[1][0] * r[2][2] - r[1][2] * r[2][0])
+            + r[0][2] * (r[1][0] * r[2][1] - r[1][1] * r[2][0]);
+        if det != 0.0 {
+            m[..3].copy_from_slice(&h.srow);
+            return Some(m);
+        }
+        notes.push(format!(
+            "the sform (code {}) is singular (determinant 0): passed over{}",
+            h.sform_code,
+            if h.qform_code > 0 { ", the qform used" } else { "; no orientation" }
+        ));
     }
     if h.qform_code > 0 {
         let [b, c, d] = h.quatern;

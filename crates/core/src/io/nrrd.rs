@@ -1,5 +1,7 @@
 //! NRRD (`.nrrd` with attached data, `.nhdr` with a detached data file): raw, gzip and ascii
-//! encodings, 1 to 3 axes, spacing from `spacings` or the lengths of `space directions`.
+//! encodings, 1 to 3 axes, spacing from `spacings` or the lengths of `space directions`. A first
+//! axis whose `kinds` entry is not spatial (`RGB-color`, `vector`, ...) holds channels, made one
+//! value per voxel by [`super::one_channel`].
 
 use super::FormatError;
 use super::{Endian, check_dims, make_field, open_file, read_samples, skip};
@@ -29,6 +31,16 @@ pub struct Header {
     /// Bytes to skip before the data; -1 (raw only) means "the data end the file".
     pub byte_skip: i64,
     pub line_skip: u64,
+    /// Values per voxel: the size of a first axis of channels (`kinds`), else 1. `dims` and
+    /// `spacing` leave that axis out.
+    pub channels: usize,
+    /// Whether those channels are colours (`RGB-color`, `RGBA-color`, `3-color`, `4-color`).
+    pub colour: bool,
+}
+
+/// Whether a `kinds` entry names an axis of space or time (else it holds channels).
+fn spatial_kind(kind: &str) -> bool {
+    matches!(kind, "domain" | "space" | "time" | "none" | "???")
 }
 
 fn dtype(name: &str) -> Result<Dtype, FormatError> {
@@ -66,9 +78,12 @@ pub fn parse_header(text: &str) -> Result<Header, FormatError> {
         data_file: None,
         byte_skip: 0,
         line_skip: 0,
+        channels: 1,
+        colour: false,
     };
     let mut endian = None;
     let mut directions = None;
+    let mut kinds: Option<Vec<String>> = None;
     for line in lines {
         if line.is_empty() {
             break;
@@ -113,6 +128,7 @@ pub fn parse_header(text: &str) -> Result<Header, FormatError> {
                 h.spacing = Some(s.map_err(|_| format!("bad spacings '{value}'"))?);
             }
             "space directions" => directions = Some(parse_directions(value)?),
+            "kinds" => kinds = Some(value.split_whitespace().map(str::to_string).collect()),
             "data file" | "datafile" => {
                 if value.starts_with("LIST") || value.contains('%') {
                     return Err("multi-file data ('data file: LIST' or a pattern) is not supported".into());
@@ -138,7 +154,31 @@ pub fn parse_header(text: &str) -> Result<Header, FormatError> {
     if h.dims.len() != dimension {
         return Err(format!("dimension {dimension} but {} sizes", h.dims.len()).into());
     }
-    check_dims(&h.dims)?;
+    let channel_axis = match kinds {
+        Some(k) if k.len() != dimension => {
+            return Err(format!("dimension {dimension} but {} kinds", k.len()).into());
+        }
+        Some(k) => match k.iter().position(|k| !spatial_kind(k)) {
+            Some(0) if dimension > 1 => {
+                if let Some(a) = k.iter().skip(1).position(|k| !spatial_kind(k)) {
+                    return Err(
+                        format!("axes 0 and {} both hold channels (kinds {})", a + 1, k.join(" ")).into()
+                    );
+                }
+                h.colour = matches!(k[0].as_str(), "RGB-color" | "RGBA-color" | "3-color" | "4-color");
+                true
+            }
+            Some(a) if dimension > 1 => {
+                return Err(format!(
+                    "axis {a} holds channels (kind {}): topoview reads channels on the first axis only",
+                    k[a]
+                )
+                .into());
+            }
+            _ => false,
+        },
+        None => false,
+    };
     if h.dtype.size() > 1 && h.encoding != Encoding::Ascii {
         h.endian = endian.ok_or("header has no 'endian' field for multi-byte samples")?;
     }
@@ -154,6 +194,16 @@ pub fn parse_header(text: &str) -> Result<Header, FormatError> {
                 .map(|d| d.as_ref().map_or(f64::NAN, |v| v.iter().map(|x| x * x).sum::<f64>().sqrt()))
                 .collect(),
         );
+    }
+    if channel_axis {
+        h.channels = h.dims.remove(0);
+        if let Some(s) = h.spacing.as_mut().filter(|s| s.len() == dimension) {
+            s.remove(0);
+        }
+    }
+    let n = check_dims(&h.dims)?;
+    if n.checked_mul(h.channels).and_then(|v| v.checked_mul(h.dtype.size())).is_none() {
+        return Err(format!("{n} voxels of {} channels overflow", h.channels).into());
     }
     Ok(h)
 }
@@ -218,9 +268,11 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
     let (r, h, consumed, blank) = read_header(path, ctl)?;
     let n = check_dims(&h.dims)?;
     let mut notes = Vec::new();
+    // Channels are stored with the voxel: `channels` values each.
+    let n = n * h.channels;
     let samples = match &h.data_file {
         Some(f) => {
-            let data_path: PathBuf = super::detached(path, f, &mut notes);
+            let data_path: PathBuf = super::detached(path, f, &mut notes)?;
             let d = open_file(&data_path, ctl).map_err(|e| format!("data file: {e}"))?;
             let len = super::file_len(&data_path);
             read_data(d, &h, n, len, ctl).map_err(|e| format!("data file {}: {e}", data_path.display()))?
@@ -231,6 +283,7 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
             read_data(r, &h, n, available, ctl)?
         }
     };
+    let samples = super::one_channel(samples, h.channels, h.colour, &mut notes);
     let spacing = super::spacing_or_unit(h.spacing.as_deref(), h.dims.len(), &mut notes);
     let mut field = make_field(&h.dims, samples, spacing)?;
     field.notes = notes;
@@ -242,12 +295,12 @@ pub fn read(path: &Path, ctl: &Control) -> Result<ScalarField, FormatError> {
 pub fn stored(path: &Path) -> Result<Option<super::Stored>, FormatError> {
     let (_, h, consumed, blank) = read_header(path, &Control::default())?;
     check_dims(&h.dims)?;
-    if h.encoding != Encoding::Raw || h.line_skip != 0 {
+    if h.encoding != Encoding::Raw || h.line_skip != 0 || h.channels > 1 {
         return Ok(None);
     }
     let mut notes = Vec::new();
     let (data, start) = match &h.data_file {
-        Some(f) => (super::detached(path, f, &mut notes), 0),
+        Some(f) => (super::detached(path, f, &mut notes)?, 0),
         None if blank => (path.to_path_buf(), consumed),
         None => return Ok(None),
     };

@@ -114,6 +114,8 @@ pub fn read(path: &Path, format: PointFormat, ctl: &Control) -> Result<PointData
                 )
                 .into())
             })?;
+            // A byte order mark (spreadsheets write one) is not part of the first number.
+            let text = text.strip_prefix('\u{feff}').unwrap_or(text);
             match text_format {
                 PointFormat::LowerDistance => lower_distance(text),
                 PointFormat::Distance => full_distance(text),
@@ -156,8 +158,16 @@ fn check(data: &PointData) -> Result<(), FormatError> {
     Ok(())
 }
 
-/// The numbers of one line: separated by commas, semicolons or white space.
+/// The numbers of one line: separated by commas, semicolons or white space. A line with both
+/// semicolons and commas is refused: spreadsheets in many languages write `1,5;2,5` for 1.5
+/// and 2.5, which read with commas as separators would be four numbers.
 fn numbers(line: &str, at: usize) -> Result<Vec<f64>, FormatError> {
+    if line.contains(';') && line.contains(',') {
+        return Err(FormatError::Invalid(format!(
+            "line {at} has both ';' and ',': decimal commas are not read (write 1.5, not 1,5); \
+             numbers are separated by commas, semicolons or white space"
+        )));
+    }
     line.split(|c: char| c == ',' || c == ';' || c.is_whitespace())
         .filter(|t| !t.is_empty())
         .map(|t| {
@@ -175,14 +185,15 @@ fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 }
 
 /// A table of points: one per line, all with the same number of coordinates; a first line
-/// that is not numbers is a header.
+/// none of whose fields is a number is a header (`x,y,z`). A first line with some numbers and
+/// some words is an error, not a header: `0x10,1` is a point written wrongly.
 fn table(text: &str) -> Result<PointData, FormatError> {
     let mut coords = Vec::new();
     let mut dim = None;
     for (k, (at, line)) in data_lines(text).enumerate() {
         let row = match numbers(line, at) {
             Ok(r) => r,
-            Err(_) if k == 0 => continue,
+            Err(_) if k == 0 && is_header(line) => continue,
             Err(e) => return Err(e),
         };
         match dim {
@@ -199,6 +210,16 @@ fn table(text: &str) -> Result<PointData, FormatError> {
     }
     let dim = dim.ok_or("no rows of numbers")?;
     Ok(PointData::Points { coords, dim })
+}
+
+/// Whether a table's first line is column names: no field of it is a number, and it is not a
+/// line of mixed separators (which `numbers` explains).
+fn is_header(line: &str) -> bool {
+    !(line.contains(';') && line.contains(','))
+        && line
+            .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+            .all(|t| t.parse::<f64>().is_err())
 }
 
 /// Ripser's lower-distance format: every number in order, any separators (whether their
@@ -265,7 +286,16 @@ fn npy(b: &[u8]) -> Result<PointData, FormatError> {
         }
     };
     let descr = field("descr").ok_or("the .npy header has no 'descr'")?;
-    let fortran = field("fortran_order").ok_or("the .npy header has no 'fortran_order'")? == "True";
+    let fortran = match field("fortran_order").ok_or("the .npy header has no 'fortran_order'")?.as_str() {
+        "True" => true,
+        "False" => false,
+        // numpy itself refuses anything else (`1`, `'yes'`): no order is guessed.
+        v => {
+            return Err(FormatError::Invalid(format!(
+                "the .npy header's 'fortran_order' is {v}, not True or False"
+            )));
+        }
+    };
     let shape: Vec<usize> = field("shape")
         .ok_or("the .npy header has no 'shape'")?
         .split(',')
@@ -326,15 +356,25 @@ fn npy(b: &[u8]) -> Result<PointData, FormatError> {
     Ok(PointData::Points { coords, dim })
 }
 
+/// Where a PLY header ends: the bytes before its `end_header` line, and the body after it.
+/// The line must be `end_header` itself: a comment that mentions it ends nothing.
+fn ply_header(b: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut start = 0;
+    while start < b.len() {
+        let end = b[start..].iter().position(|&c| c == b'\n').map(|i| start + i)?;
+        let line = &b[start..end];
+        if line.strip_suffix(b"\r").unwrap_or(line) == b"end_header" {
+            return Some((&b[..start], &b[end + 1..]));
+        }
+        start = end + 1;
+    }
+    None
+}
+
 /// A PLY file's vertices: x, y (and z when present) of the first element, `vertex`.
 fn ply(b: &[u8]) -> Result<PointData, FormatError> {
-    let end = b
-        .windows(11)
-        .position(|w| w == b"end_header\n")
-        .or_else(|| b.windows(12).position(|w| w == b"end_header\r\n"));
-    let end = end.ok_or("not a PLY file (no end_header line)")?;
-    let header = String::from_utf8_lossy(&b[..end]);
-    let body = &b[end + if b[end + 10] == b'\r' { 12 } else { 11 }..];
+    let (header, body) = ply_header(b).ok_or("not a PLY file (no end_header line)")?;
+    let header = String::from_utf8_lossy(header);
     let mut lines = header.lines().map(str::trim);
     if lines.next() != Some("ply") {
         return Err("not a PLY file (its first line is not 'ply')".into());

@@ -187,6 +187,7 @@ pub fn smooth(field: &ScalarField, s: &Smoothing, ctl: &Control) -> Result<Scala
     check(field, s)?;
     let sig = s.sigma_voxels(field);
     let mut data: Vec<f32> = with_samples!(field.samples(), v => v.par_iter().map(|x| x.to_f32()).collect());
+    let range = value_range(&data);
     let mut tmp = vec![0f32; data.len()];
     let [nx, ny, nz] = field.dims();
     for (axis, &sigma) in sig.iter().enumerate().take(field.ndim()) {
@@ -217,7 +218,40 @@ pub fn smooth(field: &ScalarField, s: &Smoothing, ctl: &Control) -> Result<Scala
         std::mem::swap(&mut data, &mut tmp);
         ctl.tick(data.len() as u64);
     }
+    if let Some((lo, hi)) = range {
+        data.par_iter_mut().for_each(|v| *v = clamp(*v, lo, hi));
+    }
     Ok(field.with_samples(Samples::F32(data)).expect("smoothing keeps the field's shape"))
+}
+
+/// The least and greatest of `values`, NaN left out (None when all are NaN): the range a
+/// smoothed field is kept in. Its weights sum to 1, so each value lies in that range, but
+/// rounding can carry one past it by an ulp (a plateau of 7s gave 7.0000005, beyond the
+/// field's maximum, and left the top threshold's set short of the whole field).
+pub fn value_range(values: &[f32]) -> Option<(f32, f32)> {
+    values
+        .par_iter()
+        .filter(|v| !v.is_nan())
+        .fold(|| None, |r: Option<(f32, f32)>, &v| Some(r.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))))
+        .reduce(
+            || None,
+            |a, b| match (a, b) {
+                (Some((l1, h1)), Some((l2, h2))) => Some((l1.min(l2), h1.max(h2))),
+                (a, None) => a,
+                (None, b) => b,
+            },
+        )
+}
+
+/// `v` within `lo..=hi`; NaN stays NaN (as in kernels/smooth.cu's `clamp_f32`).
+pub fn clamp(v: f32, lo: f32, hi: f32) -> f32 {
+    if v > hi {
+        hi
+    } else if v < lo {
+        lo
+    } else {
+        v
+    }
 }
 
 /// Filters every row along x with the folded kernel `m` (see [`folded`]).

@@ -113,6 +113,13 @@ impl Gpu {
         let st = &self.stream;
         let dims = field.dims();
         let sig = s.sigma_voxels(field);
+        // The input's range, from the samples as the GPU converts them (round to nearest).
+        let range = with_samples!(field.samples(), v => {
+            use rayon::prelude::*;
+            use topoview_core::field::Sample;
+            let f: Vec<f32> = v.par_iter().map(|x| x.to_f32()).collect();
+            topoview_core::topo::smooth::value_range(&f)
+        });
         for (axis, &sigma) in sig.iter().enumerate().take(field.ndim()) {
             let w = taps(sigma, s.truncate);
             if w.len() == 1 {
@@ -134,6 +141,15 @@ impl Gpu {
             // them into the field, within the shared memory `pass` sizes).
             unsafe { l.launch(cfg) }?;
             std::mem::swap(a, b);
+        }
+        if let Some((lo, hi)) = range {
+            let f = self.function(Kernels::Smooth, "clamp_f32")?;
+            let (len, cfg) = (a.len(), self.grid(a.len()));
+            let n = len as i64;
+            let mut l = st.launch_builder(&f);
+            l.arg(&mut *a).arg(&n).arg(&lo).arg(&hi);
+            // SAFETY: a holds n floats; the kernel is a grid-stride loop over n.
+            unsafe { l.launch(cfg) }?;
         }
         st.synchronize()?;
         Ok(())

@@ -210,8 +210,10 @@ pub fn check_field(field: &ScalarField) -> Result<(), MscError> {
 /// Gradient, Morse-Smale complex and persistence diagram of a 2D or 3D field. Progress is
 /// reported in 6 ticks: the gradient, 3 for the complex, persistence, the simplification
 /// hierarchy.
+/// Refuses, as [`analyse_within`] does, what would need more than the memory plan
+/// ([`crate::mem::default_budget`]): every path that builds a complex has a budget.
 pub fn analyse(field: &ScalarField, ctl: &crate::control::Control) -> Result<Analysis, MscError> {
-    analyse_within(field, ctl, u64::MAX)
+    analyse_within(field, ctl, crate::mem::default_budget().unwrap_or(u64::MAX))
 }
 
 /// [`analyse`], refusing (before building the complex) a field whose complex would need more

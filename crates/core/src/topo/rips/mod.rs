@@ -85,7 +85,7 @@ impl Distances {
         let bytes = entries as u64 * 4;
         if let Some(budget) = crate::mem::default_budget().filter(|&budget| bytes > budget) {
             return Err(RipsError::Invalid(format!(
-                "{n} points need {:.1} GiB of pairwise distances; {:.1} GiB may be used (90% of the available memory)",
+                "{n} points need {:.1} GiB of pairwise distances; {:.1} GiB may be used (90% of the memory this process can take)",
                 bytes as f64 / (1u64 << 30) as f64,
                 budget as f64 / (1u64 << 30) as f64
             )));
