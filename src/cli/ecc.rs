@@ -118,7 +118,12 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
     let folders: Vec<PathBuf> =
         if batch { [&args.csv, &args.json].into_iter().flatten().cloned().collect() } else { Vec::new() };
     outputs::check(&inputs, &outputs, &folders)?;
+    // The folders this run makes, deepest first: those it leaves empty are removed at the end.
+    let mut made: Vec<PathBuf> = Vec::new();
     for out in &folders {
+        made.extend(
+            out.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).map(Path::to_path_buf),
+        );
         std::fs::create_dir_all(out)
             .with_context(|| format!("cannot create output folder {}", out.display()))?;
     }
@@ -152,6 +157,11 @@ pub fn run(args: &EccArgs) -> anyhow::Result<bool> {
     }
     if batch && failures > 0 {
         progress.println(&format!("topoview: {failures} of {} files failed", args.files.len()));
+        // Only empty folders go (remove_dir refuses others): a run that wrote nothing into a
+        // folder it made leaves no folder behind.
+        for folder in &made {
+            let _ = std::fs::remove_dir(folder);
+        }
     }
     // The process ends next, and the driver reclaims a CUDA context at exit anyway: tearing it
     // down first (freeing pinned and device memory, destroying the context) only delays the exit.

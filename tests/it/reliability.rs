@@ -149,6 +149,26 @@ fn a_refused_batch_creates_no_folder() {
     let o = run(&fine.iter().map(String::as_str).collect::<Vec<_>>(), MINUTE);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(csv.join("a.ecc.csv").is_file() && dir.path().join("json2/b.ecc.json").is_file());
+    // A folder no file can be made in (as a user's read-only folder; /proc/sys refuses root
+    // too): refused before any folder is made (access(2) says so), or, where it cannot tell,
+    // every file fails and the folder made for the other outputs is removed again.
+    let fresh = dir.path().join("fresh/csv");
+    let v = [
+        "ecc",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--csv",
+        fresh.to_str().unwrap(),
+        "--json",
+        "/proc/sys",
+    ];
+    let o = run(&v, MINUTE);
+    let e = stderr(&o);
+    assert!(
+        !o.status.success() && (e.contains("/proc/sys is not writable") || e.contains("2 of 2 files failed")),
+        "{e}"
+    );
+    assert!(!dir.path().join("fresh").exists(), "an empty folder left by a failed batch");
 }
 
 #[test]
@@ -1011,6 +1031,13 @@ fn messages_say_what_is_wrong() {
         ok && !out.contains("orientation:     RAS") && out.contains("sform (code 2) is singular"),
         "{out}"
     );
+    // A streamed header whose data file is a folder: both named.
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let nhdr = dir.path().join("a.nhdr");
+    std::fs::write(&nhdr, "NRRD0004\ntype: uchar\ndimension: 1\nsizes: 8\nencoding: raw\ndata file: sub\n")
+        .unwrap();
+    let (ok, out) = run_all(&["ecc", nhdr.to_str().unwrap()], None);
+    assert!(!ok && out.contains("a.nhdr: data file:") && out.contains("sub is a directory"), "{out}");
     let line = nrrd(dir.path(), "line.nrrd", "float", 4, 1, "0 1 nan 2");
     let (ok, out) = run_all(&["rips", line.to_str().unwrap(), "--points", "critical"], None);
     assert!(!ok && out.contains("line.nrrd"), "{out}");

@@ -32,6 +32,9 @@ pub enum OutputError {
         .0.display()
     )]
     NotRegular(PathBuf),
+    /// The folder exists but this user may not make files in it.
+    #[error("{}: the folder {} is not writable", .path.display(), .folder.display())]
+    ReadOnly { path: PathBuf, folder: PathBuf },
     /// Writing failed; names the path the user gave, never the temporary file.
     #[error("cannot write {}: {reason}", .path.display())]
     Write { path: PathBuf, reason: String },
@@ -59,7 +62,23 @@ fn destination(p: &Path, to_create: &[PathBuf]) -> Result<PathBuf, OutputError> 
         }
         Err(_) => return Err(no_folder()),
     };
+    // Where the file (or the folder to hold it) will be made: the folder, or the nearest
+    // existing folder above one still to create. Judged now, not after the work.
+    if let Some(existing) = dir.ancestors().find(|a| a.is_dir())
+        && !writable(existing)
+    {
+        return Err(OutputError::ReadOnly { path: p.to_path_buf(), folder: existing.to_path_buf() });
+    }
     Ok(dir.join(name))
+}
+
+/// Whether this user may make files in `folder` (access(2) with W_OK; root passes, as the
+/// kernel lets it, except on a read-only file system).
+fn writable(folder: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(folder.as_os_str().as_bytes()) else { return true };
+    // SAFETY: access reads a NUL-terminated path this frame owns.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) == 0 }
 }
 
 /// Judges `outputs` against `inputs` (every file a command reads) before any work starts.

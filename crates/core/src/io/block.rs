@@ -179,8 +179,12 @@ pub fn block(path: &Path, opts: &OpenOptions) -> Result<Option<Block>, ReadError
 
 impl Block {
     /// The block a header describes, when the file holds all of its samples (reading the file
-    /// whole reports a short one).
+    /// whole reports a short one, and a data file that is a folder or a pipe with the header's
+    /// name).
     fn of_stored(s: Stored) -> Option<Block> {
+        if !std::fs::metadata(&s.data).is_ok_and(|m| m.is_file()) {
+            return None;
+        }
         let n: u64 = s.dims.iter().map(|&d| d as u64).product();
         let need = n.saturating_mul(s.dtype.size() as u64);
         let offset = samples_offset(&s.data, s.start, need, s.skip)?;
