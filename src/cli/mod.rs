@@ -272,7 +272,8 @@ pub fn main() -> ExitCode {
     if std::env::var_os("TOPOVIEW_PEAK_MEMORY").is_some()
         && let Some(mib) = topoview_core::mem::peak_rss_mib()
     {
-        say!("peak resident memory: {mib:.1} MiB");
+        let space = topoview_core::mem::peak_address_space_mib().unwrap_or(f64::NAN);
+        say!("peak resident memory: {mib:.1} MiB (address space {space:.1} MiB)");
     }
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -40,7 +40,8 @@ pub struct MscArgs {
     #[arg(long, value_name = "OUT.nii.gz")]
     pub labels: Option<PathBuf>,
     /// Refuse a field whose complex would need more memory than this (e.g. 8G), from an
-    /// estimate made after the gradient. Default: 90% of the memory available when it starts.
+    /// estimate made after the gradient. Default: 90% of the memory available when it starts
+    /// (the least of the free memory, `ulimit -v` and the control group's limit).
     #[arg(long, value_name = "SIZE", value_parser = topoview_core::mem::parse_size)]
     pub max_memory: Option<usize>,
     /// Where the discrete gradient, the manifold labels and the saddle-saddle arcs run; the others

@@ -1037,7 +1037,7 @@ fn messages_say_what_is_wrong() {
     std::fs::write(&nhdr, "NRRD0004\ntype: uchar\ndimension: 1\nsizes: 8\nencoding: raw\ndata file: sub\n")
         .unwrap();
     let (ok, out) = run_all(&["ecc", nhdr.to_str().unwrap()], None);
-    assert!(!ok && out.contains("a.nhdr: data file:") && out.contains("sub is a directory"), "{out}");
+    assert!(!ok && out.contains("a.nhdr: data file:") && out.contains("sub: is a directory"), "{out}");
     let line = nrrd(dir.path(), "line.nrrd", "float", 4, 1, "0 1 nan 2");
     let (ok, out) = run_all(&["rips", line.to_str().unwrap(), "--points", "critical"], None);
     assert!(!ok && out.contains("line.nrrd"), "{out}");

@@ -189,8 +189,18 @@ pub fn give_back_freed() {}
 
 /// Peak resident memory of this process so far, in MiB (Linux only).
 pub fn peak_rss_mib() -> Option<f64> {
+    status_mib("VmHWM:")
+}
+
+/// Peak address space of this process so far, in MiB (Linux only): what `ulimit -v` limits.
+pub fn peak_address_space_mib() -> Option<f64> {
+    status_mib("VmPeak:")
+}
+
+/// A figure of `/proc/self/status` in kB, as MiB.
+fn status_mib(key: &str) -> Option<f64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = s.lines().find(|l| l.starts_with(key))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
 }

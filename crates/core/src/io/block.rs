@@ -38,10 +38,7 @@ impl Block {
 
     /// Opens the data file for reading samples.
     pub fn reader(&self) -> Result<BlockReader, ReadError> {
-        // Judged before opening: opening a FIFO waits for a writer.
-        if std::fs::metadata(&self.data).is_ok_and(|m| !m.is_file()) {
-            return Err(ReadError::new(&self.data, "is not a regular file (a pipe, socket or device)"));
-        }
+        super::regular_file(&self.data).map_err(|why| ReadError::new(&self.data, why))?;
         let file = File::open(&self.data).map_err(|e| ReadError::new(&self.data, io_message(&e)))?;
         Ok(BlockReader {
             grid: self.grid(),
@@ -182,9 +179,7 @@ impl Block {
     /// whole reports a short one, and a data file that is a folder or a pipe with the header's
     /// name).
     fn of_stored(s: Stored) -> Option<Block> {
-        if !std::fs::metadata(&s.data).is_ok_and(|m| m.is_file()) {
-            return None;
-        }
+        super::regular_file(&s.data).ok()?;
         let n: u64 = s.dims.iter().map(|&d| d as u64).product();
         let need = n.saturating_mul(s.dtype.size() as u64);
         let offset = samples_offset(&s.data, s.start, need, s.skip)?;

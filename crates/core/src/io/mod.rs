@@ -191,17 +191,7 @@ fn format_of(path: &Path, opts: &OpenOptions) -> Result<Format, ReadError> {
 
 fn detect(path: &Path, opts: &OpenOptions) -> Result<Format, ReadError> {
     let err = |e: FormatError| ReadError::of(path, e);
-    let meta = std::fs::metadata(path).map_err(|e| err(io_message(&e).into()))?;
-    if meta.is_dir() {
-        return Err(err("is a directory, not an image or volume file".into()));
-    }
-    if !meta.is_file() {
-        return Err(err(
-            "is not a regular file (a pipe, socket or device): topoview reads files whose size it can \
-             check; save the data to a file first"
-                .into(),
-        ));
-    }
+    let meta = regular_file(path).map_err(|e| err(e.into()))?;
     if let Some(spec) = &opts.raw {
         return Ok(Format::Raw(spec.clone()));
     }
@@ -306,14 +296,7 @@ pub(crate) type FileReader<'a> = BufReader<Watched<'a, File>>;
 /// is refused before any reading: it could be endless.
 pub fn read_small_text(path: &Path, most: u64) -> Result<String, ReadError> {
     let err = |m: String| ReadError::new(path, m);
-    // Judged before opening: opening a FIFO waits for a writer.
-    let meta = std::fs::metadata(path).map_err(|e| err(io_message(&e)))?;
-    if meta.is_dir() {
-        return Err(err("is a directory".into()));
-    }
-    if !meta.is_file() {
-        return Err(err("is not a regular file (a pipe, socket or device): save it to a file first".into()));
-    }
+    let meta = regular_file(path).map_err(err)?;
     if meta.len() > most {
         return Err(err(format!("is {} bytes; a file of this kind is at most {most}", meta.len())));
     }
@@ -327,21 +310,39 @@ pub fn read_small_text(path: &Path, most: u64) -> Result<String, ReadError> {
     Ok(text)
 }
 
+/// A data file named by a header could be /dev/zero or a pipe: endless, and of no size to
+/// check the header's claim against. Judged before opening and again on what was opened (the
+/// name may have changed between the two).
 pub(crate) fn open_file<'a>(path: &Path, ctl: &Control<'a>) -> Result<FileReader<'a>, FormatError> {
-    // Judged before opening too: opening a FIFO waits for a writer.
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
-        return Err(format!("{} is not a regular file (a pipe, socket or device)", path.display()).into());
-    }
-    let f = File::open(path).map_err(|e| format!("{}: {}", path.display(), io_message(&e)))?;
-    if f.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(format!("{} is a directory", path.display()).into());
-    }
-    // A data file named by a header could be /dev/zero or a pipe: endless, and of no size to
-    // check the header's claim against.
-    if !f.metadata().is_ok_and(|m| m.is_file()) {
-        return Err(format!("{} is not a regular file (a pipe, socket or device)", path.display()).into());
+    let named = |why: String| FormatError::from(format!("{}: {why}", path.display()));
+    regular_file(path).map_err(named)?;
+    let f = File::open(path).map_err(|e| named(io_message(&e)))?;
+    if let Some(why) = f.metadata().ok().and_then(|m| not_regular(&m)) {
+        return Err(named(why.into()));
     }
     Ok(BufReader::with_capacity(1 << 20, ctl.watch(f)))
+}
+
+/// Why a file is not a regular one, None when it is.
+fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
+    if meta.is_file() {
+        None
+    } else if meta.is_dir() {
+        Some("is a directory")
+    } else {
+        Some("is not a regular file (a pipe, socket or device): save it to a file first")
+    }
+}
+
+/// The metadata of `path` when it is a regular file, else why not in words ("is a directory",
+/// "is not a regular file ..."). Every file topoview reads is judged so, by `stat` before it is
+/// opened: opening a FIFO waits for a writer, and a device can be endless.
+pub fn regular_file(path: &Path) -> Result<std::fs::Metadata, String> {
+    let meta = std::fs::metadata(path).map_err(|e| io_message(&e))?;
+    match not_regular(&meta) {
+        None => Ok(meta),
+        Some(why) => Err(why.into()),
+    }
 }
 
 /// The data file a header names, resolved against the header's folder, and a note when it lies

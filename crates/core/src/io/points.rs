@@ -84,10 +84,7 @@ const MAX_BYTES: u64 = 4 << 30;
 /// Reads a point cloud or distance matrix (cancellable between reads; progress in bytes).
 pub fn read(path: &Path, format: PointFormat, ctl: &Control) -> Result<PointData, ReadError> {
     let err = |e: FormatError| ReadError::of(path, e);
-    let meta = std::fs::metadata(path).map_err(|e| err(io_message(&e).into()))?;
-    if !meta.is_file() {
-        return Err(err("is not a regular file".into()));
-    }
+    let meta = super::regular_file(path).map_err(|why| err(why.into()))?;
     if meta.len() == 0 {
         return Err(err("empty file (0 bytes)".into()));
     }
