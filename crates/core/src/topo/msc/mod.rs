@@ -50,7 +50,7 @@ pub enum MscError {
     #[error(
         "the complex would need about {} MiB ({critical} critical cells in {voxels} voxels), more \
          than the {} MiB allowed; smooth the field first (noise has critical cells nearly \
-         everywhere), or raise the limit with --max-memory",
+         everywhere), or raise the limit (`topoview msc --max-memory`)",
         .estimate >> 20, .budget >> 20
     )]
     TooMuchMemory { estimate: u64, budget: u64, critical: usize, voxels: usize },
