@@ -227,8 +227,12 @@ impl Analysis for CrackLayer {
         }
     }
 
-    fn settings(&self) -> Option<(&'static str, serde_json::Value)> {
-        kept_settings("cracks", &self.settings)
+    fn settings_key(&self) -> Option<&'static str> {
+        Some("cracks")
+    }
+
+    fn settings(&self) -> Option<serde_json::Value> {
+        kept_settings(&self.settings)
     }
 
     fn restore_settings(&mut self, kept: &serde_json::Value) {

@@ -254,8 +254,12 @@ impl Analysis for ExplainLayer {
         canvas.colours = self.texels.as_ref().map(|(.., v, t)| (*v, t.clone()));
     }
 
-    fn settings(&self) -> Option<(&'static str, serde_json::Value)> {
-        kept_settings("explain", &self.settings)
+    fn settings_key(&self) -> Option<&'static str> {
+        Some("explain")
+    }
+
+    fn settings(&self) -> Option<serde_json::Value> {
+        kept_settings(&self.settings)
     }
 
     fn restore_settings(&mut self, kept: &serde_json::Value) {

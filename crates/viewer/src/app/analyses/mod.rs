@@ -100,9 +100,13 @@ pub trait Analysis {
     }
     /// Draws its pane `id` (one of [`Analysis::panes`]).
     fn pane(&mut self, _app: &mut TopoApp, _ui: &mut egui::Ui, _id: &str) {}
-    /// Its settings to keep between runs and in sessions, under its key (see
-    /// [`kept_settings`]); None when it has none.
-    fn settings(&self) -> Option<(&'static str, serde_json::Value)> {
+    /// The key its settings are kept under in sessions and between runs; None when it keeps
+    /// none.
+    fn settings_key(&self) -> Option<&'static str> {
+        None
+    }
+    /// Its settings to keep, under [`Analysis::settings_key`] (see [`kept_settings`]).
+    fn settings(&self) -> Option<serde_json::Value> {
         None
     }
     /// Takes back settings kept under its key (from an older or edited file too: what does not
@@ -126,13 +130,10 @@ impl Depth {
     pub const ALL: [Depth; 3] = [Depth::Volumes, Depth::Regions, Depth::Marks];
 }
 
-/// A unit's settings as kept: `(key, value)` for [`Analysis::settings`].
-pub fn kept_settings<T: serde::Serialize>(
-    key: &'static str,
-    settings: &T,
-) -> Option<(&'static str, serde_json::Value)> {
+/// A unit's settings as kept, for [`Analysis::settings`].
+pub fn kept_settings<T: serde::Serialize>(settings: &T) -> Option<serde_json::Value> {
     // Plain data: serialising cannot fail (a failure keeps nothing rather than aborting).
-    serde_json::to_value(settings).ok().map(|v| (key, v))
+    serde_json::to_value(settings).ok()
 }
 
 /// Settings kept as `kept`, or the defaults when they do not read (fields missing from them
@@ -181,13 +182,13 @@ impl Analyses {
 
     /// Every unit's settings, by key.
     pub fn settings(&self) -> std::collections::BTreeMap<String, serde_json::Value> {
-        self.all().into_iter().filter_map(|u| u.settings()).map(|(k, v)| (k.to_string(), v)).collect()
+        self.all().into_iter().filter_map(|u| Some((u.settings_key()?.to_string(), u.settings()?))).collect()
     }
 
     /// Gives each unit its settings kept in `kept` (a unit whose key is missing keeps its own).
     pub fn restore_settings(&mut self, kept: &std::collections::BTreeMap<String, serde_json::Value>) {
         for u in self.all_mut() {
-            if let Some((key, _)) = u.settings()
+            if let Some(key) = u.settings_key()
                 && let Some(v) = kept.get(key)
             {
                 u.restore_settings(v);

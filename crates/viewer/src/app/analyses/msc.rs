@@ -247,8 +247,12 @@ impl Analysis for MscUnit {
         diagram_pane(app, ui);
     }
 
-    fn settings(&self) -> Option<(&'static str, serde_json::Value)> {
-        kept_settings("msc", &self.settings)
+    fn settings_key(&self) -> Option<&'static str> {
+        Some("msc")
+    }
+
+    fn settings(&self) -> Option<serde_json::Value> {
+        kept_settings(&self.settings)
     }
 
     fn restore_settings(&mut self, kept: &serde_json::Value) {

@@ -100,8 +100,12 @@ impl Analysis for ScaleSpaceLayer {
         }
     }
 
-    fn settings(&self) -> Option<(&'static str, serde_json::Value)> {
-        kept_settings("scale_space", &self.settings)
+    fn settings_key(&self) -> Option<&'static str> {
+        Some("scale_space")
+    }
+
+    fn settings(&self) -> Option<serde_json::Value> {
+        kept_settings(&self.settings)
     }
 
     fn restore_settings(&mut self, kept: &serde_json::Value) {
