@@ -303,7 +303,12 @@ fn remove_temporaries_on_signals() {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            libc::sigaddset(&mut set, s);
+            // A signal the process was started ignoring (`nohup`, a shell's background job)
+            // stays ignored: a blocked one would still be queued and taken here.
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(s, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_DFL {
+                libc::sigaddset(&mut set, s);
+            }
         }
         if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
             return;

@@ -82,8 +82,9 @@ pub fn address_space_left() -> Option<u64> {
     let pages: u64 = s.split_whitespace().next()?.parse().ok()?;
     // SAFETY: sysconf only reads a system constant.
     let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
-    let arenas = (threads + 1) * (64 << 20);
+    // The threads computations run on (and the main one), at most a quarter of the limit: on
+    // many cores the arenas would otherwise claim all of it.
+    let arenas = ((rayon::current_num_threads() as u64 + 1) * (64 << 20)).min(limit.rlim_cur / 4);
     Some(limit.rlim_cur.saturating_sub(pages * page).saturating_sub(arenas))
 }
 
